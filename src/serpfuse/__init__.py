@@ -1,0 +1,3 @@
+"""serpfuse: fused web search for LLM agents."""
+
+__version__ = "0.1.0"

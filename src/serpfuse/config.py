@@ -1,0 +1,137 @@
+"""Every ranking knob in one object, and its fingerprint.
+
+``RankingConfig`` holds the knobs of every ranker, the filters and the final selection. Its fingerprint
+(sha256 of its canonical JSON plus the score version) goes into every response and every cache key, so a
+change of any knob can never serve a ranking computed under another one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import cache
+from importlib import resources
+
+from pydantic import Field
+
+from .models import Model
+
+SCORE_VERSION = "serpfuse-1"
+
+
+@cache
+def engine_table() -> dict:
+    """The shipped engine weights/groups table (``data/engine_weights.json``)."""
+    return json.loads(resources.files("serpfuse.data").joinpath("engine_weights.json").read_text())
+
+
+def _groups() -> dict[str, str]:
+    return dict(engine_table()["groups"])
+
+
+def _retention() -> dict[str, float]:
+    return dict(engine_table()["retention"])
+
+
+def _aliases() -> dict[str, str]:
+    return dict(engine_table()["aliases"])
+
+
+def _preset(name: str) -> dict[str, float]:
+    return dict(engine_table()["presets"][name])
+
+
+class FilterConfig(Model):
+    """Seed 000's CJK gate and seed 001's junk, coverage and geo filters (each can be switched off)."""
+
+    junk: bool = True
+    coverage: bool = True
+    min_coverage: float = Field(0.5, ge=0, le=1)
+    geo: bool = True
+    cjk_gate: bool = True
+    cjk_gate_units: int = Field(2, ge=1)
+    # Seed 001's fallback: when coverage/geo leave nothing, fall back to the non-junk rows.
+    fallback_when_empty: bool = True
+
+
+class RRFConfig(Model):
+    """Seed 000: weighted RRF with authority and freshness boosts, weighted round-robin interleave."""
+
+    rrf_constant: float = Field(60.0, gt=0)
+    authority_boost: float = Field(0.25, ge=0)
+    freshness_boost: float = Field(0.2, ge=0)
+    freshness_days: float = Field(30.0, gt=0)
+    interleave: bool = True
+    region_policy: bool = True
+    region_lead_bonus: float = Field(0.0, ge=0)
+    weights: dict[str, float] = Field(default_factory=lambda: {"anysearch": 2.0})
+
+
+class ConsensusConfig(Model):
+    """Seed 002: consensus-v2.1, exactly."""
+
+    kappa: float = Field(10.0, gt=0)
+    beta: float = Field(1.0, ge=0)
+    metadata_clip: float = Field(0.2, ge=0)
+    lexical: float = 0.10
+    freshness: float = 0.15
+    groups: dict[str, str] = Field(default_factory=_groups)
+    retention: dict[str, float] = Field(default_factory=_retention)
+    aliases: dict[str, str] = Field(default_factory=_aliases)
+    ranking: str = "balanced"
+    weights: dict[str, float] = Field(default_factory=lambda: _preset("balanced"))
+    diversity_penalty: float = Field(0.15, ge=0)
+    sparse_domain_cap: int = Field(2, ge=1)
+    shingle_n: int = Field(3, ge=1)
+    shingle_min_tokens: int = Field(8, ge=1)
+    recency_half_life_days: dict[str, float] = Field(
+        default_factory=lambda: {"day": 0.5, "week": 3.0, "month": 15.0, "year": 90.0}
+    )
+
+
+class SearxngConfig(Model):
+    """SearXNG's own score: product of weights x occurrences x sum of 1/position."""
+
+    weights: dict[str, float] = Field(default_factory=dict)
+
+
+class LexicalConfig(Model):
+    """Seed 001's lexical core: filters, upstream (SearXNG score) order, one row per registrable domain."""
+
+    per_domain: int = Field(1, ge=1)
+    searxng_weights: dict[str, float] = Field(default_factory=dict)
+
+
+class CombConfig(Model):
+    """CombMNZ over reciprocal-rank scores, or Borda counts, over each engine's list to ``depth``."""
+
+    depth: int = Field(20, ge=1)
+
+
+class SelectionConfig(Model):
+    """How the fused list is cut to ``limit`` for the rankers without a selection rule of their own."""
+
+    per_domain: int = Field(0, ge=0, description="0 = no per-domain cap")
+
+
+class RankingConfig(Model):
+    strategy: str = "consensus"
+    filters: FilterConfig = Field(default_factory=FilterConfig)
+    rrf: RRFConfig = Field(default_factory=RRFConfig)
+    consensus: ConsensusConfig = Field(default_factory=ConsensusConfig)
+    searxng: SearxngConfig = Field(default_factory=SearxngConfig)
+    lexical: LexicalConfig = Field(default_factory=LexicalConfig)
+    combmnz: CombConfig = Field(default_factory=CombConfig)
+    borda: CombConfig = Field(default_factory=CombConfig)
+    selection: SelectionConfig = Field(default_factory=SelectionConfig)
+
+    def fingerprint(self) -> str:
+        blob = json.dumps(
+            {"scoreVersion": SCORE_VERSION, "config": self.model_dump(mode="json")},
+            sort_keys=True,
+            separators=(",", ":"),
+        )
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    def with_strategy(self, strategy: str | None) -> RankingConfig:
+        return self if not strategy or strategy == self.strategy else self.model_copy(update={"strategy": strategy})

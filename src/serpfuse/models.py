@@ -1,0 +1,188 @@
+"""The data model: what goes into a search, what engines give back, what comes out.
+
+Every public model serialises to camelCase JSON (``model_dump(by_alias=True)``), the shape agents and
+the consensus-v2.1 fields (``evidenceScore``, ``dateStatus``...) use; Python code uses snake_case.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic.alias_generators import to_camel
+
+TimeRange = Literal["day", "week", "month", "year"]
+EngineStatus = Literal["ok", "empty", "error", "timeout", "rate-limited", "challenge", "skipped"]
+DateStatus = Literal["known", "unknown", "conflicting"]
+
+MAX_QUERY_CHARS = 500
+MAX_LIMIT = 20
+DEFAULT_LIMIT = 8
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    def to_json_dict(self) -> dict:
+        return self.model_dump(mode="json", by_alias=True)
+
+
+def _clean_domain(value: str) -> str:
+    d = value.strip().lower()
+    if "://" in d:
+        d = d.split("://", 1)[1]
+    d = d.split("/", 1)[0].split(":", 1)[0].strip(".")
+    if d.startswith("www."):
+        d = d[4:]
+    if not d or " " in d or "." not in d:
+        raise ValueError(f"not a domain: {value!r}")
+    return d
+
+
+class SearchRequest(Model):
+    """One search as asked by a caller (CLI, MCP tool, HTTP API or Python)."""
+
+    query: str
+    limit: int = Field(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT)
+    engines: list[str] | None = None
+    include_domains: list[str] = Field(default_factory=list)
+    exclude_domains: list[str] = Field(default_factory=list)
+    time_range: TimeRange | None = None
+    date_from: dt.date | None = None
+    date_to: dt.date | None = None
+    region: str | None = None
+    language: str | None = None
+    strategy: str | None = None
+    min_score: float = Field(0.0, ge=0.0)
+
+    @field_validator("query")
+    @classmethod
+    def _query_ok(cls, v: str) -> str:
+        v = " ".join(v.split())
+        if not v:
+            raise ValueError("query is empty")
+        if len(v) > MAX_QUERY_CHARS:
+            raise ValueError(f"query is longer than {MAX_QUERY_CHARS} characters")
+        return v
+
+    @field_validator("include_domains", "exclude_domains")
+    @classmethod
+    def _domains_ok(cls, v: list[str]) -> list[str]:
+        return sorted({_clean_domain(d) for d in v})
+
+    @field_validator("engines")
+    @classmethod
+    def _engines_ok(cls, v: list[str] | None) -> list[str] | None:
+        if v is None:
+            return None
+        names = [e.strip().lower() for e in v if e.strip()]
+        if not names:
+            raise ValueError("engines is empty")
+        return list(dict.fromkeys(names))
+
+    @model_validator(mode="after")
+    def _dates_ok(self) -> SearchRequest:
+        if self.time_range and (self.date_from or self.date_to):
+            raise ValueError("time_range cannot be combined with date_from/date_to")
+        if self.date_from and self.date_to and self.date_from > self.date_to:
+            raise ValueError("date_from is after date_to")
+        return self
+
+
+class EngineRow(Model):
+    """One row as an engine returned it, before any filtering.
+
+    ``rank`` is the provider's own 1-based position, recorded before rows are dropped, so a malformed
+    row never promotes the rows below it (consensus-v2.1's providerRank rule).
+    """
+
+    engine: str
+    rank: int = Field(ge=1)
+    url: str
+    title: str = ""
+    snippet: str = ""
+    published: dt.datetime | None = None
+    variant: str = ""
+
+
+class EngineAnswer(Model):
+    """What one engine said for one query variant: its rows and how the call went."""
+
+    engine: str
+    status: EngineStatus
+    rows: list[EngineRow] = Field(default_factory=list)
+    latency_ms: float = 0.0
+    reason: str | None = None
+    variant: str = ""
+    tier: Literal["primary", "fallback"] = "primary"
+    retry_after_s: float | None = None
+
+
+class Observation(Model):
+    """Provenance: one engine's sighting of a result."""
+
+    engine: str
+    rank: int
+    variant: str = ""
+    url: str
+    title: str = ""
+    snippet: str = ""
+    published: dt.datetime | None = None
+
+
+class FusedResult(Model):
+    url: str
+    title: str
+    snippet: str
+    domain: str
+    published: dt.datetime | None = None
+    date_status: DateStatus = "unknown"
+    score: float
+    evidence_score: float
+    selection_score: float
+    metadata_delta: float = 0.0
+    engines: list[str]
+    engine_ranks: dict[str, int]
+    contributions: dict[str, float]
+    provenance: list[Observation]
+    reason: str = ""
+
+
+class CandidateExplanation(Model):
+    """Every candidate the ranker saw, with its score parts and, if cut, the step that cut it."""
+
+    url: str
+    title: str
+    domain: str
+    engines: list[str]
+    engine_ranks: dict[str, int]
+    score: float | None = None
+    score_parts: dict[str, float] = Field(default_factory=dict)
+    selected: bool = False
+    position: int | None = None
+    cut_by: str | None = None
+    cut_reason: str | None = None
+
+
+class EngineReport(Model):
+    engine: str
+    status: EngineStatus
+    latency_ms: float = 0.0
+    rows: int = 0
+    reason: str | None = None
+    tier: Literal["primary", "fallback"] = "primary"
+
+
+class SearchResponse(Model):
+    query: str
+    strategy: str
+    results: list[FusedResult]
+    engines: list[EngineReport]
+    warnings: list[str] = Field(default_factory=list)
+    truncated: bool = False
+    took_ms: float = 0.0
+    score_version: str
+    config_fingerprint: str
+    cached: bool = False
+    candidates: list[CandidateExplanation] | None = None

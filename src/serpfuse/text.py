@@ -1,0 +1,94 @@
+"""Text primitives shared by query analysis, filters and rankers: folding, tokens, CJK bigrams, shingles."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Literal
+
+Script = Literal["cjk", "ascii", "mixed"]
+
+# CJK Unified Ideographs (+ext A, compatibility), kana and hangul: the scripts with no spaces between words.
+_CJK_RANGES = (
+    (0x3040, 0x30FF),
+    (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF),
+    (0xAC00, 0xD7AF),
+    (0xF900, 0xFAFF),
+    (0x20000, 0x2FA1F),
+)
+_WORD = re.compile(r"[a-z0-9]+")
+_TAG = re.compile(r"<[^>]+>")
+_SPACE = re.compile(r"\s+")
+
+
+def is_cjk(ch: str) -> bool:
+    cp = ord(ch)
+    return any(lo <= cp <= hi for lo, hi in _CJK_RANGES)
+
+
+def has_cjk(text: str) -> bool:
+    return any(is_cjk(c) for c in text)
+
+
+def fold(text: str) -> str:
+    """Lowercase and strip diacritics (café -> cafe), keeping CJK untouched."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).lower()
+
+
+def words(text: str) -> list[str]:
+    """ASCII word tokens of the folded text."""
+    return _WORD.findall(fold(text))
+
+
+def cjk_runs(text: str) -> list[str]:
+    runs, cur = [], []
+    for c in text:
+        if is_cjk(c):
+            cur.append(c)
+        elif cur:
+            runs.append("".join(cur))
+            cur = []
+    if cur:
+        runs.append("".join(cur))
+    return runs
+
+
+def cjk_bigrams(text: str) -> list[str]:
+    """Overlapping two-character tokens of every CJK run; a lone character stands for itself."""
+    out: list[str] = []
+    for run in cjk_runs(text):
+        if len(run) == 1:
+            out.append(run)
+        else:
+            out.extend(run[i : i + 2] for i in range(len(run) - 1))
+    return out
+
+
+def script_of(text: str) -> Script:
+    cjk = has_cjk(text)
+    latin = bool(_WORD.search(fold(text)))
+    if cjk and latin:
+        return "mixed"
+    return "cjk" if cjk else "ascii"
+
+
+def shingle_tokens(text: str) -> list[str]:
+    """consensus-v2.1's shingle tokens: [a-z0-9]+ runs and single CJK characters, lowercased."""
+    out: list[str] = []
+    for m in re.finditer(r"[a-z0-9]+|[^\sa-z0-9]", text.lower()):
+        tok = m.group(0)
+        if tok[0].isascii():
+            if tok[0].isalnum():
+                out.append(tok)
+        elif is_cjk(tok):
+            out.append(tok)
+    return out
+
+
+def clean_text(text: str | None) -> str:
+    """Strip tags, unescape nothing, collapse whitespace (SearXNG's normalisation)."""
+    if not text:
+        return ""
+    return _SPACE.sub(" ", _TAG.sub("", text)).strip()
