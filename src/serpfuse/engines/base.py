@@ -1,0 +1,409 @@
+"""The engine contract: what an engine module declares, the request it describes, the errors it raises.
+
+An engine module is pure description, SearXNG style: it never sends anything. It defines
+
+- ``INFO: EngineInfo``: static metadata (tier, region, key, capabilities, limits);
+- ``build_request(q: EngineQuery) -> RequestSpec | None``: the HTTP request to send, or None for "nothing to
+  send" (the transport then reports the engine as skipped);
+- ``parse(status, headers, body, q) -> list[EngineRow]``: the rows of one response. It raises
+  ``ChallengeDetected`` on a CAPTCHA/challenge page, ``ParseFailure`` on a body it cannot read, and returns
+  ``[]`` for a genuine no-results page. Each row keeps the engine's own 1-based rank, counted *before*
+  malformed rows are dropped, so a bad row never promotes the rows below it.
+
+The transport calls ``classify_http`` first and only hands 2xx responses to ``parse`` (engines may still check
+the status themselves, e.g. DuckDuckGo's 202 challenge).
+
+A multi-step engine (one that needs several round trips, like Exa's keyless MCP endpoint) instead defines
+``async def run(client: EngineClient, q: EngineQuery) -> list[EngineRow]``. ``client.send(spec)`` sends one
+request and returns ``(status, headers, body)`` unclassified; it raises ``EngineError`` (e.g. ``EngineTimeout``)
+for transport failures. ``run`` classifies each step itself with ``classify_http``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import email.utils
+import html
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from ..models import EngineRow
+from ..text import clean_text
+from ..urls import unwrap_redirect
+
+Tier = Literal["primary", "fallback"]
+Region = Literal["cjk", "global", "both"]
+Kind = Literal["html", "json", "mcp"]
+TimeRange = Literal["day", "week", "month", "year"]
+ErrorStatus = Literal["error", "rate-limited", "challenge", "timeout"]
+
+# Default cooldowns (seconds), issue 3's ladder; plain errors back off in the transport (5 s x failures).
+RATE_LIMIT_COOLDOWN_S = 180.0
+ACCESS_DENIED_COOLDOWN_S = 180.0
+CHALLENGE_COOLDOWN_S = 3600.0
+FIREWALL_COOLDOWN_S = 86400.0  # Cloudflare 1020: a firewall rule, not a passing mood
+
+
+@dataclass(frozen=True)
+class EngineInfo:
+    """Static metadata of one engine. Ranking weights and groups live in data/engine_weights.json."""
+
+    name: str
+    website: str
+    tier: Tier
+    region: Region
+    kind: Kind
+    needs_key: bool
+    key_envs: tuple[str, ...] = ()  # first one set wins, e.g. ("SERPFUSE_BRAVE_API_KEY", "BRAVE_API_KEY")
+    time_range_support: bool = False  # day/week/month/year; without it the engine is skipped, not unfiltered
+    date_range_support: bool = False  # explicit date_from/date_to
+    rows_per_request: int = 10  # the most rows one request can return
+    timeout_s: float = 15.0
+    min_interval_s: float = 0.0  # per-engine rate limit: calls queue to keep this gap (Brave free: 1 req/s)
+    group: str | None = None  # informational (correlated index); ranking groups are data
+    accepts_key: bool = False  # keyless engine that also uses a key when one is configured (anysearch)
+    needs_base_url: bool = False  # self-hosted (searxng): unusable without EngineQuery.base_url
+    base_url_envs: tuple[str, ...] = ()
+
+
+@dataclass
+class EngineQuery:
+    """What one engine call asks for (one query variant, already cleaned)."""
+
+    text: str
+    limit: int = 10
+    time_range: TimeRange | None = None
+    date_from: dt.date | None = None
+    date_to: dt.date | None = None
+    region: str | None = None  # country ("us", "CN") or locale ("en-US", "us-en")
+    language: str | None = None  # "en", "zh", "zh-CN"...
+    include_domains: tuple[str, ...] = ()
+    exclude_domains: tuple[str, ...] = ()
+    api_key: str | None = field(default=None, repr=False)
+    base_url: str | None = None  # searxng instance, or a test server override
+
+
+# Header and body field names whose values are secrets: masked in RequestSpec's repr.
+_SECRET_NAMES = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "x-api-key",
+        "x-subscription-token",
+        "api_key",
+        "apikey",
+        "api-key",
+        "key",
+        "token",
+        "access_token",
+    }
+)
+MASK = "***"
+
+
+def _masked(mapping: Any) -> Any:
+    if not isinstance(mapping, Mapping):
+        return mapping
+    return {k: (MASK if str(k).lower() in _SECRET_NAMES else v) for k, v in mapping.items()}
+
+
+@dataclass
+class RequestSpec:
+    """One HTTP request, described. The transport adds User-Agent and the other defaults."""
+
+    method: str
+    url: str
+    params: dict[str, Any] | None = None
+    headers: dict[str, str] | None = None
+    data: dict[str, Any] | None = None  # form body
+    json: Any = None  # JSON body
+    cookies: dict[str, str] | None = None
+
+    def __repr__(self) -> str:
+        # Keys sit in headers (or, for some APIs, the body): never let a log line or a traceback show them.
+        parts = [f"method={self.method!r}", f"url={self.url!r}"]
+        for name in ("params", "headers", "data", "json", "cookies"):
+            value = getattr(self, name)
+            if value is not None:
+                parts.append(f"{name}={_masked(value)!r}")
+        return f"RequestSpec({', '.join(parts)})"
+
+    __str__ = __repr__
+
+
+class EngineClient(Protocol):
+    """What a multi-step engine's ``run`` may use: one request in, one unclassified response out."""
+
+    async def send(self, spec: RequestSpec) -> tuple[int, Mapping[str, str], bytes]: ...
+
+
+# --- errors ------------------------------------------------------------------------------------------------
+
+
+class EngineError(Exception):
+    """An engine call failed. The message is a fixed, safe string: never a response body, never a key.
+
+    ``cooldown_s`` is the suspension this failure asks for; None lets the transport's ladder decide.
+    """
+
+    status: ErrorStatus = "error"
+    default_message = "engine error"
+
+    def __init__(self, message: str | None = None, *, cooldown_s: float | None = None) -> None:
+        self.message = message or self.default_message
+        self.cooldown_s = cooldown_s
+        super().__init__(self.message)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.message!r}, cooldown_s={self.cooldown_s!r})"
+
+
+class ChallengeDetected(EngineError):
+    status: ErrorStatus = "challenge"
+    default_message = "challenge or CAPTCHA page"
+
+    def __init__(
+        self, message: str | None = None, *, cooldown_s: float | None = CHALLENGE_COOLDOWN_S
+    ) -> None:
+        super().__init__(message, cooldown_s=cooldown_s)
+
+
+class RateLimited(EngineError):
+    status: ErrorStatus = "rate-limited"
+    default_message = "rate limited (HTTP 429)"
+
+    def __init__(self, message: str | None = None, *, retry_after_s: float | None = None) -> None:
+        self.retry_after_s = retry_after_s
+        super().__init__(
+            message, cooldown_s=retry_after_s if retry_after_s is not None else RATE_LIMIT_COOLDOWN_S
+        )
+
+
+class AccessDenied(EngineError):
+    default_message = "access denied"
+
+    def __init__(
+        self, message: str | None = None, *, cooldown_s: float | None = ACCESS_DENIED_COOLDOWN_S
+    ) -> None:
+        super().__init__(message, cooldown_s=cooldown_s)
+
+
+class ParseFailure(EngineError):
+    default_message = "response could not be parsed"
+
+
+class EngineTimeout(EngineError):
+    status: ErrorStatus = "timeout"
+    default_message = "timed out"
+
+
+# --- the central status mapper -----------------------------------------------------------------------------
+
+
+def header(headers: Mapping[str, str], name: str) -> str | None:
+    """Case-insensitive header lookup that works on plain dicts too."""
+    value = headers.get(name)
+    if value is not None:
+        return value
+    lowered = name.lower()
+    for key, val in headers.items():
+        if key.lower() == lowered:
+            return val
+    return None
+
+
+def retry_after_seconds(value: str | None, now: dt.datetime | None = None) -> float | None:
+    """Retry-After as seconds: delta-seconds or an HTTP-date. None when absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    now = now or dt.datetime.now(dt.UTC)
+    return max(0.0, (when - now).total_seconds())
+
+
+_CF_CHALLENGE = (b"__cf_chl_jschl_tk__=", b"__cf_chl_captcha_tk__=", b"/cdn-cgi/challenge-platform/")
+_CF_FIREWALL = re.compile(rb'<span class="cf-error-code">\s*1020\s*</span>')
+_RECAPTCHA = b'"https://www.google.com/recaptcha/'
+
+
+def classify_http(status: int, headers: Mapping[str, str], body_head: bytes) -> EngineError | None:
+    """Map a response to the error it stands for, or None for a 2xx the engine should parse.
+
+    ``body_head`` is the first few KB of the body, only searched for fixed markers.
+    """
+    is_cloudflare = (header(headers, "server") or "").lower().startswith("cloudflare")
+    if (header(headers, "cf-mitigated") or "").lower() == "challenge":
+        return ChallengeDetected("Cloudflare challenge")
+    if is_cloudflare and status in (403, 429, 503) and any(m in body_head for m in _CF_CHALLENGE):
+        return ChallengeDetected("Cloudflare challenge")
+    if is_cloudflare and status == 403 and _CF_FIREWALL.search(body_head):
+        return AccessDenied("blocked by a Cloudflare firewall rule", cooldown_s=FIREWALL_COOLDOWN_S)
+    if status in (403, 503) and _RECAPTCHA in body_head:
+        return ChallengeDetected("reCAPTCHA challenge")
+    if status == 429:
+        return RateLimited(retry_after_s=retry_after_seconds(header(headers, "retry-after")))
+    if status in (401, 402, 403):
+        return AccessDenied(f"access denied (HTTP {status})")
+    if status >= 400:
+        return EngineError(f"HTTP {status}")
+    if 300 <= status < 400:
+        return EngineError(f"unexpected redirect (HTTP {status})")
+    if status < 200:
+        return EngineError(f"unexpected HTTP {status}")
+    return None
+
+
+# --- helpers shared by the parsers -------------------------------------------------------------------------
+
+
+def clean(text: Any) -> str:
+    """Title/snippet text: tags stripped, entities unescaped, whitespace collapsed. Non-strings give ""."""
+    if not isinstance(text, str):
+        return ""
+    # Strip tags before unescaping, so an escaped "&lt;b&gt;" stays visible text and is not stripped.
+    return clean_text(html.unescape(clean_text(text)))
+
+
+def web_url(raw: Any) -> str | None:
+    """The unwrapped target when ``raw`` is an absolute http(s) URL, else None (a malformed row)."""
+    if not isinstance(raw, str) or not raw.strip():
+        return None
+    url = unwrap_redirect(html.unescape(raw.strip()))
+    if url.startswith("//"):
+        url = "https:" + url
+    if not url.lower().startswith(("http://", "https://")) or len(url) < 10:
+        return None
+    return url
+
+
+def make_row(
+    engine: str, rank: int, url: Any, title: Any = "", snippet: Any = "", published: dt.datetime | None = None
+) -> EngineRow | None:
+    """An EngineRow, or None when the URL is unusable (the caller keeps counting ranks regardless)."""
+    target = web_url(url)
+    if target is None:
+        return None
+    return EngineRow(
+        engine=engine, rank=rank, url=target, title=clean(title), snippet=clean(snippet), published=published
+    )
+
+
+_RELATIVE = re.compile(
+    r"^(?:(an?|\d+)\s+(second|minute|hour|day|week|month|year)s?\s+ago"
+    r"|(today|just now)|(yesterday))$",
+    re.IGNORECASE,
+)
+_UNIT_DAYS = {
+    "second": 1 / 86400,
+    "minute": 1 / 1440,
+    "hour": 1 / 24,
+    "day": 1,
+    "week": 7,
+    "month": 30,
+    "year": 365,
+}
+_DATE_FORMATS = ("%B %d, %Y", "%b %d, %Y", "%d %B %Y", "%d %b %Y", "%b. %d, %Y")
+
+
+def parse_published(value: Any, now: dt.datetime | None = None) -> dt.datetime | None:
+    """An aware UTC datetime from an ISO date/time, "3 days ago", "yesterday" or "May 12, 2023"; else None."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    text = value.strip()
+    now = now or dt.datetime.now(dt.UTC)
+    match = _RELATIVE.match(text)
+    if match:
+        count, unit, today, yesterday = match.groups()
+        if today:
+            return now
+        if yesterday:
+            return now - dt.timedelta(days=1)
+        n = 1 if count.lower() in ("a", "an") else int(count)
+        return now - dt.timedelta(days=n * _UNIT_DAYS[unit.lower()])
+    try:
+        parsed = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        parsed = None
+        for fmt in _DATE_FORMATS:
+            try:
+                parsed = dt.datetime.strptime(text, fmt)
+                break
+            except ValueError:
+                continue
+    if parsed is None:
+        return None
+    if parsed.tzinfo is None:
+        return parsed.replace(tzinfo=dt.UTC)
+    return parsed.astimezone(dt.UTC)
+
+
+def split_locale(region: str | None, language: str | None) -> tuple[str | None, str | None]:
+    """(country, language), lowercase, from a region ("us", "en-US", "us-en") and/or a language ("zh-CN")."""
+    country = lang = None
+    if language:
+        pieces = [p for p in re.split(r"[-_]", language.strip().lower()) if p]
+        lang = pieces[0] if pieces else None
+        country = pieces[1] if len(pieces) > 1 else None
+    if region:
+        pieces = [p for p in re.split(r"[-_]", region.strip().lower()) if p]
+        if len(pieces) == 1:
+            country = pieces[0]
+        elif len(pieces) > 1:
+            # "en-US" is language-country; DuckDuckGo's "us-en" is country-language.
+            first, second = pieces[0], pieces[1]
+            if first not in _LANGS and second in _LANGS:
+                first, second = second, first
+            country = second
+            lang = lang or first
+    # "wt-wt" / "all": no region at all.
+    country = None if country in _NO_REGION else country
+    lang = None if lang in _NO_REGION else lang
+    return country, lang
+
+
+_NO_REGION = frozenset({"all", "wt", "xx", "any"})
+
+
+# Languages common enough to tell "us-en" (country-language) from "en-us" (language-country).
+_LANGS = frozenset(
+    [
+        "en",
+        "zh",
+        "ja",
+        "ko",
+        "de",
+        "fr",
+        "es",
+        "it",
+        "pt",
+        "ru",
+        "nl",
+        "sv",
+        "pl",
+        "tr",
+        "ar",
+        "he",
+        "hi",
+        "id",
+        "th",
+        "vi",
+        "uk",
+        "cs",
+        "da",
+        "fi",
+        "no",
+        "el",
+        "hu",
+        "ro",
+    ]
+)
