@@ -1,33 +1,262 @@
-"""URL canonicalisation: unwrap engine redirectors, normalise for display, fold for dedup, registrable domains."""
+"""URL canonicalisation: unwrap engine redirectors, normalise for display, fold for dedup, registrable domains.
+
+The heavy lifting (percent-encoding, query sort, IDNA of the host, dot segments) is w3lib's `canonicalize_url`;
+the Public Suffix List is `publicsuffixlist`'s bundled copy, so nothing here touches the network.
+"""
 
 from __future__ import annotations
 
+import base64
+import binascii
+import ipaddress
+import re
+from functools import lru_cache
+from importlib import resources
+from urllib.parse import parse_qs, unquote, unquote_plus, urlsplit, urlunsplit
+
+from publicsuffixlist import PublicSuffixList
+from w3lib.url import canonicalize_url, url_query_cleaner
+
+try:  # IDNA 2008 with UTS 46 mapping when the package is present; the stdlib codec (IDNA 2003) otherwise
+    import idna as _idna
+except ImportError:  # pragma: no cover - idna comes with httpx in practice
+    _idna = None
+
+_HTTP_SCHEMES = ("http", "https")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_YAHOO_RU = re.compile(r"/RU=([^/]+)/R[KS]=")
+# "scheme:" not followed by "//" nor by a port number ("localhost:8080" is a host).
+_OPAQUE_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:(?!//)(?!\d)", re.IGNORECASE)
+_MAX_UNWRAP = 3  # a redirector may wrap another one (a Bing ck/a around a Google /url); never loop forever
+
+
+def _load_tracking_params() -> tuple[frozenset[str], tuple[str, ...]]:
+    text = resources.files("serpfuse.data").joinpath("tracking_params.txt").read_text(encoding="utf-8")
+    names: set[str] = set()
+    prefixes: list[str] = []
+    for line in text.splitlines():
+        entry = line.strip().lower()
+        if not entry or entry.startswith("#"):
+            continue
+        if entry.endswith("*"):
+            prefixes.append(entry[:-1])
+        else:
+            names.add(entry)
+    return frozenset(names), tuple(prefixes)
+
+
+TRACKING_NAMES, TRACKING_PREFIXES = _load_tracking_params()
+
+
+def is_tracking_param(name: str) -> bool:
+    key = name.lower()
+    return key in TRACKING_NAMES or key.startswith(TRACKING_PREFIXES)
+
+
+# --- redirectors -------------------------------------------------------------------------------------------
+
+
+def _first_param(query: str, *names: str) -> str | None:
+    params = parse_qs(query, keep_blank_values=False)
+    for name in names:
+        for value in params.get(name, ()):
+            if value:
+                return value
+    return None
+
+
+def _looks_like_web_url(value: str | None) -> bool:
+    return bool(value) and value.strip().lower().startswith(("http://", "https://"))
+
+
+def _host_is(host: str, domain: str) -> bool:
+    return host == domain or host.endswith("." + domain)
+
+
+def _bing_target(query: str) -> str | None:
+    # Bing's ck/a carries the target as "a1" + unpadded urlsafe base64 in `u`.
+    encoded = _first_param(query, "u")
+    if not encoded or not encoded.startswith("a1"):
+        return None
+    payload = encoded[2:]
+    payload += "=" * (-len(payload) % 4)
+    return base64.urlsafe_b64decode(payload).decode("utf-8")
+
+
+def _unwrap_once(url: str) -> str | None:
+    """The target of one redirector, or None when `url` is not a known redirector."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    path = parts.path
+    if _host_is(host, "bing.com") and path.rstrip("/") == "/ck/a":
+        return _bing_target(parts.query)
+    # DuckDuckGo's HTML endpoint emits protocol-relative or even host-less links.
+    if (_host_is(host, "duckduckgo.com") or not host) and path.rstrip("/") == "/l":
+        return _first_param(parts.query, "uddg")
+    if _host_is(host, "search.yahoo.com") and "/RU=" in url:
+        match = _YAHOO_RU.search(url)
+        return unquote(match.group(1)) if match else None
+    if (not host or re.fullmatch(r"(www\.)?google\.[a-z.]+", host)) and path == "/url":
+        return _first_param(parts.query, "q", "url")
+    return None
+
 
 def unwrap_redirect(url: str) -> str:
-    """Unwrap Bing ck/a, DuckDuckGo l/?uddg=, Yahoo RU= and Google /url?q= redirectors; else unchanged."""
-    return url
+    """Unwrap Bing ck/a, DuckDuckGo l/?uddg=, Yahoo RU= and Google /url?q= redirectors; else unchanged.
+
+    Only a target that is itself a web URL is accepted, so a garbled redirector comes back unchanged.
+    Never raises.
+    """
+    current = url
+    for _ in range(_MAX_UNWRAP):
+        try:
+            target = _unwrap_once(current.strip())
+        except (ValueError, binascii.Error, UnicodeDecodeError):
+            return current
+        if not _looks_like_web_url(target):
+            return current
+        current = target.strip()
+    return current
+
+
+# --- canonical form ----------------------------------------------------------------------------------------
+
+
+def _encode_host(host: str) -> str:
+    """IDNA (punycode) form of a lowercase host; hosts the codecs reject are kept as given."""
+    if host.isascii():
+        return host
+    try:
+        if _idna is not None:
+            return _idna.encode(host, uts46=True).decode("ascii")
+        return host.encode("idna").decode("ascii")
+    except UnicodeError:  # idna.IDNAError is a UnicodeError too
+        return host
+
+
+def _netloc(scheme: str, host: str, port: int | None) -> str:
+    if ":" in host:  # an IPv6 literal needs its brackets back
+        host = f"[{host}]"
+    if port is None or port == _DEFAULT_PORTS[scheme]:
+        return host
+    return f"{host}:{port}"
+
+
+def _strip_tracking(url: str) -> str:
+    query = urlsplit(url).query
+    if not query:
+        return url
+    tracked = {
+        raw for raw in (p.partition("=")[0] for p in query.split("&")) if is_tracking_param(unquote_plus(raw))
+    }
+    if not tracked:
+        return url
+    # unique=False: a repeated real parameter (tag=a&tag=b) must survive the clean-up.
+    return url_query_cleaner(url, sorted(tracked), remove=True, unique=False, keep_fragments=True)
 
 
 def canonical_url(url: str) -> str | None:
-    """The display URL (http/https only), or None when the URL is not a usable web address."""
-    return url if url.startswith(("http://", "https://")) else None
+    """The display URL, or None when `url` is not an http(s) address with a host.
+
+    Redirectors unwrapped; scheme and host lowercased; host IDNA-encoded; default port and userinfo dropped;
+    tracking parameters removed; query sorted and percent-encoding normalised by w3lib; fragment dropped.
+    The path keeps its case, and http vs https and a leading www. are kept as given (see `dedup_key`).
+    """
+    if not isinstance(url, str):
+        return None
+    try:
+        parts = urlsplit(unwrap_redirect(url.strip()))
+        scheme = parts.scheme.lower()
+        host = (parts.hostname or "").rstrip(".")
+        if scheme not in _HTTP_SCHEMES or not host:
+            return None
+        port = parts.port  # raises ValueError on a malformed or out-of-range port
+        rebuilt = urlunsplit((scheme, _netloc(scheme, _encode_host(host), port), parts.path, parts.query, ""))
+        return canonicalize_url(_strip_tracking(rebuilt))
+    except (ValueError, UnicodeError):
+        return None
 
 
 def dedup_key(url: str) -> str:
-    """canonical_url folded further: http/https, a leading www. and a trailing slash are ignored."""
-    return canonical_url(url) or url.strip()
+    """Key under which two rows are the same page: `canonical_url` with http/https, a leading `www.` and a
+    trailing `/` on the path folded (`https://www.a.com/x/` and `http://a.com/x` share `a.com/x`).
+
+    The key has no scheme, so it is not a URL to show. An invalid URL keys as its stripped self.
+    """
+    canonical = canonical_url(url)
+    if canonical is None:
+        return url.strip() if isinstance(url, str) else ""
+    parts = urlsplit(canonical)
+    netloc = _strip_www(parts.netloc)
+    path = parts.path.rstrip("/")
+    query = f"?{parts.query}" if parts.query else ""
+    return f"{netloc}{path}{query}"
+
+
+def _strip_www(host: str) -> str:
+    # "www.com" stays: stripping would leave a bare suffix.
+    if host.startswith("www.") and "." in host[4:]:
+        return host[4:]
+    return host
+
+
+# --- hosts and domains -------------------------------------------------------------------------------------
 
 
 def host_of(url: str) -> str:
-    """Lowercase host without port or userinfo ("" if none)."""
-    return ""
+    """Lowercase, IDNA-encoded host without port, userinfo or trailing dot ("" if none).
+
+    Lenient on purpose: a bare host or a scheme-less "example.com/path" works too.
+    """
+    if not isinstance(url, str):
+        return ""
+    text = url.strip()
+    if _OPAQUE_SCHEME.match(text):  # mailto:, javascript:, data: ... have no host
+        return ""
+    if "://" not in text and not text.startswith("//"):
+        text = "//" + text
+    try:
+        host = urlsplit(text).hostname or ""
+    except ValueError:
+        return ""
+    return _encode_host(host.rstrip("."))
 
 
+_psl: PublicSuffixList | None = None
+
+
+def _suffix_list() -> PublicSuffixList:
+    global _psl
+    if _psl is None:  # parsing the bundled list takes ~50 ms: only pay it when a domain is asked for
+        _psl = PublicSuffixList()
+    return _psl
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+@lru_cache(maxsize=65536)
 def registrable_domain(host_or_url: str) -> str:
-    """Registrable domain via the Public Suffix List (private suffixes kept); IPs and bare suffixes as is."""
-    return host_or_url
+    """Registrable domain by the Public Suffix List, private suffixes included (`foo.github.io` stays itself,
+    `www.bbc.co.uk` -> `bbc.co.uk`). An IP address, a bare suffix or a single label returns the host itself."""
+    host = host_of(host_or_url)
+    if not host or _is_ip(host):
+        return host
+    return _suffix_list().privatesuffix(host) or host
 
 
 def domain_matches(host: str, domain: str) -> bool:
-    """True when host is domain or a subdomain of it, ignoring a leading www."""
-    return host == domain
+    """True when `host` is `domain` or a subdomain of it, ignoring a leading www. on either side.
+
+    Both sides may also be URLs. `notexample.com` does not match `example.com`.
+    """
+    h = _strip_www(host_of(host))
+    d = _strip_www(host_of(domain))
+    if not h or not d:
+        return False
+    return h == d or h.endswith("." + d)
