@@ -1,0 +1,127 @@
+"""`serpfuse search`: one query, the fused list as a table (or JSON), every cut explained on request."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import sys
+from enum import Enum
+from typing import Annotated
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.table import Table
+
+from ..api import REPLAY_ENV, asearch, open_source
+from ..config import RankingConfig
+from ..fanout import DEFAULT_DEADLINE_S, UnknownEngine
+from ..models import SearchRequest, SearchResponse
+from ..rankers import UnknownStrategy, available
+from ..sources.base import SourceError
+from .errors import EXIT_NO_RESULTS, fail, validation_message
+
+
+class TimeRangeChoice(str, Enum):
+    day = "day"
+    week = "week"
+    month = "month"
+    year = "year"
+
+
+def render_table(resp: SearchResponse, console: Console) -> None:
+    table = Table(title=f"serpfuse · {resp.query!r} · {resp.strategy}", show_lines=True, expand=True)
+    table.add_column("#", justify="right", width=3)
+    table.add_column("result", ratio=5)
+    table.add_column("why", ratio=3)
+    table.add_column("score", justify="right", width=7)
+    for i, r in enumerate(resp.results, start=1):
+        snippet = r.snippet if len(r.snippet) <= 160 else r.snippet[:157] + "..."
+        body = f"[bold]{r.title or r.url}[/bold]\n[cyan]{r.url}[/cyan]\n{snippet}"
+        table.add_row(str(i), body, r.reason, f"{r.score:.3f}")
+    console.print(table)
+    render_engines(resp, console)
+
+
+def render_engines(resp: SearchResponse, console: Console) -> None:
+    parts = []
+    for e in resp.engines:
+        colour = {"ok": "green", "empty": "yellow", "skipped": "dim"}.get(e.status, "red")
+        why = f" ({e.reason})" if e.reason and e.status != "ok" else ""
+        parts.append(f"[{colour}]{e.engine}: {e.status}, {e.rows} rows, {e.latency_ms:.0f} ms{why}[/{colour}]")
+    console.print("engines: " + " · ".join(parts) if parts else "engines: none")
+    for w in resp.warnings:
+        console.print(f"[yellow]warning:[/yellow] {w}")
+    console.print(f"[dim]took {resp.took_ms:.0f} ms · {resp.score_version} · config {resp.config_fingerprint}"
+                  f"{' · truncated' if resp.truncated else ''}{' · cached' if resp.cached else ''}[/dim]")
+
+
+def render_explain(resp: SearchResponse, console: Console) -> None:
+    table = Table(title="every candidate, and why it is where it is", expand=True)
+    table.add_column("pos", justify="right", width=4)
+    table.add_column("url", ratio=4, overflow="fold")
+    table.add_column("engines", ratio=2)
+    table.add_column("score parts", ratio=3)
+    table.add_column("cut by", ratio=3)
+    for c in resp.candidates or []:
+        ranks = ", ".join(f"{e} #{r}" for e, r in sorted(c.engine_ranks.items()))
+        parts = ", ".join(f"{k}={v:.3g}" for k, v in c.score_parts.items())
+        cut = "" if c.selected else f"{c.cut_by}: {c.cut_reason}"
+        table.add_row(str(c.position or "-"), c.url, ranks, parts, cut)
+    console.print(table)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def search(
+        query: Annotated[str, typer.Argument(help="What to search for. site:, -site:, \"phrases\" and OR work.")],
+        limit: Annotated[int, typer.Option("--limit", "-n", help="How many results (1-20).")] = 8,
+        strategy: Annotated[str | None, typer.Option(help=f"Ranker: {', '.join(available())}.")] = None,
+        engine: Annotated[list[str] | None, typer.Option("--engine", "-e", help="Engine to ask (repeatable).")] = None,
+        include_domain: Annotated[list[str] | None, typer.Option("--include-domain", help="Only these domains.")] = None,
+        exclude_domain: Annotated[list[str] | None, typer.Option("--exclude-domain", help="Never these (and subdomains).")] = None,
+        time_range: Annotated[TimeRangeChoice | None, typer.Option(help="Only pages from the last day/week/month/year.")] = None,
+        date_from: Annotated[str | None, typer.Option("--from", help="Earliest date, YYYY-MM-DD.")] = None,
+        date_to: Annotated[str | None, typer.Option("--to", help="Latest date, YYYY-MM-DD.")] = None,
+        region: Annotated[str | None, typer.Option(help="Region, e.g. us, de, cn.")] = None,
+        language: Annotated[str | None, typer.Option(help="Language, e.g. en, zh.")] = None,
+        min_score: Annotated[float, typer.Option(help="Drop results scoring below this.")] = 0.0,
+        replay: Annotated[str | None, typer.Option(envvar=REPLAY_ENV, help="Answer from a recording instead of the web.")] = None,
+        deadline: Annotated[float, typer.Option(help="Overall deadline in seconds.")] = DEFAULT_DEADLINE_S,
+        as_json: Annotated[bool, typer.Option("--json", help="Print the response object as JSON.")] = False,
+        explain: Annotated[bool, typer.Option(help="List every candidate with its score parts and what cut it.")] = False,
+    ) -> None:
+        """Search the web (or a recording) and print the fused list."""
+        try:
+            request = SearchRequest(
+                query=query, limit=limit, strategy=strategy, engines=engine or None,
+                include_domains=include_domain or [], exclude_domains=exclude_domain or [],
+                time_range=time_range.value if time_range else None,
+                date_from=dt.date.fromisoformat(date_from) if date_from else None,
+                date_to=dt.date.fromisoformat(date_to) if date_to else None,
+                region=region, language=language, min_score=min_score,
+            )
+        except ValidationError as exc:
+            fail(validation_message(exc))
+        except ValueError as exc:
+            fail(f"bad date: {exc}")
+        if deadline <= 0:
+            fail("deadline must be positive")
+        config = RankingConfig()
+        try:
+            source = open_source(replay)
+            response = asyncio.run(asearch(request, source=source, config=config, deadline_s=deadline, explain=explain))
+        except (UnknownStrategy, UnknownEngine, SourceError) as exc:
+            fail(str(exc))
+        if as_json:
+            print(json.dumps(response.to_json_dict(), ensure_ascii=False, indent=2))
+        else:
+            console = Console(soft_wrap=False)
+            render_table(response, console)
+            if explain:
+                render_explain(response, console)
+        if not response.results and not any(e.status in ("ok", "empty") for e in response.engines):
+            for e in response.engines:
+                print(f"serpfuse: {e.engine}: {e.status}: {e.reason or 'no answer'}", file=sys.stderr)
+            raise SystemExit(EXIT_NO_RESULTS)

@@ -1,0 +1,133 @@
+"""Fan out (seed 000): ask every engine at once, under one deadline, primaries first.
+
+- Primaries run concurrently, each query variant too; the overall deadline cancels whoever is late.
+- The core-word retry runs only when the first answer has no row that survives the relevance gate (the cost
+  guard): one more request per engine is not free.
+- The fallback tier runs only when every primary came back with nothing usable.
+- An engine the source cannot use (no key, cooling down, no time-range support) is reported as skipped, with why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .models import EngineAnswer, EngineRow, SearchRequest
+from .query import QueryAnalysis
+from .sources.base import EngineSlot, Source
+
+RowGate = Callable[[EngineRow], bool]
+DEFAULT_DEADLINE_S = 20.0
+CJK_LEAD_REGIONS = ("cjk", "both")
+
+
+@dataclass
+class FanoutResult:
+    answers: list[EngineAnswer] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    retried: bool = False
+    fallback_used: bool = False
+    lead_engines: list[str] = field(default_factory=list)
+
+
+class UnknownEngine(ValueError):
+    def __init__(self, names: list[str], valid: list[str]):
+        super().__init__(f"unknown engine {', '.join(map(repr, names))}; choose from: {', '.join(valid)}")
+
+
+def select_slots(slots: list[EngineSlot], request: SearchRequest) -> list[EngineSlot]:
+    """Keep the requested engines (all when none named). An unknown name is an error, never a silent 'auto'."""
+    if not request.engines:
+        return slots
+    by_name = {s.name: s for s in slots}
+    unknown = [e for e in request.engines if e not in by_name]
+    if unknown:
+        raise UnknownEngine(unknown, sorted(by_name))
+    return [by_name[e] for e in request.engines]
+
+
+def lead_engines(slots: list[EngineSlot], query: QueryAnalysis) -> list[str]:
+    """Region policy: a CJK query leads with the engines that answer Chinese sources, an ASCII one with the rest."""
+    if query.is_cjk:
+        return [s.name for s in slots if s.region in CJK_LEAD_REGIONS]
+    return [s.name for s in slots if s.region != "cjk"]
+
+
+async def _ask_all(
+    source: Source, names: list[str], variants: list[str], request: SearchRequest, deadline: float
+) -> list[EngineAnswer]:
+    jobs = {(e, v): asyncio.ensure_future(source.ask(e, v, request)) for e in names for v in variants}
+    if not jobs:
+        return []
+    started = time.monotonic()
+    _, pending = await asyncio.wait(jobs.values(), timeout=max(0.0, deadline - time.monotonic()))
+    for task in pending:
+        task.cancel()
+    if pending:
+        await asyncio.gather(*pending, return_exceptions=True)
+    waited_ms = (time.monotonic() - started) * 1000
+    out = []
+    for (engine, variant), task in jobs.items():
+        if task in pending:
+            out.append(
+                EngineAnswer(
+                    engine=engine, status="timeout", variant=variant, latency_ms=waited_ms,
+                    reason="no answer before the search deadline",
+                )
+            )
+        elif task.exception() is not None:
+            exc = task.exception()
+            out.append(EngineAnswer(engine=engine, status="error", variant=variant, reason=f"engine failed: {type(exc).__name__}"))
+        else:
+            out.append(task.result())
+    return out
+
+
+def _usable(answers: list[EngineAnswer], gate: RowGate | None) -> bool:
+    return any(gate is None or gate(row) for a in answers for row in a.rows)
+
+
+async def fan_out(
+    source: Source,
+    request: SearchRequest,
+    query: QueryAnalysis,
+    *,
+    deadline_s: float = DEFAULT_DEADLINE_S,
+    gate: RowGate | None = None,
+) -> FanoutResult:
+    deadline = time.monotonic() + deadline_s
+    slots = select_slots(source.slots(request), request)
+    result = FanoutResult(lead_engines=lead_engines(slots, query))
+    usable_slots = [s for s in slots if s.available]
+    for s in slots:
+        if not s.available:
+            result.answers.append(EngineAnswer(engine=s.name, status="skipped", tier=s.tier, reason=s.unavailable_reason))
+    primaries = [s.name for s in usable_slots if s.tier == "primary"]
+    fallbacks = [s.name for s in usable_slots if s.tier == "fallback"]
+    if not primaries:  # nothing leads: the fallback tier is all there is
+        primaries, fallbacks = fallbacks, []
+
+    first = await _ask_all(source, primaries, query.variants, request, deadline)
+    result.answers.extend(first)
+    if primaries and not _usable(first, gate) and query.core_variant and time.monotonic() < deadline:
+        result.retried = True
+        answered = sorted({a.engine for a in first if a.status in ("ok", "empty")})
+        retry = await _ask_all(source, answered, [query.core_variant], request, deadline)
+        result.answers.extend(retry)
+        result.warnings.append(f"no relevant rows for the query; retried with core words {query.core_variant!r}")
+    if fallbacks and not _usable(result.answers, gate):
+        if time.monotonic() < deadline:
+            result.fallback_used = True
+            result.answers.extend(await _ask_all(source, fallbacks, query.variants, request, deadline))
+            result.warnings.append("every primary engine came back empty; used the fallback tier")
+        else:
+            for name in fallbacks:
+                result.answers.append(EngineAnswer(engine=name, status="skipped", tier="fallback", reason="deadline reached"))
+    else:
+        for name in fallbacks:
+            result.answers.append(
+                EngineAnswer(engine=name, status="skipped", tier="fallback", reason="fallback tier not needed")
+            )
+    return result

@@ -1,0 +1,199 @@
+"""The whole search, stage by stage: fan out, normalise, filter, fuse, select, respond.
+
+I/O happens only in the fan-out (through a Source); everything after it is a pure function of the answers,
+the request, the ranking configuration and the clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import time
+from collections import defaultdict
+
+from .candidates import build_candidates
+from .config import SCORE_VERSION, RankingConfig
+from .fanout import DEFAULT_DEADLINE_S, FanoutResult, fan_out
+from .filters import FilterContext, apply_filters, passes_cjk_gate
+from .models import (
+    CandidateExplanation,
+    EngineAnswer,
+    EngineReport,
+    FusedResult,
+    SearchRequest,
+    SearchResponse,
+)
+from .query import QueryAnalysis, analyze_query
+from .rankers import get_ranker
+from .rankers.base import Candidate, Cut, RankContext, Scored
+from .sources.base import Source
+
+# How an engine's several answers (one per query variant) sum up: the best status wins.
+_STATUS_ORDER = ["ok", "empty", "rate-limited", "challenge", "timeout", "error", "skipped"]
+
+
+def engine_reports(answers: list[EngineAnswer]) -> list[EngineReport]:
+    by_engine: dict[str, list[EngineAnswer]] = defaultdict(list)
+    for a in answers:
+        by_engine[a.engine].append(a)
+    reports = []
+    for engine, items in by_engine.items():
+        best = min(items, key=lambda a: _STATUS_ORDER.index(a.status))
+        reasons = [a.reason for a in items if a.reason and a.status == best.status]
+        reports.append(
+            EngineReport(
+                engine=engine,
+                status=best.status,
+                latency_ms=round(max(a.latency_ms for a in items), 1),
+                rows=sum(len(a.rows) for a in items),
+                reason=reasons[0] if reasons else None,
+                tier=best.tier,
+            )
+        )
+    return reports
+
+
+def explain_row(scored: Scored, strategy: str) -> str:
+    """One line a person (or an LLM) can read: who ranked it where, and what moved its score."""
+    ranks = ", ".join(f"{e} #{r}" for e, r in sorted(scored.candidate.engine_ranks.items(), key=lambda t: (t[1], t[0])))
+    n = len(scored.candidate.engine_ranks)
+    agree = f"{n} engines agree" if n > 1 else "1 engine"
+    extra = []
+    if scored.metadata_delta:
+        extra.append(f"metadata {scored.metadata_delta:+.3f}")
+    if scored.selection_score is not None and abs(scored.selection_score - scored.score) > 1e-12:
+        extra.append(f"diversity {scored.selection_score - scored.score:+.3f}")
+    tail = f" ({', '.join(extra)})" if extra else ""
+    return f"{ranks}; {agree}; {strategy} score {scored.score:.3f}{tail}"
+
+
+def _result(scored: Scored, strategy: str) -> FusedResult:
+    c = scored.candidate
+    return FusedResult(
+        url=c.url,
+        title=c.title,
+        snippet=c.snippet,
+        domain=c.domain,
+        published=c.published,
+        date_status=c.date_status,
+        score=scored.score,
+        evidence_score=scored.evidence,
+        selection_score=scored.selection_score if scored.selection_score is not None else scored.score,
+        metadata_delta=scored.metadata_delta,
+        engines=c.engines,
+        engine_ranks=dict(sorted(c.engine_ranks.items())),
+        contributions={k: v for k, v in sorted(scored.contributions.items()) if v},
+        provenance=c.observations,
+        reason=explain_row(scored, strategy),
+    )
+
+
+def _explanations(
+    candidates: list[Candidate], filter_cuts: dict[str, Cut], ranked: list[Scored], selected: list[Scored],
+    select_cuts: dict[str, Cut],
+) -> list[CandidateExplanation]:
+    by_key = {s.candidate.key: s for s in ranked}
+    position = {s.candidate.key: i for i, s in enumerate(selected, start=1)}
+    out = []
+    for c in candidates:
+        s = by_key.get(c.key)
+        cut = filter_cuts.get(c.key) or select_cuts.get(c.key)
+        if s is None and cut is None:
+            cut = Cut("rank", "scored zero by the ranker")
+        out.append(
+            CandidateExplanation(
+                url=c.url,
+                title=c.title,
+                domain=c.domain,
+                engines=c.engines,
+                engine_ranks=c.engine_ranks,
+                score=s.score if s else None,
+                score_parts=s.parts if s else {},
+                selected=c.key in position,
+                position=position.get(c.key),
+                cut_by=None if c.key in position else (cut.step if cut else "limit"),
+                cut_reason=None if c.key in position else (cut.reason if cut else "below the result limit"),
+            )
+        )
+    out.sort(key=lambda e: (e.position is None, e.position or 0, -(e.score or 0.0), e.url))
+    return out
+
+
+def rank_answers(
+    answers: list[EngineAnswer],
+    request: SearchRequest,
+    *,
+    config: RankingConfig,
+    query: QueryAnalysis | None = None,
+    now: dt.datetime | None = None,
+    explain: bool = False,
+    fanout: FanoutResult | None = None,
+) -> SearchResponse:
+    """Everything after the fan-out: pure, deterministic, and what offline benchmarks call."""
+    t0 = time.perf_counter()
+    strategy = request.strategy or config.strategy
+    ranker = get_ranker(strategy)
+    config = config.with_strategy(strategy)
+    query = query or analyze_query(request.query)
+    now = now or dt.datetime.now(dt.UTC)
+    warnings = list(fanout.warnings) if fanout else []
+
+    candidates, invalid = build_candidates(answers, query)
+    if invalid:
+        warnings.append(f"{invalid} rows had no usable http(s) URL and were dropped")
+    outcome = apply_filters(candidates, FilterContext(request=request, query=query, config=config.filters, now=now))
+    warnings.extend(outcome.warnings)
+
+    tiers = {a.engine: a.tier for a in answers}
+    sizes: dict[str, int] = defaultdict(int)
+    for a in answers:
+        sizes[a.engine] = max(sizes[a.engine], len(a.rows))
+    ctx = RankContext(request=request, query=query, config=config, now=now, engine_tiers=tiers, engine_list_sizes=dict(sizes))
+    ranked = ranker.rank(outcome.kept, ctx)
+    selection = ranker.select(ranked, ctx)
+    results = [_result(s, strategy) for s in selection.selected]
+    if not results:
+        warnings.append("no result survived the filters" if candidates else "no engine returned any result")
+    return SearchResponse(
+        query=request.query,
+        strategy=strategy,
+        results=results,
+        engines=engine_reports(answers),
+        warnings=warnings,
+        truncated=selection.truncated,
+        took_ms=round((time.perf_counter() - t0) * 1000, 1),
+        score_version=f"{SCORE_VERSION}/{ranker.score_version}",
+        config_fingerprint=config.fingerprint(),
+        candidates=_explanations(candidates, outcome.cut, ranked, selection.selected, selection.cut) if explain else None,
+    )
+
+
+def relevance_gate(query: QueryAnalysis, units: int):
+    """Seed 000's CJK gate on raw rows, used by the fan-out to decide whether an answer was usable."""
+    if not query.is_cjk:
+        return None
+    return lambda row: passes_cjk_gate(query, row.title, row.snippet, row.url, units=units)
+
+
+async def search(
+    request: SearchRequest,
+    *,
+    source: Source,
+    config: RankingConfig | None = None,
+    deadline_s: float = DEFAULT_DEADLINE_S,
+    explain: bool = False,
+    now: dt.datetime | None = None,
+) -> SearchResponse:
+    config = config or RankingConfig()
+    t0 = time.perf_counter()
+    get_ranker(request.strategy or config.strategy)  # a bad strategy fails before any engine is asked
+    query = analyze_query(request.query)
+    gate = relevance_gate(query, config.filters.cjk_gate_units) if config.filters.cjk_gate else None
+    fanout = await fan_out(source, request, query, deadline_s=deadline_s, gate=gate)
+    response = rank_answers(fanout.answers, request, config=config, query=query, now=now, explain=explain, fanout=fanout)
+    response.took_ms = round((time.perf_counter() - t0) * 1000, 1)
+    return response
+
+
+def search_sync(request: SearchRequest, **kwargs) -> SearchResponse:
+    return asyncio.run(search(request, **kwargs))

@@ -1,0 +1,35 @@
+"""The rankers, chosen by name. One module per method (as ranx does), one registry (a dict) as the source of truth."""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+from .base import Candidate, RankContext, Ranker, Scored, Selection
+
+# strategy name -> module holding ``RANKER``; the CLI choices, MCP schema and errors all derive from this.
+_MODULES: dict[str, str] = {
+    "consensus": "consensus",
+    "rrf": "rrf",
+    "searxng": "searxng",
+    "lexical": "lexical",
+    "combmnz": "combmnz",
+    "borda": "borda",
+}
+
+
+class UnknownStrategy(ValueError):
+    def __init__(self, name: str):
+        super().__init__(f"unknown strategy {name!r}; choose one of: {', '.join(available())}")
+
+
+def available() -> list[str]:
+    return list(_MODULES)
+
+
+def get_ranker(name: str) -> Ranker:
+    if name not in _MODULES:
+        raise UnknownStrategy(name)
+    return import_module(f".{_MODULES[name]}", __name__).RANKER
+
+
+__all__ = ["Candidate", "RankContext", "Ranker", "Scored", "Selection", "UnknownStrategy", "available", "get_ranker"]

@@ -1,0 +1,26 @@
+"""Borda count (de Borda, 1781; Aslam & Montague, 2001): each list gives ``depth - rank + 1`` points, missing 0."""
+
+from __future__ import annotations
+
+from .base import Candidate, RankContext, Scored, Selection
+from ..selection import select_top
+
+
+class BordaRanker:
+    name = "borda"
+    score_version = "borda-1"
+
+    def rank(self, candidates: list[Candidate], ctx: RankContext) -> list[Scored]:
+        depth = ctx.config.borda.depth
+        scored = []
+        for cand in candidates:
+            points = {e: float(depth - r + 1) for e, r in cand.engine_ranks.items() if r <= depth}
+            total = sum(points.values())
+            scored.append(Scored(cand, total, total, contributions=points, parts={"borda": total}))
+        return sorted(scored, key=lambda s: (-s.score, s.candidate.key))
+
+    def select(self, scored: list[Scored], ctx: RankContext) -> Selection:
+        return select_top(scored, ctx.request.limit, per_domain=ctx.config.selection.per_domain)
+
+
+RANKER = BordaRanker()

@@ -1,0 +1,36 @@
+"""CombMNZ (Fox & Shaw, 1994): the sum of an item's normalised scores times the number of lists holding it.
+
+Each engine's list, cut to ``depth``, is scored by rank: ``(depth - rank + 1) / depth`` (1 at the top, 1/depth
+at the cut), the rank-based normalisation that suits engines reporting no comparable scores.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..selection import select_top
+from .base import Candidate, RankContext, Scored, Selection
+
+
+def rank_score(rank: int, depth: int) -> float:
+    return max(0.0, (depth - rank + 1) / depth)
+
+
+class CombMNZRanker:
+    name = "combmnz"
+    score_version = "combmnz-1"
+
+    def rank(self, candidates: list[Candidate], ctx: RankContext) -> list[Scored]:
+        depth = ctx.config.combmnz.depth
+        scored = []
+        for cand in candidates:
+            parts = {e: rank_score(r, depth) for e, r in cand.engine_ranks.items() if r <= depth}
+            total = math.fsum(parts.values()) * len(parts)
+            scored.append(Scored(cand, total, total, contributions=parts, parts={"combsum": math.fsum(parts.values()), "hits": len(parts)}))
+        return sorted(scored, key=lambda s: (-s.score, s.candidate.key))
+
+    def select(self, scored: list[Scored], ctx: RankContext) -> Selection:
+        return select_top(scored, ctx.request.limit, per_domain=ctx.config.selection.per_domain)
+
+
+RANKER = CombMNZRanker()

@@ -1,0 +1,200 @@
+"""Offline replay: recorded engine answers served through the same seam as live engines.
+
+Two formats are read as they are:
+- serpfuse's own (``serpfuse record`` writes it): a directory with ``index.json``
+  ``{"format": "serpfuse-replay/1", "queries": [{"query", "file"}]}`` and one JSON per query
+  ``{"query", "variants": {variant: {engine: EngineAnswer-json}}}`` (or ``"engines"`` for the main variant only);
+  a single JSON file ``{"format": "serpfuse-replay/1", "queries": [<per-query object>, ...]}`` works too.
+- a SearXNG JSON recording: a list of ``{query, results[], unresponsive}`` (e.g. crw56's searxng_raw.json); each
+  engine's ranked list is rebuilt from every row's ``engines`` and ``positions``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..models import EngineAnswer, EngineRow, SearchRequest
+from ..query import analyze_query
+from .base import EngineSlot, SourceError
+
+FORMAT = "serpfuse-replay/1"
+
+
+def normalise_query(query: str) -> str:
+    return " ".join(query.split()).casefold()
+
+
+@dataclass
+class RecordedQuery:
+    query: str
+    # variant text ("" = the main variant) -> engine -> answer
+    variants: dict[str, dict[str, EngineAnswer]] = field(default_factory=dict)
+
+    @property
+    def engines(self) -> list[str]:
+        return sorted({e for answers in self.variants.values() for e in answers})
+
+
+class ReplayError(SourceError):
+    pass
+
+
+def _parse_date(value) -> dt.datetime | None:
+    if not value:
+        return None
+    try:
+        parsed = dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
+
+
+def _status_of_unresponsive(text: str) -> str:
+    low = text.lower()
+    if "too many requests" in low or "rate" in low:
+        return "rate-limited"
+    if "captcha" in low or "challenge" in low:
+        return "challenge"
+    if "timeout" in low:
+        return "timeout"
+    return "error"
+
+
+def _assign_positions(rows: list[dict]) -> list[list[tuple[str, int]]]:
+    """Pair each row's ``engines`` (a set) with its ``positions`` (a list) so every engine's ranks stay distinct.
+
+    Single-engine rows fix their engine's positions; multi-engine rows take the pairing that collides with none.
+    """
+    taken: set[tuple[str, int]] = set()
+    pairs: list[list[tuple[str, int]] | None] = []
+    for row in rows:
+        engines, positions = list(row.get("engines") or [row.get("engine")]), list(row.get("positions") or [])
+        if len(engines) == 1:
+            got = [(engines[0], p) for p in positions[:1]] or [(engines[0], 0)]
+            taken.update(got)
+            pairs.append(got)
+        else:
+            pairs.append(None)
+    for i, row in enumerate(rows):
+        if pairs[i] is not None:
+            continue
+        engines, positions = sorted(row.get("engines") or []), sorted(row.get("positions") or [])
+        choice = None
+        for perm in itertools.permutations(positions, min(len(engines), len(positions))):
+            candidate = list(zip(engines, perm, strict=False))
+            if not taken.intersection(candidate):
+                choice = candidate
+                break
+        choice = choice or list(zip(engines, positions, strict=False))
+        taken.update(choice)
+        pairs[i] = choice
+    return [p or [] for p in pairs]
+
+
+def _from_searxng(entry: dict) -> RecordedQuery:
+    rows = entry.get("results") or []
+    lists: dict[str, list[tuple[int, dict]]] = {}
+    for row, pairs in zip(rows, _assign_positions(rows), strict=True):
+        for engine, pos in pairs:
+            lists.setdefault(engine, []).append((pos, row))
+    answers: dict[str, EngineAnswer] = {}
+    for engine, ranked in lists.items():
+        ranked.sort(key=lambda t: t[0])
+        out_rows = [
+            EngineRow(
+                engine=engine,
+                rank=pos if pos >= 1 else i,
+                url=row["url"],
+                title=row.get("title") or "",
+                snippet=row.get("content") or "",
+                published=_parse_date(row.get("publishedDate")),
+            )
+            for i, (pos, row) in enumerate(ranked, start=1)
+        ]
+        answers[engine] = EngineAnswer(engine=engine, status="ok" if out_rows else "empty", rows=out_rows)
+    for name, reason in entry.get("unresponsive") or []:
+        answers.setdefault(name, EngineAnswer(engine=name, status=_status_of_unresponsive(reason), reason=reason))
+    return RecordedQuery(query=entry["query"], variants={"": answers})
+
+
+def _from_serpfuse(entry: dict) -> RecordedQuery:
+    variants_raw = entry.get("variants") or {"": entry.get("engines") or {}}
+    variants: dict[str, dict[str, EngineAnswer]] = {}
+    for variant, engines in variants_raw.items():
+        answers = {}
+        for name, raw in engines.items():
+            payload = {"engine": name, **{k: v for k, v in raw.items() if k in EngineAnswer.model_fields or k in _ALIASES}}
+            answers[name] = EngineAnswer.model_validate(payload)
+        variants[variant] = answers
+    return RecordedQuery(query=entry["query"], variants=variants)
+
+
+_ALIASES = {"latencyMs", "retryAfterS"}
+
+
+def load_recording(path: str | Path) -> dict[str, RecordedQuery]:
+    """Read a recording (either format) into ``normalised query -> RecordedQuery``. Raises ReplayError."""
+    p = Path(path)
+    try:
+        if p.is_dir():
+            index = json.loads((p / "index.json").read_text(encoding="utf-8"))
+            entries = [json.loads((p / q["file"]).read_text(encoding="utf-8")) for q in index["queries"]]
+            kind = "serpfuse"
+        else:
+            data = json.loads(p.read_text(encoding="utf-8"))
+            if isinstance(data, list):
+                entries, kind = data, "searxng"
+            elif isinstance(data, dict) and data.get("format") == FORMAT:
+                entries, kind = data["queries"], "serpfuse"
+            else:
+                raise ReplayError(f"replay file {p} is neither a SearXNG recording nor {FORMAT}")
+        parse = _from_searxng if kind == "searxng" else _from_serpfuse
+        recorded = [parse(e) for e in entries]
+    except ReplayError:
+        raise
+    except FileNotFoundError as exc:
+        raise ReplayError(f"replay file not found: {exc.filename or p}") from None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ReplayError(f"cannot read replay file {p}: {type(exc).__name__}: {exc}".splitlines()[0]) from None
+    return {normalise_query(r.query): r for r in recorded}
+
+
+class ReplaySource:
+    """A Source answering from a recording. A query absent from the recording is an error, never an empty answer."""
+
+    name = "replay"
+
+    def __init__(self, path: str | Path, recording: dict[str, RecordedQuery] | None = None):
+        self.path = Path(path)
+        self.recording = recording if recording is not None else load_recording(path)
+
+    def lookup(self, query: str) -> RecordedQuery:
+        rec = self.recording.get(normalise_query(query))
+        if rec is None:
+            raise ReplayError(f"query {query!r} is not in the replay file {self.path}")
+        return rec
+
+    def slots(self, request: SearchRequest) -> list[EngineSlot]:
+        rec = self.lookup(request.query)
+        tiers = {e: a.tier for answers in rec.variants.values() for e, a in answers.items()}
+        return [EngineSlot(name=e, tier=tiers.get(e, "primary")) for e in rec.engines]
+
+    async def ask(self, engine: str, variant: str, request: SearchRequest) -> EngineAnswer:
+        rec = self.lookup(request.query)
+        answers = rec.variants.get(variant)
+        if answers is None and variant == analyze_query(request.query).cleaned:
+            answers = rec.variants.get("")
+        if answers is None:
+            return EngineAnswer(engine=engine, status="skipped", variant=variant, reason="variant not in the recording")
+        answer = answers.get(engine)
+        if answer is None:
+            return EngineAnswer(engine=engine, status="skipped", variant=variant, reason="engine not in the recording")
+        rows = [r.model_copy(update={"variant": variant}) for r in answer.rows]
+        return answer.model_copy(update={"rows": rows, "variant": variant})
+
+    async def aclose(self) -> None:
+        return None
