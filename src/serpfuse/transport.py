@@ -1,0 +1,309 @@
+"""Sending one engine request: a shared HTTP/2 client, a whole-call deadline, a body size cap, safe errors.
+
+One ``Transport`` per process (or session) owns one ``httpx2.AsyncClient``, so connections and TLS sessions
+are pooled across engines and queries. ``send`` never raises anything but ``EngineError`` for network
+trouble, and its messages are fixed strings naming at most the host: a URL's query string or a header can
+hold an API key, and error text ends up in answers, logs and recordings.
+
+The per-engine timeout covers the whole call (connect, headers and every body chunk), not only each read, so a
+server that drips one byte a second cannot hold an engine past its budget. Cancellation (the fan-out's overall
+deadline) closes the stream on the way out, which returns the connection to the pool or drops it.
+
+HTML engines can go through a browser-impersonating client (curl_cffi, extra ``serpfuse[impersonate]``),
+imported only when asked for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+from urllib.parse import urlsplit
+
+import httpx2
+
+from . import __version__ as _version
+from .engines.base import EngineError, EngineTimeout, ParseFailure, RequestSpec
+
+DEFAULT_MAX_BYTES = 5 * 1024 * 1024
+DEFAULT_TIMEOUT_S = 15.0
+BODY_HEAD_BYTES = 16 * 1024  # what classify_http searches for challenge markers
+
+API_USER_AGENT = f"serpfuse/{_version} (+https://pypi.org/project/serpfuse/)"
+# HTML engines answer a bare library User-Agent with a block page; look like the browser people use.
+BROWSER_HEADERS = {
+    "User-Agent": (
+        "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
+        "Chrome/138.0.0.0 Safari/537.36"
+    ),
+    "Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+    "Accept-Language": "en-US,en;q=0.9",
+}
+API_HEADERS = {"User-Agent": API_USER_AGENT, "Accept": "application/json"}
+IMPERSONATE_HINT = "browser impersonation needs curl_cffi: pip install 'serpfuse[impersonate]'"
+
+
+class HttpResponse(NamedTuple):
+    status: int
+    headers: dict[str, str]  # lowercase names; repeated headers joined with ", "
+    body: bytes
+
+
+class ResponseTooLarge(ParseFailure):
+    default_message = "response too large"
+
+
+class ImpersonationUnavailable(RuntimeError):
+    """``impersonate=True`` without curl_cffi installed."""
+
+    def __init__(self) -> None:
+        super().__init__(IMPERSONATE_HINT)
+
+
+def http2_available() -> bool:
+    return importlib.util.find_spec("h2") is not None
+
+
+def _host(url: str) -> str:
+    try:
+        return urlsplit(url).hostname or "?"
+    except ValueError:
+        return "?"
+
+
+def _headers_for(spec: RequestSpec, browser: bool) -> dict[str, str]:
+    headers = dict(BROWSER_HEADERS if browser else API_HEADERS)
+    lowered = {k.lower() for k in (spec.headers or {})}
+    headers = {k: v for k, v in headers.items() if k.lower() not in lowered}
+    headers.update(spec.headers or {})
+    if spec.cookies:
+        # httpx deprecates per-request cookies; a Cookie header keeps the shared client's jar out of it.
+        headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in spec.cookies.items())
+    return headers
+
+
+def _joined_headers(items: Any) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for name, value in items:
+        key = name.lower()
+        out[key] = f"{out[key]}, {value}" if key in out else value
+    return out
+
+
+def _map_httpx_error(exc: httpx2.HTTPError, host: str) -> EngineError:
+    """A fixed, key-free message per failure kind. Never ``str(exc)``: it can quote the URL."""
+    if isinstance(exc, httpx2.ConnectTimeout):
+        return EngineTimeout(f"connect timed out ({host})")
+    if isinstance(exc, httpx2.TimeoutException):
+        return EngineTimeout(f"timed out ({host})")
+    if isinstance(exc, httpx2.ProxyError):
+        return EngineError("proxy error")
+    if isinstance(exc, httpx2.ConnectError):
+        return EngineError(f"connection failed ({host})")
+    if isinstance(exc, httpx2.RemoteProtocolError | httpx2.ReadError | httpx2.WriteError):
+        return EngineError(f"connection reset or closed early ({host})")
+    if isinstance(exc, httpx2.TooManyRedirects):
+        return EngineError(f"too many redirects ({host})")
+    if isinstance(exc, httpx2.DecodingError):
+        return EngineError(f"undecodable response body ({host})")
+    return EngineError(f"HTTP transport error: {type(exc).__name__} ({host})")
+
+
+def _map_curl_error(exc: Exception, host: str) -> EngineError:
+    name = type(exc).__name__
+    if "Timeout" in name:
+        return EngineTimeout(f"timed out ({host})")
+    return EngineError(f"connection failed: {name} ({host})")
+
+
+def _too_large(declared: str | None, limit: int) -> bool:
+    return bool(declared and declared.strip().isdigit() and int(declared) > limit)
+
+
+class Transport:
+    """The process's HTTP client. Use as ``async with Transport() as t`` or call ``aclose`` yourself."""
+
+    def __init__(
+        self,
+        *,
+        proxy: str | None = None,
+        trust_env: bool = True,
+        impersonate: bool = False,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        verify: bool = True,
+        mock: httpx2.AsyncBaseTransport | None = None,
+    ) -> None:
+        if impersonate and importlib.util.find_spec("curl_cffi") is None:
+            raise ImpersonationUnavailable()
+        self.proxy = proxy
+        self.trust_env = trust_env
+        self.impersonate = impersonate
+        self.max_bytes = max_bytes
+        self._verify = verify
+        self._mock = mock
+        self._client: httpx2.AsyncClient | None = None
+        self._curl: Any = None
+
+    def __repr__(self) -> str:
+        # The proxy URL can carry a password; show only whether there is one.
+        return f"Transport(proxy={'set' if self.proxy else None}, impersonate={self.impersonate})"
+
+    async def __aenter__(self) -> Transport:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    @property
+    def client(self) -> httpx2.AsyncClient:
+        if self._client is None:
+            self._client = httpx2.AsyncClient(
+                http2=http2_available(),
+                proxy=self.proxy,
+                trust_env=self.trust_env,
+                verify=self._verify,
+                transport=self._mock,
+                timeout=httpx2.Timeout(DEFAULT_TIMEOUT_S),
+                limits=httpx2.Limits(max_connections=100, max_keepalive_connections=20),
+            )
+        return self._client
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            await client.aclose()
+        curl, self._curl = self._curl, None
+        if curl is not None:
+            await curl.close()
+
+    async def send(
+        self,
+        spec: RequestSpec,
+        *,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        max_bytes: int | None = None,
+        read_error_body: bool = True,
+        browser: bool = False,
+        follow_redirects: bool = False,
+    ) -> HttpResponse:
+        """Send ``spec``; the body of a non-2xx answer is left unread when ``read_error_body`` is False.
+
+        ``browser`` marks an HTML engine: browser headers, and the impersonating client when enabled.
+        Redirects are followed only when asked: httpx keeps custom key headers on a cross-host redirect.
+        Raises ``EngineError`` (``EngineTimeout``, ``ResponseTooLarge``...) and nothing else for network trouble.
+        """
+        limit = self.max_bytes if max_bytes is None else max_bytes
+        host = _host(spec.url)
+        failure: EngineError | None = None
+        try:
+            async with asyncio.timeout(timeout_s):
+                if browser and self.impersonate:
+                    return await self._send_curl(spec, timeout_s, limit, read_error_body, follow_redirects)
+                return await self._send_httpx(
+                    spec, timeout_s, limit, read_error_body, browser, follow_redirects
+                )
+        except TimeoutError:
+            failure = EngineTimeout(f"no complete answer within {timeout_s:g} s ({host})")
+        except httpx2.HTTPError as exc:
+            failure = _map_httpx_error(exc, host)
+        except (httpx2.InvalidURL, httpx2.UnsupportedProtocol, ValueError) as exc:
+            failure = EngineError(f"invalid request: {type(exc).__name__} ({host})")
+        except EngineError:
+            raise
+        except Exception as exc:
+            if not type(exc).__module__.startswith("curl_cffi"):
+                raise
+            failure = _map_curl_error(exc, host)
+        # Raised outside the except blocks, so the original exception (which quotes the URL) is not chained.
+        raise failure
+
+    async def _send_httpx(
+        self,
+        spec: RequestSpec,
+        timeout_s: float,
+        limit: int,
+        read_error_body: bool,
+        browser: bool,
+        follow_redirects: bool,
+    ) -> HttpResponse:
+        async with self.client.stream(
+            spec.method.upper(),
+            spec.url,
+            params=spec.params,
+            headers=_headers_for(spec, browser),
+            data=spec.data,
+            json=spec.json,
+            timeout=httpx2.Timeout(timeout_s),
+            follow_redirects=follow_redirects,
+        ) as response:
+            headers = _joined_headers(response.headers.multi_items())
+            if not read_error_body and not 200 <= response.status_code < 300:
+                return HttpResponse(response.status_code, headers, b"")
+            if _too_large(headers.get("content-length"), limit):
+                raise ResponseTooLarge(f"response too large (over {limit} bytes)")
+            body = bytearray()
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) > limit:
+                    raise ResponseTooLarge(f"response too large (over {limit} bytes)")
+            return HttpResponse(response.status_code, headers, bytes(body))
+
+    def _curl_session(self) -> Any:
+        if self._curl is None:
+            from curl_cffi.requests import AsyncSession  # the optional extra, imported only on use
+
+            self._curl = AsyncSession(impersonate="chrome", proxy=self.proxy, trust_env=self.trust_env)
+        return self._curl
+
+    async def _send_curl(
+        self, spec: RequestSpec, timeout_s: float, limit: int, read_error_body: bool, follow_redirects: bool
+    ) -> HttpResponse:
+        # The impersonated browser sends its own User-Agent and Accept headers: only the engine's go on top.
+        headers = {k: v for k, v in _headers_for(spec, True).items() if k not in BROWSER_HEADERS}
+        response = await self._curl_session().request(
+            spec.method.upper(),
+            spec.url,
+            params=spec.params,
+            headers=headers,
+            data=spec.data,
+            json=spec.json,
+            timeout=timeout_s,
+            allow_redirects=follow_redirects,
+            stream=True,
+        )
+        try:
+            headers_out = _joined_headers(response.headers.items())
+            if not read_error_body and not 200 <= response.status_code < 300:
+                return HttpResponse(response.status_code, headers_out, b"")
+            if _too_large(headers_out.get("content-length"), limit):
+                raise ResponseTooLarge(f"response too large (over {limit} bytes)")
+            body = bytearray()
+            async for chunk in response.aiter_content():
+                body += chunk
+                if len(body) > limit:
+                    raise ResponseTooLarge(f"response too large (over {limit} bytes)")
+            return HttpResponse(response.status_code, headers_out, bytes(body))
+        finally:
+            await response.aclose()
+
+    def bind(self, **options: Any) -> BoundClient:
+        """An ``EngineClient`` for a multi-step engine's ``run``, with this call's send options fixed."""
+        return BoundClient(self, options)
+
+
+class BoundClient:
+    """``send(spec) -> (status, headers, body)`` with fixed options; the ``EngineClient`` of engines.base."""
+
+    def __init__(self, transport: Transport, options: Mapping[str, Any], on_response: Any = None) -> None:
+        self._transport = transport
+        self._options = dict(options)
+        self.on_response = on_response
+        self.responses = 0
+
+    async def send(self, spec: RequestSpec) -> tuple[int, Mapping[str, str], bytes]:
+        response = await self._transport.send(spec, **self._options)
+        self.responses += 1
+        if self.on_response is not None:
+            self.on_response(response)
+        return response
