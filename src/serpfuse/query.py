@@ -145,7 +145,8 @@ def analyze_query(query: str) -> QueryAnalysis:
 @dataclass(frozen=True)
 class _CoreWords:
     anywhere: re.Pattern[str]
-    edge: frozenset[str]
+    trailing: tuple[str, ...]
+    alone: frozenset[str]
     quantity: re.Pattern[str]
 
 
@@ -155,7 +156,8 @@ def _core_words() -> _CoreWords:
     anywhere = sorted(table["anywhere"], key=len, reverse=True)  # longest first: 是什么 before 什么
     return _CoreWords(
         anywhere=re.compile("|".join(map(re.escape, anywhere))),
-        edge=frozenset(table["edge"]),
+        trailing=tuple(table["trailing"]),
+        alone=frozenset(table["alone"]),
         quantity=re.compile(f"^[{re.escape(table['numerals'])}]+[{re.escape(table['measure_words'])}]"),
     )
 
@@ -163,12 +165,10 @@ def _core_words() -> _CoreWords:
 def _core_of_cjk_run(run: str, table: _CoreWords) -> list[str]:
     pieces: list[str] = []
     for piece in table.anywhere.split(run):
-        while piece and piece[0] in table.edge:
-            piece = piece[1:]
-        while piece and piece[-1] in table.edge:
+        while piece.endswith(table.trailing):
             piece = piece[:-1]
         piece = table.quantity.sub("", piece)
-        if piece:
+        if piece and piece not in table.alone:
             pieces.append(piece)
     return pieces
 
@@ -178,6 +178,7 @@ def _core_of_token(token: str, table: _CoreWords) -> list[str]:
     out: list[str] = []
     chunk: list[str] = []
     chunk_is_cjk = False
+    token = table.quantity.sub("", token)  # also "3种", whose digit is not CJK
 
     def flush() -> None:
         piece = "".join(chunk)
@@ -204,9 +205,10 @@ def core_word_variant(text: str) -> str:
 
     Rule: quoted phrases are kept whole with their quotes. Every other token is split into CJK runs and
     non-CJK words. A non-CJK word is kept unless it is one of seed 001's stopwords (how, the, best, ...);
-    a CJK run loses its function words and answer-type words (如何, 什么, 的, 用法, 教程, 定位, ... anywhere
-    in the run; 了, 是, 在, 和, 与 ... only at its edges, since inside a run they are usually part of a word)
-    and a leading quantity such as 八个 or 十大; what remains of each run is kept. Pieces are joined with
+    a CJK run is cut at its function and answer-type words (如何, 什么, 的, 用法, 教程, 定位, ...), loses
+    trailing sentence particles (了, 吗, 呢) and a leading quantity (八个, 十大), and a piece that is only a
+    particle (是, 在, 和, 与, 中 ...) is dropped; these stay inside words such as 了解, 中国, 在线. What remains of
+    each run is kept. Pieces are joined with
     single spaces. For example `东数西算 八个国家枢纽节点 定位` -> `东数西算 国家枢纽节点`,
     `如何配置 postgres 逻辑复制` -> `配置 postgres 逻辑复制`, `how to fix a flaky pytest` -> `fix flaky pytest`.
     """
