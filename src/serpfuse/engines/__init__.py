@@ -1,14 +1,49 @@
 """The engine registry: an explicit list of engine modules (no discovery magic).
 
-Each module follows the contract in ``serpfuse.engines.base``: ``INFO``, ``build_request``, ``parse`` (or
-``run`` for multi-step engines).
+Each module follows the contract in ``serpfuse.engines.base``: ``INFO``, then ``build_request`` + ``parse``, or
+``run`` for a multi-step engine. A module may also define ``classify`` to refine the central status mapper.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from types import ModuleType
 
-ENGINES: dict[str, ModuleType] = {}
+from . import (
+    anysearch,
+    bing,
+    bing_cn,
+    brave,
+    ddg,
+    exa,
+    exa_free,
+    firecrawl,
+    mojeek,
+    searxng,
+    tavily,
+    wikipedia,
+    yahoo,
+)
+from .base import EngineError, classify_http
+
+ENGINES: dict[str, ModuleType] = {
+    module.INFO.name: module
+    for module in (
+        ddg,
+        bing,
+        bing_cn,
+        yahoo,
+        mojeek,
+        wikipedia,
+        anysearch,
+        exa_free,
+        brave,
+        exa,
+        tavily,
+        firecrawl,
+        searxng,
+    )
+}
 
 
 class UnknownEngine(ValueError):
@@ -20,3 +55,13 @@ def get_engine(name: str) -> ModuleType:
         return ENGINES[name]
     except KeyError:
         raise UnknownEngine(f"unknown engine {name!r}; valid engines: {', '.join(sorted(ENGINES))}") from None
+
+
+def classifier(engine: ModuleType) -> Callable[[int, Mapping[str, str], bytes], EngineError | None]:
+    """The status mapper to use for an engine's responses: its own ``classify`` or the central one."""
+    return getattr(engine, "classify", classify_http)
+
+
+def is_multi_step(engine: ModuleType) -> bool:
+    """True for engines that drive their own round trips through ``run(client, q)``."""
+    return hasattr(engine, "run")

@@ -10,8 +10,10 @@ An engine module is pure description, SearXNG style: it never sends anything. It
   ``[]`` for a genuine no-results page. Each row keeps the engine's own 1-based rank, counted *before*
   malformed rows are dropped, so a bad row never promotes the rows below it.
 
-The transport calls ``classify_http`` first and only hands 2xx responses to ``parse`` (engines may still check
-the status themselves, e.g. DuckDuckGo's 202 challenge).
+The transport maps each response's status first, with the engine's own ``classify`` when the module defines one
+(``engines.classifier(module)``), else ``classify_http``, and hands 2xx responses to ``parse``. Every ``parse``
+re-checks the status itself (``check_status``), so handing it any response is safe; DuckDuckGo's 202 challenge is
+a 2xx that only the engine recognises.
 
 A multi-step engine (one that needs several round trips, like Exa's keyless MCP endpoint) instead defines
 ``async def run(client: EngineClient, q: EngineQuery) -> list[EngineRow]``. ``client.send(spec)`` sends one
@@ -24,10 +26,13 @@ from __future__ import annotations
 import datetime as dt
 import email.utils
 import html
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
+
+from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from ..models import EngineRow
 from ..text import clean_text
@@ -231,9 +236,17 @@ def retry_after_seconds(value: str | None, now: dt.datetime | None = None) -> fl
     return max(0.0, (when - now).total_seconds())
 
 
+BODY_HEAD_BYTES = 8192  # how much of a body the status mapper may search for challenge markers
 _CF_CHALLENGE = (b"__cf_chl_jschl_tk__=", b"__cf_chl_captcha_tk__=", b"/cdn-cgi/challenge-platform/")
 _CF_FIREWALL = re.compile(rb'<span class="cf-error-code">\s*1020\s*</span>')
 _RECAPTCHA = b'"https://www.google.com/recaptcha/'
+
+
+def check_status(status: int, headers: Mapping[str, str], body: bytes) -> None:
+    """Raise what ``classify_http`` finds; parsers call it first so a non-2xx never parses as "no results"."""
+    error = classify_http(status, headers, body[:BODY_HEAD_BYTES])
+    if error is not None:
+        raise error
 
 
 def classify_http(status: int, headers: Mapping[str, str], body_head: bytes) -> EngineError | None:
@@ -407,3 +420,48 @@ _LANGS = frozenset(
         "ro",
     ]
 )
+
+
+# --- bodies ------------------------------------------------------------------------------------------------
+
+_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([A-Za-z0-9_\-]+)""", re.IGNORECASE)
+_RANGE_DAYS = {"day": 1, "week": 7, "month": 31, "year": 366}
+
+
+def decode_body(body: bytes, headers: Mapping[str, str]) -> str:
+    """Text of a response: charset from Content-Type, else a <meta charset>, else UTF-8 (never raises)."""
+    match = re.search(r"charset=([A-Za-z0-9_\-]+)", header(headers, "content-type") or "", re.IGNORECASE)
+    meta = None if match else _CHARSET.search(body[:4096])
+    charset = match.group(1) if match else (meta.group(1).decode("ascii") if meta else "utf-8")
+    try:
+        return body.decode(charset, errors="replace")
+    except LookupError:  # an unknown charset name
+        return body.decode("utf-8", errors="replace")
+
+
+def html_tree(body: bytes, headers: Mapping[str, str]) -> LexborHTMLParser:
+    return LexborHTMLParser(decode_body(body, headers))
+
+
+def node_text(node: LexborNode | None) -> str:
+    """The visible text of a node (entities already decoded by the parser), whitespace collapsed."""
+    if node is None:
+        return ""
+    return " ".join((node.text(deep=True) or "").split())
+
+
+def json_body(body: bytes) -> Any:
+    try:
+        return json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        raise ParseFailure("response is not JSON") from None
+
+
+def clamp(value: int, low: int, high: int) -> int:
+    return max(low, min(high, value))
+
+
+def range_start(time_range: str | None, today: dt.date) -> dt.date | None:
+    """The first day a relative time range covers (an engine that only takes dates gets this)."""
+    days = _RANGE_DAYS.get(time_range or "")
+    return today - dt.timedelta(days=days) if days else None

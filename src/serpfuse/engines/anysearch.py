@@ -1,0 +1,79 @@
+"""AnySearch: a search API usable anonymously (a free quota per IP) or with a key (Bearer).
+
+POST https://api.anysearch.com/v1/search {query, max_results (1..10), format: "json"}. A good answer is
+``{code: 0, data: {results: [{title, url, snippet, content}]}}``. Error bodies are never read: a 402 body can
+carry generated credentials, so every failure gets a fixed message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ..models import EngineRow
+from .base import (
+    EngineError,
+    EngineInfo,
+    EngineQuery,
+    ParseFailure,
+    RequestSpec,
+    clamp,
+    classify_http,
+    json_body,
+    make_row,
+)
+
+INFO = EngineInfo(
+    name="anysearch",
+    website="https://www.anysearch.com",
+    tier="primary",
+    region="both",
+    kind="json",
+    needs_key=False,
+    accepts_key=True,
+    key_envs=("SERPFUSE_ANYSEARCH_API_KEY", "ANYSEARCH_API_KEY"),
+    rows_per_request=10,
+)
+
+URL = "https://api.anysearch.com/v1/search"
+MAX_RESULTS = 10
+
+
+def build_request(q: EngineQuery) -> RequestSpec | None:
+    if q.time_range or q.date_from or q.date_to:
+        return None  # no date filter in the API
+    headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    if q.api_key:
+        headers["Authorization"] = f"Bearer {q.api_key}"
+    body = {"query": q.text, "max_results": clamp(q.limit, 1, MAX_RESULTS), "format": "json"}
+    return RequestSpec(method="POST", url=q.base_url or URL, headers=headers, json=body)
+
+
+def classify(status: int, headers: Mapping[str, str], body_head: bytes) -> EngineError | None:
+    """The central mapper on the status and headers only: AnySearch error bodies are never looked at."""
+    error = classify_http(status, headers, b"")
+    if error is None and status != 200:
+        return EngineError(f"AnySearch: unexpected HTTP {status}")
+    return error
+
+
+def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) -> list[EngineRow]:
+    if status != 200:
+        raise classify(status, headers, b"") or EngineError(f"AnySearch: unexpected HTTP {status}")
+    data = json_body(body)
+    if not isinstance(data, dict) or "code" not in data:
+        raise ParseFailure("AnySearch: unexpected response shape")
+    if data.get("code") != 0:
+        raise EngineError("AnySearch returned an error code")
+    results = (data.get("data") or {}).get("results") if isinstance(data.get("data"), dict) else None
+    if not isinstance(results, list):
+        raise ParseFailure("AnySearch: no result list in the response")
+    rows: list[EngineRow] = []
+    for rank, item in enumerate(results, start=1):
+        if not isinstance(item, dict):
+            continue
+        row = make_row(
+            INFO.name, rank, item.get("url"), item.get("title"), item.get("snippet") or item.get("content")
+        )
+        if row:
+            rows.append(row)
+    return rows

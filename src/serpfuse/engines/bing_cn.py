@@ -1,0 +1,35 @@
+"""Bing China (cn.bing.com): the same page layout as Bing, the index that answers Chinese sources (keyless)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ..models import EngineRow
+from . import bing
+from .base import EngineInfo, EngineQuery, RequestSpec
+
+INFO = EngineInfo(
+    name="bing-cn",
+    website="https://cn.bing.com",
+    tier="primary",
+    region="cjk",
+    kind="html",
+    needs_key=False,
+    time_range_support=True,
+    date_range_support=True,
+    rows_per_request=20,
+    group="bing",
+)
+
+URL = "https://cn.bing.com/search"
+DEFAULT_COUNTRY = "cn"
+
+
+def build_request(q: EngineQuery) -> RequestSpec | None:
+    if not q.language and not q.region:
+        q = EngineQuery(**{**q.__dict__, "language": "zh", "region": DEFAULT_COUNTRY})
+    return bing.request_for(URL, q, DEFAULT_COUNTRY)
+
+
+def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) -> list[EngineRow]:
+    return bing.parse_rows(INFO.name, status, headers, body)

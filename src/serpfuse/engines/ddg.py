@@ -1,0 +1,93 @@
+"""DuckDuckGo's no-JavaScript HTML endpoint (keyless).
+
+POST https://html.duckduckgo.com/html/ with form fields ``q``, ``b`` (empty), ``kl`` (region, ``wt-wt`` for
+none) and ``df`` (d/w/m/y). A 202 status or the anomaly/challenge markers mean the bot blocker answered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ..models import EngineRow
+from .base import (
+    ChallengeDetected,
+    EngineInfo,
+    EngineQuery,
+    RequestSpec,
+    check_status,
+    html_tree,
+    make_row,
+    node_text,
+    split_locale,
+)
+
+INFO = EngineInfo(
+    name="ddg",
+    website="https://duckduckgo.com",
+    tier="primary",
+    region="global",
+    kind="html",
+    needs_key=False,
+    time_range_support=True,
+    rows_per_request=10,
+    group="bing",
+)
+
+URL = "https://html.duckduckgo.com/html/"
+TIME_RANGE = {"day": "d", "week": "w", "month": "m", "year": "y"}
+NO_REGION = "wt-wt"
+
+# The bot blocker: a 202, an anomaly modal (with its script), or a challenge form.
+CHALLENGE_STATUS = 202
+CHALLENGE_MARKERS = (b"anomaly-modal", b"anomaly.js", b"challenge-form")
+
+RESULTS = "div#links div.result"
+AD_CLASS = "result--ad"
+TITLE_LINK = "h2 a.result__a, a.result__a"
+SNIPPET = ".result__snippet"
+NO_RESULTS = "div.no-results"
+
+
+def _kl(q: EngineQuery) -> str:
+    country, lang = split_locale(q.region, q.language)
+    if country and lang:
+        return f"{country}-{lang}"
+    return NO_REGION
+
+
+def build_request(q: EngineQuery) -> RequestSpec | None:
+    if q.date_from or q.date_to:
+        return None  # df takes only d/w/m/y here
+    form = {"q": q.text, "b": "", "kl": _kl(q)}
+    cookies = {"kl": form["kl"]}
+    if q.time_range:
+        form["df"] = cookies["df"] = TIME_RANGE[q.time_range]
+    return RequestSpec(
+        method="POST",
+        url=q.base_url or URL,
+        data=form,
+        headers={"Referer": "https://html.duckduckgo.com/"},
+        cookies=cookies,
+    )
+
+
+def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) -> list[EngineRow]:
+    if status == CHALLENGE_STATUS or any(marker in body for marker in CHALLENGE_MARKERS):
+        raise ChallengeDetected("DuckDuckGo bot challenge")
+    check_status(status, headers, body)
+    tree = html_tree(body, headers)
+    rows: list[EngineRow] = []
+    rank = 0
+    for item in tree.css(RESULTS):
+        if AD_CLASS in (item.attributes.get("class") or ""):
+            continue  # ads are not part of the organic ranking: they use up no rank
+        rank += 1
+        link = item.css_first(TITLE_LINK)
+        if link is None:
+            continue
+        row = make_row(
+            INFO.name, rank, link.attributes.get("href"), node_text(link), node_text(item.css_first(SNIPPET))
+        )
+        if row:
+            rows.append(row)
+    return rows

@@ -1,0 +1,107 @@
+"""Exa search API (keyed: header x-api-key). Neural/keyword search with published dates.
+
+POST https://api.exa.ai/search {query, type: "auto", numResults, contents: {highlights: {maxCharacters: 300}}}.
+``contents`` is always sent: without it Exa returns up to 10,000 characters of text per row, and bills them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+
+from ..models import EngineRow
+from .base import (
+    EngineInfo,
+    EngineQuery,
+    ParseFailure,
+    RequestSpec,
+    check_status,
+    clamp,
+    json_body,
+    make_row,
+    parse_published,
+    range_start,
+)
+
+INFO = EngineInfo(
+    name="exa",
+    website="https://exa.ai",
+    tier="primary",
+    region="both",
+    kind="json",
+    needs_key=True,
+    key_envs=("SERPFUSE_EXA_API_KEY", "EXA_API_KEY"),
+    time_range_support=True,
+    date_range_support=True,
+    rows_per_request=25,
+    group="exa",
+)
+
+URL = "https://api.exa.ai/search"
+HIGHLIGHT_CHARS = 300
+
+
+def _iso_start(day: dt.date) -> str:
+    return f"{day.isoformat()}T00:00:00.000Z"
+
+
+def _iso_end(day: dt.date) -> str:
+    return f"{day.isoformat()}T23:59:59.999Z"
+
+
+def build_request(q: EngineQuery) -> RequestSpec | None:
+    if not q.api_key:
+        return None
+    body: dict = {
+        "query": q.text,
+        "type": "auto",
+        "numResults": clamp(q.limit, 1, INFO.rows_per_request),
+        "contents": {"highlights": {"maxCharacters": HIGHLIGHT_CHARS}},
+    }
+    start = range_start(q.time_range, dt.date.today()) or q.date_from
+    if start:
+        body["startPublishedDate"] = _iso_start(start)
+    if q.date_to:
+        body["endPublishedDate"] = _iso_end(q.date_to)
+    if q.include_domains:
+        body["includeDomains"] = list(q.include_domains)
+    if q.exclude_domains:
+        body["excludeDomains"] = list(q.exclude_domains)
+    headers = {"x-api-key": q.api_key, "Content-Type": "application/json", "Accept": "application/json"}
+    return RequestSpec(method="POST", url=q.base_url or URL, headers=headers, json=body)
+
+
+def _snippet(item: dict) -> str:
+    highlights = item.get("highlights")
+    if isinstance(highlights, list):
+        parts = [h for h in highlights if isinstance(h, str) and h.strip()]
+        if parts:
+            return " … ".join(parts)
+    for key in ("summary", "text"):
+        value = item.get(key)
+        if isinstance(value, str) and value.strip():
+            return value[:HIGHLIGHT_CHARS]
+    return ""
+
+
+def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) -> list[EngineRow]:
+    check_status(status, headers, body)
+    data = json_body(body)
+    results = data.get("results") if isinstance(data, dict) else None
+    if not isinstance(results, list):
+        raise ParseFailure("Exa: no result list in the response")
+    rows: list[EngineRow] = []
+    for rank, item in enumerate(results, start=1):
+        if not isinstance(item, dict):
+            continue
+        row = make_row(
+            INFO.name,
+            rank,
+            item.get("url"),
+            item.get("title"),
+            _snippet(item),
+            parse_published(item.get("publishedDate")),
+        )
+        if row:
+            rows.append(row)
+    return rows

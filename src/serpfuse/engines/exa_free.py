@@ -1,0 +1,186 @@
+"""Exa's keyless MCP endpoint (https://mcp.exa.ai/mcp): Exa's neural index without a key, rate-limited per IP.
+
+One search is one MCP session of three JSON-RPC POSTs: ``initialize``, the ``notifications/initialized``
+notification, then ``tools/call`` of ``web_search_exa`` with ``{query, numResults}`` (at most 10). Replies may be
+plain JSON or a server-sent-events stream whose ``data:`` lines carry the JSON-RPC message. The tool answers with
+text blocks ("Title: ...", "URL: ...", "Published Date: ...", "Highlights:"/"Text: ...") separated by ``---``
+lines; a JSON ``{results: [...]}`` text (older servers) is read too.
+
+This engine is multi-step, so it defines ``run(client, q)`` instead of ``build_request``; ``parse`` reads one
+recorded ``tools/call`` reply (for replays).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ..models import EngineRow
+from .base import (
+    BODY_HEAD_BYTES,
+    EngineClient,
+    EngineError,
+    EngineInfo,
+    EngineQuery,
+    ParseFailure,
+    RequestSpec,
+    check_status,
+    clamp,
+    classify_http,
+    decode_body,
+    header,
+    make_row,
+    parse_published,
+)
+
+INFO = EngineInfo(
+    name="exa-free",
+    website="https://exa.ai",
+    tier="primary",
+    region="both",
+    kind="mcp",
+    needs_key=False,
+    rows_per_request=10,
+    timeout_s=25.0,
+    group="exa",
+)
+
+URL = "https://mcp.exa.ai/mcp"
+PROTOCOL_VERSION = "2025-03-26"
+TOOL = "web_search_exa"
+CLIENT_INFO = {"name": "serpfuse", "version": "0.1"}
+HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+SESSION_HEADER = "Mcp-Session-Id"
+SNIPPET_CHARS = 300
+
+BLOCK_SEPARATOR = re.compile(r"^\s*-{3,}\s*$", re.MULTILINE)
+FIELD = re.compile(
+    r"^(Title|URL|Published Date|Published|Author|Highlights|Text|Summary):[ \t]*(.*)$", re.MULTILINE
+)
+SNIPPET_FIELDS = ("Highlights", "Summary", "Text")
+
+_ids = itertools.count(1)
+
+
+def _rpc(method: str, params: dict[str, Any], *, notification: bool = False) -> dict[str, Any]:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
+    if not notification:
+        message["id"] = next(_ids)
+    return message
+
+
+def _spec(q: EngineQuery, message: dict[str, Any], session: str | None) -> RequestSpec:
+    headers = dict(HEADERS)
+    if session:
+        headers[SESSION_HEADER] = session
+    return RequestSpec(method="POST", url=q.base_url or URL, headers=headers, json=message)
+
+
+def tool_call(q: EngineQuery) -> dict[str, Any]:
+    arguments = {"query": q.text, "numResults": clamp(q.limit, 1, INFO.rows_per_request)}
+    return _rpc("tools/call", {"name": TOOL, "arguments": arguments})
+
+
+def rpc_message(headers: Mapping[str, str], body: bytes) -> dict[str, Any]:
+    """The JSON-RPC message of a reply, plain JSON or SSE (the last ``data:`` event that is a reply)."""
+    text = decode_body(body, headers).strip()
+    candidates = [text]
+    if "text/event-stream" in (header(headers, "content-type") or "") or text.startswith(("event:", "data:")):
+        events = re.split(r"\r?\n\r?\n", text)
+        candidates = [
+            "\n".join(ln[5:].lstrip() for ln in ev.splitlines() if ln.startswith("data:")) for ev in events
+        ]
+    for candidate in reversed(candidates):
+        try:
+            message = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(message, dict) and ("result" in message or "error" in message):
+            return message
+    raise ParseFailure("Exa MCP: no JSON-RPC reply in the response")
+
+
+def _field_blocks(text: str) -> list[dict[str, str]]:
+    blocks = []
+    for chunk in BLOCK_SEPARATOR.split(text):
+        fields: dict[str, str] = {}
+        matches = list(FIELD.finditer(chunk))
+        for m, nxt in zip(matches, [*matches[1:], None], strict=True):
+            end = nxt.start() if nxt else len(chunk)
+            # A multi-line field (Highlights, Text) runs until the next field.
+            fields.setdefault(m.group(1), (m.group(2) + chunk[m.end() : end]).strip())
+        if fields:
+            blocks.append(fields)
+    return blocks
+
+
+def parse_text(text: str) -> list[EngineRow]:
+    """Rows of the ``web_search_exa`` tool text; rank counts every block, usable or not."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict) and isinstance(data.get("results"), list):
+        items = [
+            {
+                "Title": r.get("title"),
+                "URL": r.get("url"),
+                "Published Date": r.get("publishedDate"),
+                "Text": " … ".join(r.get("highlights") or []) or r.get("text"),
+            }
+            for r in data["results"]
+            if isinstance(r, dict)
+        ]
+    else:
+        items = [b for b in _field_blocks(text) if "URL" in b or "Title" in b]
+    rows: list[EngineRow] = []
+    for rank, item in enumerate(items, start=1):
+        snippet = next((item[k] for k in SNIPPET_FIELDS if isinstance(item.get(k), str) and item[k]), "")
+        published = parse_published(item.get("Published Date") or item.get("Published"))
+        row = make_row(
+            INFO.name, rank, item.get("URL"), item.get("Title"), snippet[:SNIPPET_CHARS], published
+        )
+        if row:
+            rows.append(row)
+    return rows
+
+
+def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) -> list[EngineRow]:
+    """Rows of one ``tools/call`` reply."""
+    check_status(status, headers, body)
+    message = rpc_message(headers, body)
+    if "error" in message:
+        raise EngineError("Exa MCP returned a JSON-RPC error")
+    result = message.get("result")
+    if not isinstance(result, dict):
+        raise ParseFailure("Exa MCP: reply without a result")
+    if result.get("isError"):
+        raise EngineError("Exa MCP tool reported an error")
+    content = result.get("content")
+    if not isinstance(content, list):
+        raise ParseFailure("Exa MCP: result without content")
+    text = "\n".join(c.get("text", "") for c in content if isinstance(c, dict) and c.get("type") == "text")
+    return parse_text(text) if text.strip() else []
+
+
+async def run(client: EngineClient, q: EngineQuery) -> list[EngineRow]:
+    init = _rpc(
+        "initialize", {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": CLIENT_INFO}
+    )
+    status, headers, body = await client.send(_spec(q, init, None))
+    check_status(status, headers, body)
+    if "error" in rpc_message(headers, body):
+        raise EngineError("Exa MCP refused to initialize")
+    session = header(headers, SESSION_HEADER)
+    # The notification's reply is an empty 202; only a rate limit or a block there is worth acting on.
+    status, headers, body = await client.send(
+        _spec(q, _rpc("notifications/initialized", {}, notification=True), session)
+    )
+    error = classify_http(status, headers, body[:BODY_HEAD_BYTES])
+    if error is not None and error.status != "error":
+        raise error
+    status, headers, body = await client.send(_spec(q, tool_call(q), session))
+    return parse(status, headers, body, q)

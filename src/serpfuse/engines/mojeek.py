@@ -1,0 +1,90 @@
+"""Mojeek, an independent crawler-based index (keyless).
+
+GET https://www.mojeek.com/search?q=...; ``since=YYYYMMDD`` filters by date. Never send ``s=0`` on page 1: it
+trips Mojeek's rate limiter. Language and region go in the ``lb`` and ``arc`` cookies.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+
+from ..models import EngineRow
+from .base import (
+    ChallengeDetected,
+    EngineInfo,
+    EngineQuery,
+    RequestSpec,
+    check_status,
+    html_tree,
+    make_row,
+    node_text,
+    parse_published,
+    range_start,
+    split_locale,
+)
+
+INFO = EngineInfo(
+    name="mojeek",
+    website="https://www.mojeek.com",
+    tier="fallback",
+    region="global",
+    kind="html",
+    needs_key=False,
+    time_range_support=True,
+    rows_per_request=10,
+)
+
+URL = "https://www.mojeek.com/search"
+# Mojeek's block page ("... appears to be sending automated queries"); a 403 is caught by classify_http.
+CHALLENGE_MARKERS = (b"sending automated queries",)
+
+RESULTS = "ul.results-standard > li"
+TITLE_LINK = "h2 a, a.title"
+URL_LINK = "a.ob"
+SNIPPET = "p.s"
+DATE = "span.mdate, time"
+
+
+def build_request(q: EngineQuery) -> RequestSpec | None:
+    if q.date_to:
+        return None  # Mojeek has a "since" but no "until"
+    params = {"q": q.text}
+    since = range_start(q.time_range, dt.date.today()) or q.date_from
+    if since:
+        params["since"] = since.strftime("%Y%m%d")
+    country, lang = split_locale(q.region, q.language)
+    cookies = {}
+    if lang:
+        cookies["lb"] = lang
+    if country:
+        cookies["arc"] = country
+    return RequestSpec(method="GET", url=q.base_url or URL, params=params, cookies=cookies or None)
+
+
+def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) -> list[EngineRow]:
+    check_status(status, headers, body)
+    if any(marker in body for marker in CHALLENGE_MARKERS):
+        raise ChallengeDetected("Mojeek bot check")
+    tree = html_tree(body, headers)
+    rows: list[EngineRow] = []
+    for rank, item in enumerate(tree.css(RESULTS), start=1):
+        title = item.css_first(TITLE_LINK)
+        link = item.css_first(URL_LINK) or title
+        if link is None:
+            continue
+        date_node = item.css_first(DATE)
+        published = None
+        if date_node is not None:
+            published = parse_published(date_node.attributes.get("datetime") or node_text(date_node))
+        row = make_row(
+            INFO.name,
+            rank,
+            link.attributes.get("href"),
+            node_text(title),
+            node_text(item.css_first(SNIPPET)),
+            published,
+        )
+        if row:
+            rows.append(row)
+    return rows

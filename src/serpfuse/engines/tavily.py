@@ -1,0 +1,88 @@
+"""Tavily search API (keyed: Authorization Bearer). Built for agents; native domain filters.
+
+POST https://api.tavily.com/search {query, search_depth: "basic", max_results, include_answer: false,
+include_raw_content: false, time_range | start_date/end_date, include_domains, exclude_domains}. The API answers
+400 when ``time_range`` and a date are both sent, so a request carries one or the other, never both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ..models import EngineRow
+from .base import (
+    EngineInfo,
+    EngineQuery,
+    ParseFailure,
+    RequestSpec,
+    check_status,
+    clamp,
+    json_body,
+    make_row,
+    parse_published,
+)
+
+INFO = EngineInfo(
+    name="tavily",
+    website="https://tavily.com",
+    tier="primary",
+    region="both",
+    kind="json",
+    needs_key=True,
+    key_envs=("SERPFUSE_TAVILY_API_KEY", "TAVILY_API_KEY"),
+    time_range_support=True,
+    date_range_support=True,
+    rows_per_request=20,
+)
+
+URL = "https://api.tavily.com/search"
+MAX_INCLUDE_DOMAINS = 300
+MAX_EXCLUDE_DOMAINS = 150
+
+
+def build_request(q: EngineQuery) -> RequestSpec | None:
+    if not q.api_key:
+        return None
+    body: dict = {
+        "query": q.text,
+        "search_depth": "basic",
+        "max_results": clamp(q.limit, 1, INFO.rows_per_request),
+        "include_answer": False,
+        "include_raw_content": False,
+    }
+    if q.time_range:
+        body["time_range"] = q.time_range  # the relative range wins over dates: both would be a 400
+    else:
+        if q.date_from:
+            body["start_date"] = q.date_from.isoformat()
+        if q.date_to:
+            body["end_date"] = q.date_to.isoformat()
+    if q.include_domains:
+        body["include_domains"] = list(q.include_domains[:MAX_INCLUDE_DOMAINS])
+    if q.exclude_domains:
+        body["exclude_domains"] = list(q.exclude_domains[:MAX_EXCLUDE_DOMAINS])
+    headers = {"Authorization": f"Bearer {q.api_key}", "Content-Type": "application/json"}
+    return RequestSpec(method="POST", url=q.base_url or URL, headers=headers, json=body)
+
+
+def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) -> list[EngineRow]:
+    check_status(status, headers, body)
+    data = json_body(body)
+    results = data.get("results") if isinstance(data, dict) else None
+    if not isinstance(results, list):
+        raise ParseFailure("Tavily: no result list in the response")
+    rows: list[EngineRow] = []
+    for rank, item in enumerate(results, start=1):
+        if not isinstance(item, dict):
+            continue
+        row = make_row(
+            INFO.name,
+            rank,
+            item.get("url"),
+            item.get("title"),
+            item.get("content"),
+            parse_published(item.get("published_date")),
+        )
+        if row:
+            rows.append(row)
+    return rows
