@@ -1,0 +1,326 @@
+"""The live source: each ``ask`` is one real engine call, and every way it can fail becomes a status.
+
+One call goes: availability (key, base URL, time-range support, cooldown) -> ``EngineQuery`` -> the engine's
+rate-limit queue -> ``build_request`` -> ``Transport.send`` -> ``classify_http`` -> ``parse`` -> cooldown
+bookkeeping -> ``EngineAnswer``. The whole call, queue included, runs under the engine's timeout; the fan-out's
+overall deadline cancels it from outside, and cancellation is never swallowed (nothing is left running).
+
+Keys: every text that leaves here (reason, log line, rows) goes through ``KeyStore.mask``; a non-2xx body is
+never read for engines that can put credentials in one (AnySearch's 402 can carry generated credentials).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import Callable, Iterable, Mapping
+from types import ModuleType
+from typing import Any
+
+from ..cooldown import CooldownState, CooldownStore, InMemoryCooldownStore
+from ..engines.base import EngineError, EngineQuery, EngineTimeout, ParseFailure, RateLimited, classify_http
+from ..models import EngineAnswer, EngineRow, SearchRequest
+from ..ratelimit import QueueTooLong, RateLimiter
+from ..secrets import KeysFileError, KeyStore
+from ..transport import BODY_HEAD_BYTES, DEFAULT_TIMEOUT_S, HttpResponse, ImpersonationUnavailable, Transport
+from .base import EngineSlot, SourceError
+
+log = logging.getLogger(__name__)
+
+# Called with (engine, variant, response) for every HTTP response an engine receives: `serpfuse record`.
+ResponseHook = Callable[[str, str, HttpResponse], None]
+
+PROXY_ENV = "SERPFUSE_PROXY"
+IMPERSONATE_ENV = "SERPFUSE_IMPERSONATE"
+ROWS_WANTED = 10  # rows asked of each engine: fusion needs more candidates than the ~8 it returns
+# Backstop for the engine flag READ_ERROR_BODY = False: AnySearch's 402 body can hold generated credentials.
+NEVER_READ_ERROR_BODY = frozenset({"anysearch"})
+
+
+def _registry_modules(names: Iterable[str] | None) -> dict[str, ModuleType]:
+    from ..engines import ENGINES, get_engine
+
+    if names is None:
+        return dict(ENGINES)
+    return {name: get_engine(name) for name in names}
+
+
+def _modules_of(
+    engines: Iterable[str | ModuleType] | Mapping[str, ModuleType] | None,
+) -> dict[str, ModuleType]:
+    if isinstance(engines, Mapping):
+        return dict(engines)
+    if engines is None:
+        return _registry_modules(None)
+    items = list(engines)
+    out = _registry_modules([e for e in items if isinstance(e, str)])
+    for item in items:
+        if not isinstance(item, str):
+            out[item.INFO.name] = item
+    return {
+        name: out[name] for name in dict.fromkeys(e if isinstance(e, str) else e.INFO.name for e in items)
+    }
+
+
+def reads_error_body(module: ModuleType) -> bool:
+    if module.INFO.name in NEVER_READ_ERROR_BODY:
+        return False
+    return bool(getattr(module, "READ_ERROR_BODY", getattr(module.INFO, "read_error_body", True)))
+
+
+def _truthy(value: str | None) -> bool:
+    return (value or "").strip().lower() in ("1", "true", "yes", "on")
+
+
+class LiveSource:
+    """A ``Source`` over the real engines (or any engine modules given in ``engines``)."""
+
+    name = "live"
+
+    def __init__(
+        self,
+        keys: KeyStore,
+        cooldowns: CooldownStore,
+        transport: Transport,
+        engines: Iterable[str | ModuleType] | Mapping[str, ModuleType] | None = None,
+        base_urls: Mapping[str, str] | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        *,
+        rate_limiter: RateLimiter | None = None,
+        on_response: ResponseHook | None = None,
+        env: Mapping[str, str] | None = None,
+        clock: Callable[[], float] = time.time,
+        owns_transport: bool = False,
+    ) -> None:
+        self.keys = keys
+        self.cooldowns = cooldowns
+        self.transport = transport
+        self.modules = _modules_of(engines)
+        self.timeout_s = timeout_s
+        self.rate_limiter = rate_limiter or RateLimiter()
+        self.on_response = on_response
+        self._base_urls = dict(base_urls or {})
+        self._env = os.environ if env is None else env
+        self._clock = clock
+        self._owns_transport = owns_transport
+        # Sync mirror of the cooldown store for slots(); ask() re-checks the (possibly shared) store itself.
+        self._cooling: dict[str, CooldownState] = {}
+
+    @classmethod
+    def from_environment(
+        cls,
+        *,
+        engines: Iterable[str] | None = None,
+        proxy: str | None = None,
+        impersonate: bool | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        cooldowns: CooldownStore | None = None,
+        **options: Any,
+    ) -> LiveSource:
+        """Keys from env/keys file, proxy from ``$SERPFUSE_PROXY``, impersonation from ``$SERPFUSE_IMPERSONATE``.
+
+        Raises ``SourceError`` (a one-line message) for an unusable keys file or a missing curl_cffi.
+        """
+        try:
+            keys = KeyStore()
+            transport = Transport(
+                proxy=proxy or os.environ.get(PROXY_ENV) or None,
+                impersonate=_truthy(os.environ.get(IMPERSONATE_ENV)) if impersonate is None else impersonate,
+            )
+        except (KeysFileError, ImpersonationUnavailable) as exc:
+            raise SourceError(str(exc)) from None
+        return cls(
+            keys,
+            cooldowns or InMemoryCooldownStore(),
+            transport,
+            engines=engines,
+            timeout_s=timeout_s,
+            owns_transport=True,
+            **options,
+        )
+
+    def __repr__(self) -> str:
+        return f"LiveSource(engines={list(self.modules)!r}, timeout_s={self.timeout_s})"
+
+    async def aclose(self) -> None:
+        if self._owns_transport:
+            await self.transport.aclose()
+
+    # --- availability ------------------------------------------------------------------------------------
+
+    def base_url(self, engine: str) -> str | None:
+        if engine in self._base_urls:
+            return self._base_urls[engine]
+        module = self.modules.get(engine)
+        for name in getattr(module.INFO, "base_url_envs", ()) if module else ():
+            if self._env.get(name, "").strip():
+                return self._env[name].strip()
+        return None
+
+    def _static_reason(self, module: ModuleType, request: SearchRequest) -> str | None:
+        """Why this engine cannot serve this request whatever its cooldown, or None."""
+        info = module.INFO
+        if info.needs_key and not self.keys.get(info.name):
+            return f"no API key ({self.keys.hint(info.name)})"
+        if info.needs_base_url and not self.base_url(info.name):
+            envs = info.base_url_envs
+            return f"no base URL (set {envs[0]})" if envs else "no base URL configured"
+        if request.time_range and not info.time_range_support:
+            return "cannot filter by time range"
+        if (request.date_from or request.date_to) and not info.date_range_support:
+            return "cannot filter by date range"
+        return None
+
+    def _cooling_state(self, engine: str) -> CooldownState | None:
+        state = self._cooling.get(engine)
+        if state is not None and not state.active(self._clock()):
+            del self._cooling[engine]
+            return None
+        return state
+
+    def slots(self, request: SearchRequest) -> list[EngineSlot]:
+        out = []
+        for name, module in self.modules.items():
+            reason = self._static_reason(module, request)
+            if reason is None and (state := self._cooling_state(name)) is not None:
+                reason = state.describe(self._clock())
+            info = module.INFO
+            out.append(
+                EngineSlot(
+                    name=name,
+                    tier=info.tier,
+                    region=info.region,
+                    available=reason is None,
+                    unavailable_reason=reason,
+                )
+            )
+        return out
+
+    async def refresh(self) -> None:
+        """Pull every engine's cooldown from the store into the mirror ``slots()`` reads (for shared stores)."""
+        for name in self.modules:
+            state = await self.cooldowns.get(name)
+            if state is None:
+                self._cooling.pop(name, None)
+            else:
+                self._cooling[name] = state
+
+    # --- one call ----------------------------------------------------------------------------------------
+
+    def _query(self, module: ModuleType, variant: str, request: SearchRequest) -> EngineQuery:
+        info = module.INFO
+        wants_key = info.needs_key or getattr(info, "accepts_key", False)
+        return EngineQuery(
+            text=variant or request.query,
+            limit=max(1, min(info.rows_per_request, max(request.limit, ROWS_WANTED))),
+            time_range=request.time_range,
+            date_from=request.date_from,
+            date_to=request.date_to,
+            region=request.region,
+            language=request.language,
+            include_domains=tuple(request.include_domains),
+            exclude_domains=tuple(request.exclude_domains),
+            api_key=self.keys.get(info.name) if wants_key else None,
+            base_url=self.base_url(info.name),
+        )
+
+    def _timeout_for(self, module: ModuleType) -> float:
+        return min(float(module.INFO.timeout_s or self.timeout_s), self.timeout_s)
+
+    async def ask(self, engine: str, variant: str, request: SearchRequest) -> EngineAnswer:
+        started = time.monotonic()
+        module = self.modules.get(engine)
+        if module is None:
+            return EngineAnswer(engine=engine, status="skipped", variant=variant, reason="unknown engine")
+        tier = module.INFO.tier
+
+        def answer(status: str, **fields: Any) -> EngineAnswer:
+            latency_ms = round((time.monotonic() - started) * 1000, 1)
+            return EngineAnswer(
+                engine=engine, status=status, variant=variant, tier=tier, latency_ms=latency_ms, **fields
+            )
+
+        reason = self._static_reason(module, request)
+        if reason is not None:
+            return answer("skipped", reason=reason)
+        state = await self.cooldowns.get(engine)
+        if state is not None:
+            self._cooling[engine] = state
+            return answer("skipped", reason=state.describe(self._clock()))
+
+        timeout_s = self._timeout_for(module)
+        error: EngineError | None = None
+        try:
+            async with asyncio.timeout(timeout_s):
+                await self.rate_limiter.wait_turn(engine, module.INFO.min_interval_s, max_wait_s=timeout_s)
+                rows = await self._call(
+                    module, variant, self._query(module, variant, request), started + timeout_s
+                )
+        except QueueTooLong:
+            # Our own queue, not the engine's fault: no cooldown.
+            return answer("timeout", reason="rate-limit queue is longer than the engine's timeout")
+        except NothingToSend:
+            return answer("skipped", reason="the engine cannot serve this query")
+        except TimeoutError:
+            error = EngineTimeout(f"no answer within {timeout_s:g} s")
+        except EngineError as exc:
+            error = exc
+        except Exception as exc:  # a parser bug must not take the search down; its text may quote the body
+            error = ParseFailure(f"parser failed: {type(exc).__name__}")
+
+        if error is not None:
+            new_state = await self.cooldowns.record_failure(engine, error)
+            self._cooling[engine] = new_state
+            safe_reason = self.keys.mask(error.message)
+            log.info("%s: %s: %s", engine, error.status, safe_reason)
+            retry_after = error.retry_after_s if isinstance(error, RateLimited) else None
+            return answer(error.status, reason=safe_reason, retry_after_s=retry_after)
+
+        await self.cooldowns.record_success(engine)
+        self._cooling.pop(engine, None)
+        rows = [self._safe_row(row, variant) for row in rows]
+        return answer("ok" if rows else "empty", rows=rows)
+
+    async def _call(
+        self, module: ModuleType, variant: str, q: EngineQuery, deadline: float
+    ) -> list[EngineRow]:
+        info = module.INFO
+        hook = self.on_response
+        options = {
+            "timeout_s": max(0.001, deadline - time.monotonic()),
+            "read_error_body": reads_error_body(module),
+            "browser": info.kind == "html",
+            # Keyless HTML pages redirect routinely; keyed APIs must not carry their key header to another host.
+            "follow_redirects": info.kind == "html",
+        }
+        run = getattr(module, "run", None)
+        if run is not None:
+            client = self.transport.bind(**options)
+            if hook is not None:
+                client.on_response = lambda response: hook(info.name, variant, response)
+            return list(await run(client, q))
+        spec = module.build_request(q)
+        if spec is None:
+            raise NothingToSend()
+        response = await self.transport.send(spec, **options)
+        if hook is not None:
+            hook(info.name, variant, response)
+        error = classify_http(response.status, response.headers, response.body[:BODY_HEAD_BYTES])
+        if error is not None:
+            raise error
+        return list(module.parse(response.status, response.headers, response.body, q))
+
+    def _safe_row(self, row: EngineRow, variant: str) -> EngineRow:
+        update: dict[str, Any] = {"variant": variant}
+        for name in ("url", "title", "snippet"):
+            value = getattr(row, name)
+            masked = self.keys.mask(value)
+            if masked != value:
+                update[name] = masked
+        return row.model_copy(update=update)
+
+
+class NothingToSend(Exception):
+    """``build_request`` returned None: the engine cannot express this query (SearXNG's ``url = None``)."""
