@@ -7,6 +7,7 @@ import math
 import pytest
 
 from serpfuse.bench import metrics as m
+from serpfuse.bench.stats import paired_bootstrap, sweep
 
 RANKED = ["a", "b", "c", "d", "e"]
 QRELS = {"a": 0, "b": 2, "d": 1, "z": 1}  # c and e unjudged; z relevant but never retrieved
@@ -69,3 +70,53 @@ def test_kept_counts_baseline_relevant_rows_that_stay():
     assert m.kept(baseline, ["d", "x", "b"], QRELS, 3) == (2, 2)
     assert m.kept(baseline, ["d", "x", "y"], QRELS, 2) == (0, 1)  # only b is in the baseline's top 2
     assert m.kept(["a"], ["b"], QRELS, 8) == (0, 0)
+
+
+# --- stats ---------------------------------------------------------------------------------------------------
+
+
+def test_bootstrap_is_reproducible_and_brackets_the_mean():
+    a = [0.1 * (i % 7) for i in range(40)]
+    b = [x + 0.05 + 0.02 * ((i % 3) - 1) for i, x in enumerate(a)]
+    first = paired_bootstrap(a, b)
+    assert first == paired_bootstrap(a, b)  # fixed seed
+    assert first.resamples == 10_000 and first.n == 40
+    assert first.low <= first.delta <= first.high
+    assert first.delta == pytest.approx(0.05 + 0.02 * (13 - 14) / 40)  # i % 3 is 0 fourteen times, 2 thirteen
+    assert first.excludes_zero and first.wins > first.losses
+
+
+def test_bootstrap_of_a_noisy_zero_delta_touches_zero():
+    a = [0.0, 1.0] * 10
+    b = [1.0, 0.0] * 10
+    iv = paired_bootstrap(a, b)
+    assert iv.delta == 0.0 and iv.low < 0 < iv.high and not iv.excludes_zero
+
+
+def test_bootstrap_of_identical_runs_is_a_point():
+    iv = paired_bootstrap([0.3, 0.7], [0.3, 0.7])
+    assert (iv.low, iv.delta, iv.high) == (0.0, 0.0, 0.0)
+    with pytest.raises(ValueError):
+        paired_bootstrap([1.0], [1.0, 2.0])
+
+
+def test_sweep_marginals_and_best_point():
+    # metric = x + 10*y per query, two queries; y has the larger effect
+    def evaluate(point):
+        return [point["x"] + 10 * point["y"], point["x"] + 10 * point["y"] + 1]
+
+    calls = []
+    result = sweep({"x": [1, 2], "y": [0, 1]}, {"x": 1, "y": 0}, evaluate, on_point=calls.append)
+    assert len(result.points) == 4 and len(calls) == 4  # the default (also a grid point) runs once
+    marginal = {(mg.knob, mg.value): mg.mean for mg in result.marginals}
+    assert marginal[("x", 1)] == pytest.approx(((1 + 0.5) + (11 + 0.5)) / 2)
+    assert marginal[("y", 1)] - marginal[("y", 0)] == pytest.approx(10)
+    assert result.best == {"x": 2, "y": 1}
+    assert result.default_mean == pytest.approx(1.5)
+    assert result.best_vs_default.delta == pytest.approx(11)
+    assert [mg.is_default for mg in result.marginals] == [True, False, True, False]
+
+
+def test_sweep_needs_a_default_for_every_knob():
+    with pytest.raises(ValueError, match="z"):
+        sweep({"z": [1]}, {}, lambda p: [0.0])
