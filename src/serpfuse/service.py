@@ -1,0 +1,303 @@
+"""The search service every interface shares: settings + source + result cache + cooldown store + metrics.
+
+The MCP server, the HTTP API and ``cached_search`` (the CLI's entry) all search through ``SearchService.search``,
+so they share one cache policy and one view of the engines' cooldowns. With ``redis_url`` set, the cache and the
+cooldowns live in Redis and every process pointing at it shares them.
+
+Cooldowns are applied here as well as inside the live source: before each search the service reads every
+engine's state from the store and marks cooling engines unavailable, so an engine put in cooldown by another
+process is skipped, and the replay source behaves like the live one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any, Literal
+
+from .cache import RedisResultCache, ResultCache, SqliteResultCache, cache_key
+from .config import RankingConfig
+from .cooldown import CooldownStore, InMemoryCooldownStore
+from .metrics import Metrics
+from .models import EngineReport, Model, SearchRequest, SearchResponse
+from .pipeline import search as run_pipeline
+from .rankers import get_ranker
+from .settings import ConfigError, Settings
+from .sources.base import EngineSlot, Source
+from .sources.replay import ReplaySource
+
+# A response some engine failed on is kept briefly: the engine may be back in a minute.
+DEGRADED_TTL_S = 120.0
+_FAILED = {"error", "timeout", "rate-limited", "challenge"}
+
+
+class QueryTooLong(ValueError):
+    def __init__(self, length: int, limit: int) -> None:
+        super().__init__(f"query is {length} characters long; the limit is {limit}")
+
+
+class EngineHealth(Model):
+    """One engine as ``engine_status`` reports it. Key status only, never a key."""
+
+    engine: str
+    available: bool
+    state: Literal["ready", "cooling down", "unavailable"]
+    reason: str | None = None
+    tier: str | None = None
+    region: str | None = None
+    key: str | None = None  # configured | missing | not needed; None for a replay source
+    cooldown_remaining_s: float | None = None
+    cooldown_failures: int | None = None
+    last_status: str | None = None  # what this process saw on its last search
+    last_latency_ms: float | None = None
+
+
+class _CooldownGate:
+    """One search's view of a source: engines cooling down in the (maybe shared) store are unavailable."""
+
+    def __init__(self, inner: Source, cooling: Mapping[str, str]) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self._cooling = dict(cooling)
+
+    def slots(self, request: SearchRequest) -> list[EngineSlot]:
+        out = []
+        for slot in self.inner.slots(request):
+            reason = self._cooling.get(slot.name)
+            if slot.available and reason:
+                slot = replace(slot, available=False, unavailable_reason=reason)
+            out.append(slot)
+        return out
+
+    async def ask(self, engine: str, variant: str, request: SearchRequest):
+        return await self.inner.ask(engine, variant, request)
+
+    async def aclose(self) -> None:
+        return None  # the service owns the inner source
+
+
+def source_identity(source: Source) -> str:
+    """What the cache key says about where answers come from: a recording (and its version) or the live engines."""
+    if isinstance(source, ReplaySource):
+        path = source.path.resolve()
+        try:
+            st = path.stat()
+            version = f"{st.st_mtime_ns}:{st.st_size}"
+        except OSError:
+            version = "?"
+        return f"replay:{path}:{version}"
+    modules = getattr(source, "modules", None)
+    if isinstance(modules, Mapping):
+        return f"{source.name}:{','.join(sorted(modules))}"
+    return source.name
+
+
+def open_source(settings: Settings, cooldowns: CooldownStore) -> Source:
+    """The replay source when ``settings.replay`` is set, else the live engines. Raises SourceError."""
+    if settings.replay:
+        return ReplaySource(settings.replay)
+    from .sources.live import LiveSource  # late: replay needs no HTTP stack
+
+    return LiveSource.from_environment(
+        proxy=settings.proxy,
+        impersonate=settings.impersonate,
+        timeout_s=settings.timeout_s,
+        cooldowns=cooldowns,
+    )
+
+
+class SearchService:
+    def __init__(
+        self,
+        settings: Settings,
+        source: Source,
+        *,
+        cache: ResultCache | None = None,
+        cooldowns: CooldownStore | None = None,
+        metrics: Metrics | None = None,
+        redis: Any = None,
+        owns_source: bool = True,
+    ) -> None:
+        self.settings = settings
+        self.source = source
+        self.cache = cache
+        self.cooldowns = cooldowns or InMemoryCooldownStore()
+        self.metrics = metrics or Metrics()
+        self.config: RankingConfig = settings.ranking_config
+        self.identity = source_identity(source)
+        self._redis = redis
+        self._owns_source = owns_source
+        self._last_seen: dict[str, EngineReport] = {}
+
+    def __repr__(self) -> str:
+        return f"SearchService(source={self.identity!r}, cache={self.cache!r}, cooldowns={self.cooldowns!r})"
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: Settings,
+        *,
+        use_cache: bool = True,
+        source: Source | None = None,
+        metrics: Metrics | None = None,
+    ) -> SearchService:
+        """Build the whole service. Raises ConfigError or SourceError (one-line messages)."""
+        redis = None
+        backend = settings.cache_backend if use_cache else "off"
+        if backend == "redis" and not settings.redis_url:
+            raise ConfigError(
+                "cache = redis needs redis_url (--redis redis://host:6379/0 or SERPFUSE_REDIS_URL)"
+            )
+        if settings.redis_url:
+            from .redis_store import RedisCooldownStore, redis_client
+
+            redis = redis_client(settings.redis_url)
+            cooldowns: CooldownStore = RedisCooldownStore(redis)
+        else:
+            cooldowns = InMemoryCooldownStore()
+        cache: ResultCache | None = None
+        if backend == "sqlite":
+            cache = SqliteResultCache(settings.cache_path)
+        elif backend == "redis":
+            cache = RedisResultCache(redis)
+        owns = source is None
+        source = source or open_source(settings, cooldowns)
+        return cls(
+            settings, source, cache=cache, cooldowns=cooldowns, metrics=metrics, redis=redis, owns_source=owns
+        )
+
+    # --- requests ----------------------------------------------------------------------------------------
+
+    def make_request(self, **fields: Any) -> SearchRequest:
+        """A request with this deployment's defaults for what the caller left out (None = left out).
+
+        Raises pydantic's ValidationError or QueryTooLong.
+        """
+        given = {k: v for k, v in fields.items() if v is not None}
+        given.setdefault("limit", self.settings.limit)
+        if self.settings.engines:
+            given.setdefault("engines", self.settings.engines)
+        query = " ".join(str(given.get("query", "")).split())
+        if len(query) > self.settings.max_query_chars:
+            raise QueryTooLong(len(query), self.settings.max_query_chars)
+        return SearchRequest(**given)
+
+    async def _cooling(self, request: SearchRequest) -> dict[str, str]:
+        names = [s.name for s in self.source.slots(request)]
+        states = await asyncio.gather(*(self.cooldowns.get(n) for n in names))
+        now = time.time()
+        return {n: s.describe(now) for n, s in zip(names, states, strict=True) if s is not None}
+
+    async def search(
+        self,
+        request: SearchRequest,
+        *,
+        explain: bool = False,
+        use_cache: bool = True,
+        interface: str = "python",
+    ) -> SearchResponse:
+        """Search, from the cache when it holds this exact request under this exact configuration.
+
+        Raises UnknownStrategy, UnknownEngine or SourceError for input the search cannot serve.
+        """
+        get_ranker(request.strategy or self.config.strategy)  # a bad strategy fails before any lookup
+        cache = self.cache if use_cache else None
+        key = cache_key(request, self.config, self.identity, explain=explain)
+        if cache is not None:
+            hit = await cache.get(key)
+            if hit is not None:
+                self.metrics.observe_cache("hit")
+                self.metrics.observe_search(interface, "cached")
+                return hit
+            self.metrics.observe_cache("miss")
+        else:
+            self.metrics.observe_cache("bypass")
+        gate = _CooldownGate(self.source, await self._cooling(request))
+        response = await run_pipeline(
+            request, source=gate, config=self.config, deadline_s=self.settings.deadline_s, explain=explain
+        )
+        self.metrics.observe_engines(response.engines)
+        self.metrics.observe_search(interface, "results" if response.results else "empty")
+        for report in response.engines:
+            self._last_seen[report.engine] = report
+        if cache is not None and response.results:
+            degraded = any(e.status in _FAILED for e in response.engines)
+            ttl = min(self.settings.cache_ttl_s, DEGRADED_TTL_S) if degraded else self.settings.cache_ttl_s
+            await cache.set(key, response, ttl)
+        return response
+
+    # --- engines -----------------------------------------------------------------------------------------
+
+    def engine_names(self) -> list[str]:
+        if isinstance(self.source, ReplaySource):
+            return sorted({e for rec in self.source.recording.values() for e in rec.engines})
+        modules = getattr(self.source, "modules", None)
+        return list(modules) if isinstance(modules, Mapping) else sorted(self._last_seen)
+
+    async def engine_status(self) -> list[EngineHealth]:
+        """Per engine: ready / cooling down / unavailable (and why), key status, what the last search saw."""
+        names = self.engine_names()
+        states = await asyncio.gather(*(self.cooldowns.get(n) for n in names))
+        modules = getattr(self.source, "modules", None) or {}
+        keys = getattr(self.source, "keys", None)
+        now = time.time()
+        out = []
+        for name, state in zip(names, states, strict=True):
+            info = getattr(modules.get(name), "INFO", None)
+            key_status = keys.status(name) if keys is not None else None
+            static = None
+            if info is not None and info.needs_key and key_status == "missing":
+                static = f"no API key ({keys.hint(name)})"
+            seen = self._last_seen.get(name)
+            if state is not None:
+                kind, reason = "cooling down", state.describe(now)
+            elif static:
+                kind, reason = "unavailable", static
+            else:
+                kind, reason = "ready", None
+            out.append(
+                EngineHealth(
+                    engine=name,
+                    available=kind == "ready",
+                    state=kind,
+                    reason=reason,
+                    tier=info.tier if info else None,
+                    region=info.region if info else None,
+                    key=key_status,
+                    cooldown_remaining_s=round(state.remaining_s(now), 1) if state else None,
+                    cooldown_failures=state.failures if state else None,
+                    last_status=seen.status if seen else None,
+                    last_latency_ms=seen.latency_ms if seen else None,
+                )
+            )
+        return out
+
+    async def ping(self) -> bool:
+        """True when the shared store (if any) answers."""
+        if self._redis is None:
+            return True
+        try:
+            return bool(await self._redis.ping())
+        except Exception:  # any connection failure means "not healthy", never a crash of /healthz
+            return False
+
+    async def aclose(self) -> None:
+        if self._owns_source:
+            await self.source.aclose()
+        if self.cache is not None:
+            await self.cache.aclose()
+        if self._redis is not None:
+            await self._redis.aclose()
+
+
+async def cached_search(
+    request: SearchRequest, *, settings: Settings, explain: bool = False, use_cache: bool = True
+) -> SearchResponse:
+    """One search through the cache (the CLI's entry point); opens and closes its own service."""
+    service = SearchService.from_settings(settings, use_cache=use_cache)
+    try:
+        return await service.search(request, explain=explain, interface="cli")
+    finally:
+        await service.aclose()

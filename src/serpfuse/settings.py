@@ -1,0 +1,273 @@
+"""Every runtime setting in one place: TOML file < environment (``SERPFUSE_*``) < command-line flags.
+
+The file is ``--config PATH`` or ``$SERPFUSE_CONFIG`` when given (it must then exist), else ``serpfuse.toml`` in
+the working directory, else ``serpfuse.toml`` in the user's config directory (platformdirs), else none. Its
+``[ranking]`` table overrides ``RankingConfig`` knobs (``[ranking.rrf] rrf_constant = 30``). A key the model does
+not know, in the file or in ``[ranking]``, is a one-line error: a typo must never be silently ignored.
+Environment variables name fields after the prefix (``SERPFUSE_CACHE_TTL_S``); nested ranking knobs use ``__``
+(``SERPFUSE_RANKING__RRF__RRF_CONSTANT=30``).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import tomllib
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit, urlunsplit
+
+import platformdirs
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    InitSettingsSource,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+from .config import RankingConfig
+from .fanout import DEFAULT_DEADLINE_S
+from .models import DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_CHARS
+from .rankers import available
+
+APP_NAME = "serpfuse"
+CONFIG_ENV = "SERPFUSE_CONFIG"
+CONFIG_FILE_NAME = "serpfuse.toml"
+MASK = "***"
+
+CacheBackend = Literal["sqlite", "redis", "off"]
+
+
+class ConfigError(Exception):
+    """The configuration cannot be used. The message is one line and names the file or variable at fault."""
+
+
+# The TOML table being loaded: read by the settings source below, set only inside ``load_settings``.
+_toml_data: ContextVar[dict[str, Any] | None] = ContextVar("serpfuse_toml_data", default=None)
+
+
+def _split_list(value: Any) -> Any:
+    """``brave,ddg`` or ``["brave", "ddg"]`` (env var or flag) -> a list; lists pass through."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            import json
+
+            return json.loads(text)
+        return [part.strip() for part in text.split(",") if part.strip()]
+    return value
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="SERPFUSE_",
+        env_nested_delimiter="__",
+        extra="forbid",
+        validate_default=True,
+    )
+
+    # What a search asks for when the caller does not say.
+    engines: Annotated[list[str] | None, NoDecode] = None
+    limit: int = Field(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT)
+    strategy: str | None = None
+    deadline_s: float = Field(DEFAULT_DEADLINE_S, gt=0)
+    timeout_s: float = Field(15.0, gt=0, description="per-engine HTTP timeout")
+    replay: Path | None = None
+
+    # Live transport.
+    proxy: str | None = Field(None, repr=False)
+    impersonate: bool = False
+
+    # Result cache and shared state.
+    cache: CacheBackend | None = Field(None, description="default: redis when redis_url is set, else sqlite")
+    cache_ttl_s: float = Field(3600.0, ge=0)
+    cache_dir: Path | None = None
+    redis_url: str | None = Field(None, repr=False)
+
+    # The HTTP API and the MCP server.
+    host: str = "127.0.0.1"
+    port: int = Field(8765, ge=1, le=65535)
+    api_token: SecretStr | None = None
+    rate_limit_per_min: float = Field(60.0, gt=0, description="requests per minute per client")
+    rate_limit_burst: int = Field(20, ge=1)
+    max_query_chars: int = Field(MAX_QUERY_CHARS, ge=1, le=MAX_QUERY_CHARS)
+    max_body_bytes: int = Field(64 * 1024, ge=256)
+    mcp_max_chars: int = Field(6000, ge=500, le=200_000)
+
+    ranking: RankingConfig = Field(default_factory=RankingConfig)
+
+    @field_validator("engines", mode="before")
+    @classmethod
+    def _engines_list(cls, value: Any) -> Any:
+        value = _split_list(value)
+        if isinstance(value, list):
+            names = [str(v).strip().lower() for v in value if str(v).strip()]
+            return names or None
+        return value
+
+    @field_validator("strategy")
+    @classmethod
+    def _strategy_known(cls, value: str | None) -> str | None:
+        if value is not None and value not in available():
+            raise ValueError(f"unknown strategy {value!r}; choose one of: {', '.join(available())}")
+        return value
+
+    @field_validator("ranking")
+    @classmethod
+    def _ranking_strategy_known(cls, value: RankingConfig) -> RankingConfig:
+        if value.strategy not in available():
+            raise ValueError(f"unknown strategy {value.strategy!r}; choose one of: {', '.join(available())}")
+        return value
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # First wins: flags, then the environment, then the TOML file.
+        return init_settings, env_settings, InitSettingsSource(settings_cls, _toml_data.get() or {})
+
+    # Derived values: every consumer asks these, so the defaults live in one place.
+
+    @property
+    def cache_backend(self) -> CacheBackend:
+        if self.cache is not None:
+            return self.cache
+        return "redis" if self.redis_url else "sqlite"
+
+    @property
+    def cache_path(self) -> Path:
+        return (self.cache_dir or platformdirs.user_cache_path(APP_NAME)) / "results.sqlite3"
+
+    @property
+    def ranking_config(self) -> RankingConfig:
+        """The ranking configuration with the default strategy applied."""
+        return self.ranking.with_strategy(self.strategy)
+
+    def token(self) -> str | None:
+        return self.api_token.get_secret_value() if self.api_token else None
+
+
+def default_config_paths(cwd: Path | None = None) -> list[Path]:
+    return [
+        (cwd or Path.cwd()) / CONFIG_FILE_NAME,
+        platformdirs.user_config_path(APP_NAME) / CONFIG_FILE_NAME,
+    ]
+
+
+def find_config_file(explicit: str | Path | None = None, env: Mapping[str, str] | None = None) -> Path | None:
+    """The TOML file to read: the explicit one (must exist), else the first default that exists, else None."""
+    env = os.environ if env is None else env
+    chosen = explicit or env.get(CONFIG_ENV) or None
+    if chosen:
+        path = Path(chosen).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"config file not found: {path}")
+        return path
+    return next((p for p in default_config_paths() if p.is_file()), None)
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            data = tomllib.load(handle)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    unknown = sorted(set(data) - set(Settings.model_fields))
+    if unknown:
+        raise ConfigError(
+            f"{path}: unknown key {unknown[0]!r}; valid keys: {', '.join(sorted(Settings.model_fields))}"
+        )
+    return data
+
+
+def _one_line(exc: ValidationError, origin: str) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err.get("loc", ()))
+    msg = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
+    if err.get("type") == "extra_forbidden":
+        msg = "unknown key"
+    return f"{origin}: {where}: {msg}" if where else f"{origin}: {msg}"
+
+
+@contextmanager
+def _toml_scope(data: dict[str, Any]) -> Iterator[None]:
+    token = _toml_data.set(data)
+    try:
+        yield
+    finally:
+        _toml_data.reset(token)
+
+
+def load_settings(config: str | Path | None = None, **flags: Any) -> Settings:
+    """Settings from the TOML file, the environment and ``flags`` (None values are "flag not given")."""
+    path = find_config_file(config)
+    data = read_toml(path) if path else {}
+    given = {k: v for k, v in flags.items() if v is not None}
+    origin = (
+        f"settings (file {path}, environment SERPFUSE_*, flags)" if path else "settings (SERPFUSE_*, flags)"
+    )
+    with _toml_scope(data):
+        try:
+            return Settings(**given)
+        except ValidationError as exc:
+            raise ConfigError(_one_line(exc, origin)) from None
+
+
+# Secrets never leave the process unmasked: ``config show`` and every log line go through these.
+
+
+def mask_url(url: str) -> str:
+    """``redis://user:pw@host/0`` -> ``redis://user:***@host/0``; a URL without a password is unchanged."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    netloc = f"{user}:{MASK}@{host}"
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def public_view(settings: Settings) -> dict[str, Any]:
+    """The effective settings as JSON, every secret masked (api_token, passwords in URLs)."""
+    data = settings.model_dump(mode="json", exclude={"ranking"})
+    data["api_token"] = MASK if settings.api_token else None
+    for name in ("redis_url", "proxy"):
+        if data.get(name):
+            data[name] = mask_url(data[name])
+    data["cache"] = settings.cache_backend
+    data["cache_path"] = str(settings.cache_path) if settings.cache_backend == "sqlite" else None
+    data["ranking"] = settings.ranking_config.model_dump(mode="json")
+    data["ranking_fingerprint"] = settings.ranking_config.fingerprint()
+    return data
+
+
+def is_loopback(host: str) -> bool:
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(host: str, token: str | None) -> None:
+    """Refuse to listen beyond this machine without a bearer token (``SERPFUSE_API_TOKEN``)."""
+    if not is_loopback(host) and not token:
+        raise ConfigError(
+            f"refusing to listen on {host} without a token: set SERPFUSE_API_TOKEN (clients then send "
+            "'Authorization: Bearer <token>'), or listen on 127.0.0.1"
+        )
