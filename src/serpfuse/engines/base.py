@@ -354,7 +354,10 @@ def parse_published(value: Any, now: dt.datetime | None = None) -> dt.datetime |
             except ValueError:
                 continue
     if parsed is None:
-        return None
+        try:  # RFC 2822, as in "Tue, 12 Mar 2024 10:00:00 GMT"
+            parsed = email.utils.parsedate_to_datetime(text)
+        except (TypeError, ValueError, IndexError):
+            return None
     if parsed.tzinfo is None:
         return parsed.replace(tzinfo=dt.UTC)
     return parsed.astimezone(dt.UTC)

@@ -42,10 +42,10 @@ CHALLENGE_STATUS = 202
 CHALLENGE_MARKERS = (b"anomaly-modal", b"anomaly.js", b"challenge-form")
 
 RESULTS = "div#links div.result"
-AD_CLASS = "result--ad"
+# Ads and the "No results." placeholder sit in the list but are not organic rows: they use up no rank.
+NON_ORGANIC = ("result--ad", "result--no-result")
 TITLE_LINK = "h2 a.result__a, a.result__a"
 SNIPPET = ".result__snippet"
-NO_RESULTS = "div.no-results"
 
 
 def _kl(q: EngineQuery) -> str:
@@ -79,8 +79,9 @@ def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) 
     rows: list[EngineRow] = []
     rank = 0
     for item in tree.css(RESULTS):
-        if AD_CLASS in (item.attributes.get("class") or ""):
-            continue  # ads are not part of the organic ranking: they use up no rank
+        classes = (item.attributes.get("class") or "").split()
+        if any(name in classes for name in NON_ORGANIC):
+            continue
         rank += 1
         link = item.css_first(TITLE_LINK)
         if link is None:

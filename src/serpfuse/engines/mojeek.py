@@ -43,7 +43,7 @@ RESULTS = "ul.results-standard > li"
 TITLE_LINK = "h2 a, a.title"
 URL_LINK = "a.ob"
 SNIPPET = "p.s"
-DATE = "span.mdate, time"
+DATE = ".mdate, time"
 
 
 def build_request(q: EngineQuery) -> RequestSpec | None:
