@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from .models import DateStatus, EngineAnswer, EngineRow, Observation
 from .query import QueryAnalysis
 from .rankers.base import Candidate
-from .text import clean_text, cjk_bigrams, words
+from .text import cjk_bigrams, clean_text, words
 from .urls import canonical_url, dedup_key, host_of, registrable_domain
 
 
@@ -100,7 +100,9 @@ def candidates_from_lists(lists: dict[str, list[str]]) -> list[Candidate]:
         for rank, docid in enumerate(docids, start=1):
             cand = merged.get(docid)
             if cand is None:
-                cand = merged[docid] = Candidate(key=docid, url=docid, title="", snippet="", domain=docid, host="")
+                cand = merged[docid] = Candidate(
+                    key=docid, url=docid, title="", snippet="", domain=docid, host=""
+                )
             if engine not in cand.engine_ranks:
                 cand.engine_ranks[engine] = rank
                 cand.observations.append(Observation(engine=engine, rank=rank, url=docid))

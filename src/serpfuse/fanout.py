@@ -73,13 +73,23 @@ async def _ask_all(
         if task in pending:
             out.append(
                 EngineAnswer(
-                    engine=engine, status="timeout", variant=variant, latency_ms=waited_ms,
+                    engine=engine,
+                    status="timeout",
+                    variant=variant,
+                    latency_ms=waited_ms,
                     reason="no answer before the search deadline",
                 )
             )
         elif task.exception() is not None:
             exc = task.exception()
-            out.append(EngineAnswer(engine=engine, status="error", variant=variant, reason=f"engine failed: {type(exc).__name__}"))
+            out.append(
+                EngineAnswer(
+                    engine=engine,
+                    status="error",
+                    variant=variant,
+                    reason=f"engine failed: {type(exc).__name__}",
+                )
+            )
         else:
             out.append(task.result())
     return out
@@ -103,7 +113,9 @@ async def fan_out(
     usable_slots = [s for s in slots if s.available]
     for s in slots:
         if not s.available:
-            result.answers.append(EngineAnswer(engine=s.name, status="skipped", tier=s.tier, reason=s.unavailable_reason))
+            result.answers.append(
+                EngineAnswer(engine=s.name, status="skipped", tier=s.tier, reason=s.unavailable_reason)
+            )
     primaries = [s.name for s in usable_slots if s.tier == "primary"]
     fallbacks = [s.name for s in usable_slots if s.tier == "fallback"]
     if not primaries:  # nothing leads: the fallback tier is all there is
@@ -116,7 +128,9 @@ async def fan_out(
         answered = sorted({a.engine for a in first if a.status in ("ok", "empty")})
         retry = await _ask_all(source, answered, [query.core_variant], request, deadline)
         result.answers.extend(retry)
-        result.warnings.append(f"no relevant rows for the query; retried with core words {query.core_variant!r}")
+        result.warnings.append(
+            f"no relevant rows for the query; retried with core words {query.core_variant!r}"
+        )
     if fallbacks and not _usable(result.answers, gate):
         if time.monotonic() < deadline:
             result.fallback_used = True
@@ -124,10 +138,14 @@ async def fan_out(
             result.warnings.append("every primary engine came back empty; used the fallback tier")
         else:
             for name in fallbacks:
-                result.answers.append(EngineAnswer(engine=name, status="skipped", tier="fallback", reason="deadline reached"))
+                result.answers.append(
+                    EngineAnswer(engine=name, status="skipped", tier="fallback", reason="deadline reached")
+                )
     else:
         for name in fallbacks:
             result.answers.append(
-                EngineAnswer(engine=name, status="skipped", tier="fallback", reason="fallback tier not needed")
+                EngineAnswer(
+                    engine=name, status="skipped", tier="fallback", reason="fallback tier not needed"
+                )
             )
     return result

@@ -25,7 +25,11 @@ def fuse_lists(
     ranker = get_ranker(strategy)
     candidates = candidates_from_lists({e: list(d) for e, d in lists.items()})
     ctx = RankContext(
-        request=_REQUEST, query=_QUERY, config=config, now=_EPOCH,
-        engine_tiers=dict.fromkeys(lists, "primary"), engine_list_sizes={e: len(d) for e, d in lists.items()},
+        request=_REQUEST,
+        query=_QUERY,
+        config=config,
+        now=_EPOCH,
+        engine_tiers=dict.fromkeys(lists, "primary"),
+        engine_list_sizes={e: len(d) for e, d in lists.items()},
     )
     return [(s.candidate.key, s.score) for s in ranker.rank(candidates, ctx)]

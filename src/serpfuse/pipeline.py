@@ -55,7 +55,9 @@ def engine_reports(answers: list[EngineAnswer]) -> list[EngineReport]:
 
 def explain_row(scored: Scored, strategy: str) -> str:
     """One line a person (or an LLM) can read: who ranked it where, and what moved its score."""
-    ranks = ", ".join(f"{e} #{r}" for e, r in sorted(scored.candidate.engine_ranks.items(), key=lambda t: (t[1], t[0])))
+    ranks = ", ".join(
+        f"{e} #{r}" for e, r in sorted(scored.candidate.engine_ranks.items(), key=lambda t: (t[1], t[0]))
+    )
     n = len(scored.candidate.engine_ranks)
     agree = f"{n} engines agree" if n > 1 else "1 engine"
     extra = []
@@ -89,7 +91,10 @@ def _result(scored: Scored, strategy: str) -> FusedResult:
 
 
 def _explanations(
-    candidates: list[Candidate], filter_cuts: dict[str, Cut], ranked: list[Scored], selected: list[Scored],
+    candidates: list[Candidate],
+    filter_cuts: dict[str, Cut],
+    ranked: list[Scored],
+    selected: list[Scored],
     select_cuts: dict[str, Cut],
 ) -> list[CandidateExplanation]:
     by_key = {s.candidate.key: s for s in ranked}
@@ -141,14 +146,23 @@ def rank_answers(
     candidates, invalid = build_candidates(answers, query)
     if invalid:
         warnings.append(f"{invalid} rows had no usable http(s) URL and were dropped")
-    outcome = apply_filters(candidates, FilterContext(request=request, query=query, config=config.filters, now=now))
+    outcome = apply_filters(
+        candidates, FilterContext(request=request, query=query, config=config.filters, now=now)
+    )
     warnings.extend(outcome.warnings)
 
     tiers = {a.engine: a.tier for a in answers}
     sizes: dict[str, int] = defaultdict(int)
     for a in answers:
         sizes[a.engine] = max(sizes[a.engine], len(a.rows))
-    ctx = RankContext(request=request, query=query, config=config, now=now, engine_tiers=tiers, engine_list_sizes=dict(sizes))
+    ctx = RankContext(
+        request=request,
+        query=query,
+        config=config,
+        now=now,
+        engine_tiers=tiers,
+        engine_list_sizes=dict(sizes),
+    )
     ranked = ranker.rank(outcome.kept, ctx)
     selection = ranker.select(ranked, ctx)
     results = [_result(s, strategy) for s in selection.selected]
@@ -164,7 +178,9 @@ def rank_answers(
         took_ms=round((time.perf_counter() - t0) * 1000, 1),
         score_version=f"{SCORE_VERSION}/{ranker.score_version}",
         config_fingerprint=config.fingerprint(),
-        candidates=_explanations(candidates, outcome.cut, ranked, selection.selected, selection.cut) if explain else None,
+        candidates=_explanations(candidates, outcome.cut, ranked, selection.selected, selection.cut)
+        if explain
+        else None,
     )
 
 
@@ -190,7 +206,9 @@ async def search(
     query = analyze_query(request.query)
     gate = relevance_gate(query, config.filters.cjk_gate_units) if config.filters.cjk_gate else None
     fanout = await fan_out(source, request, query, deadline_s=deadline_s, gate=gate)
-    response = rank_answers(fanout.answers, request, config=config, query=query, now=now, explain=explain, fanout=fanout)
+    response = rank_answers(
+        fanout.answers, request, config=config, query=query, now=now, explain=explain, fanout=fanout
+    )
     response.took_ms = round((time.perf_counter() - t0) * 1000, 1)
     return response
 

@@ -14,6 +14,12 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+
+@app.callback()
+def _root() -> None:
+    """Fused web search for LLM agents: many engines, one explainable list of the best results."""
+
+
 # One module per command group, each with register(app); an explicit list so a typo is an ImportError, not a gap.
 _COMMANDS = ["search"]
 for _name in _COMMANDS:

@@ -6,7 +6,7 @@ import asyncio
 import datetime as dt
 import json
 import sys
-from enum import Enum
+from enum import StrEnum
 from typing import Annotated
 
 import typer
@@ -23,7 +23,7 @@ from ..sources.base import SourceError
 from .errors import EXIT_NO_RESULTS, fail, validation_message
 
 
-class TimeRangeChoice(str, Enum):
+class TimeRangeChoice(StrEnum):
     day = "day"
     week = "week"
     month = "month"
@@ -49,12 +49,16 @@ def render_engines(resp: SearchResponse, console: Console) -> None:
     for e in resp.engines:
         colour = {"ok": "green", "empty": "yellow", "skipped": "dim"}.get(e.status, "red")
         why = f" ({e.reason})" if e.reason and e.status != "ok" else ""
-        parts.append(f"[{colour}]{e.engine}: {e.status}, {e.rows} rows, {e.latency_ms:.0f} ms{why}[/{colour}]")
+        parts.append(
+            f"[{colour}]{e.engine}: {e.status}, {e.rows} rows, {e.latency_ms:.0f} ms{why}[/{colour}]"
+        )
     console.print("engines: " + " · ".join(parts) if parts else "engines: none")
     for w in resp.warnings:
         console.print(f"[yellow]warning:[/yellow] {w}")
-    console.print(f"[dim]took {resp.took_ms:.0f} ms · {resp.score_version} · config {resp.config_fingerprint}"
-                  f"{' · truncated' if resp.truncated else ''}{' · cached' if resp.cached else ''}[/dim]")
+    console.print(
+        f"[dim]took {resp.took_ms:.0f} ms · {resp.score_version} · config {resp.config_fingerprint}"
+        f"{' · truncated' if resp.truncated else ''}{' · cached' if resp.cached else ''}[/dim]"
+    )
 
 
 def render_explain(resp: SearchResponse, console: Console) -> None:
@@ -75,32 +79,52 @@ def render_explain(resp: SearchResponse, console: Console) -> None:
 def register(app: typer.Typer) -> None:
     @app.command()
     def search(
-        query: Annotated[str, typer.Argument(help="What to search for. site:, -site:, \"phrases\" and OR work.")],
+        query: Annotated[
+            str, typer.Argument(help='What to search for. site:, -site:, "phrases" and OR work.')
+        ],
         limit: Annotated[int, typer.Option("--limit", "-n", help="How many results (1-20).")] = 8,
         strategy: Annotated[str | None, typer.Option(help=f"Ranker: {', '.join(available())}.")] = None,
-        engine: Annotated[list[str] | None, typer.Option("--engine", "-e", help="Engine to ask (repeatable).")] = None,
-        include_domain: Annotated[list[str] | None, typer.Option("--include-domain", help="Only these domains.")] = None,
-        exclude_domain: Annotated[list[str] | None, typer.Option("--exclude-domain", help="Never these (and subdomains).")] = None,
-        time_range: Annotated[TimeRangeChoice | None, typer.Option(help="Only pages from the last day/week/month/year.")] = None,
+        engine: Annotated[
+            list[str] | None, typer.Option("--engine", "-e", help="Engine to ask (repeatable).")
+        ] = None,
+        include_domain: Annotated[
+            list[str] | None, typer.Option("--include-domain", help="Only these domains.")
+        ] = None,
+        exclude_domain: Annotated[
+            list[str] | None, typer.Option("--exclude-domain", help="Never these (and subdomains).")
+        ] = None,
+        time_range: Annotated[
+            TimeRangeChoice | None, typer.Option(help="Only pages from the last day/week/month/year.")
+        ] = None,
         date_from: Annotated[str | None, typer.Option("--from", help="Earliest date, YYYY-MM-DD.")] = None,
         date_to: Annotated[str | None, typer.Option("--to", help="Latest date, YYYY-MM-DD.")] = None,
         region: Annotated[str | None, typer.Option(help="Region, e.g. us, de, cn.")] = None,
         language: Annotated[str | None, typer.Option(help="Language, e.g. en, zh.")] = None,
         min_score: Annotated[float, typer.Option(help="Drop results scoring below this.")] = 0.0,
-        replay: Annotated[str | None, typer.Option(envvar=REPLAY_ENV, help="Answer from a recording instead of the web.")] = None,
+        replay: Annotated[
+            str | None, typer.Option(envvar=REPLAY_ENV, help="Answer from a recording instead of the web.")
+        ] = None,
         deadline: Annotated[float, typer.Option(help="Overall deadline in seconds.")] = DEFAULT_DEADLINE_S,
         as_json: Annotated[bool, typer.Option("--json", help="Print the response object as JSON.")] = False,
-        explain: Annotated[bool, typer.Option(help="List every candidate with its score parts and what cut it.")] = False,
+        explain: Annotated[
+            bool, typer.Option(help="List every candidate with its score parts and what cut it.")
+        ] = False,
     ) -> None:
         """Search the web (or a recording) and print the fused list."""
         try:
             request = SearchRequest(
-                query=query, limit=limit, strategy=strategy, engines=engine or None,
-                include_domains=include_domain or [], exclude_domains=exclude_domain or [],
+                query=query,
+                limit=limit,
+                strategy=strategy,
+                engines=engine or None,
+                include_domains=include_domain or [],
+                exclude_domains=exclude_domain or [],
                 time_range=time_range.value if time_range else None,
                 date_from=dt.date.fromisoformat(date_from) if date_from else None,
                 date_to=dt.date.fromisoformat(date_to) if date_to else None,
-                region=region, language=language, min_score=min_score,
+                region=region,
+                language=language,
+                min_score=min_score,
             )
         except ValidationError as exc:
             fail(validation_message(exc))
@@ -111,7 +135,9 @@ def register(app: typer.Typer) -> None:
         config = RankingConfig()
         try:
             source = open_source(replay)
-            response = asyncio.run(asearch(request, source=source, config=config, deadline_s=deadline, explain=explain))
+            response = asyncio.run(
+                asearch(request, source=source, config=config, deadline_s=deadline, explain=explain)
+            )
         except (UnknownStrategy, UnknownEngine, SourceError) as exc:
             fail(str(exc))
         if as_json:

@@ -32,4 +32,13 @@ def get_ranker(name: str) -> Ranker:
     return import_module(f".{_MODULES[name]}", __name__).RANKER
 
 
-__all__ = ["Candidate", "RankContext", "Ranker", "Scored", "Selection", "UnknownStrategy", "available", "get_ranker"]
+__all__ = [
+    "Candidate",
+    "RankContext",
+    "Ranker",
+    "Scored",
+    "Selection",
+    "UnknownStrategy",
+    "available",
+    "get_ranker",
+]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .base import Candidate, RankContext, Scored, Selection
 from ..selection import select_top
+from .base import Candidate, RankContext, Scored, Selection
 
 
 class BordaRanker:

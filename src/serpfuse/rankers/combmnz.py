@@ -26,7 +26,15 @@ class CombMNZRanker:
         for cand in candidates:
             parts = {e: rank_score(r, depth) for e, r in cand.engine_ranks.items() if r <= depth}
             total = math.fsum(parts.values()) * len(parts)
-            scored.append(Scored(cand, total, total, contributions=parts, parts={"combsum": math.fsum(parts.values()), "hits": len(parts)}))
+            scored.append(
+                Scored(
+                    cand,
+                    total,
+                    total,
+                    contributions=parts,
+                    parts={"combsum": math.fsum(parts.values()), "hits": len(parts)},
+                )
+            )
         return sorted(scored, key=lambda s: (-s.score, s.candidate.key))
 
     def select(self, scored: list[Scored], ctx: RankContext) -> Selection:

@@ -46,7 +46,9 @@ def freshness(published: dt.datetime | None, now: dt.datetime, days: float) -> f
     return max(0.0, 1.0 - age / days)
 
 
-def interleave_order(candidates: list[Candidate], weights: dict[str, float], lead: list[str]) -> dict[str, int]:
+def interleave_order(
+    candidates: list[Candidate], weights: dict[str, float], lead: list[str]
+) -> dict[str, int]:
     """Weighted round-robin over the engines' lists: candidate key -> position of its first appearance."""
     lists: dict[str, list[tuple[int, str]]] = {}
     for cand in candidates:
@@ -76,20 +78,36 @@ class RRFRanker:
         cfg = ctx.config.rrf
         lead: list[str] = []
         if cfg.region_policy:
-            lead = [e for e in {e for c in candidates for e in c.engine_ranks} if (e in CJK_ENGINES) == ctx.query.is_cjk]
-        weights = {e: cfg.weights.get(e, 1.0) * (1 + cfg.region_lead_bonus * (e in lead)) for c in candidates for e in c.engine_ranks}
+            lead = [
+                e
+                for e in {e for c in candidates for e in c.engine_ranks}
+                if (e in CJK_ENGINES) == ctx.query.is_cjk
+            ]
+        weights = {
+            e: cfg.weights.get(e, 1.0) * (1 + cfg.region_lead_bonus * (e in lead))
+            for c in candidates
+            for e in c.engine_ranks
+        }
         order = interleave_order(candidates, weights, lead) if cfg.interleave else {}
         scored = []
         for cand in candidates:
             votes = {e: weights[e] / (cfg.rrf_constant + r) for e, r in cand.engine_ranks.items()}
             evidence = math.fsum(votes.values())
             authority = cfg.authority_boost * is_official(cand.host)
-            fresh = cfg.freshness_boost * freshness(cand.published, ctx.now, cfg.freshness_days) if cand.date_status == "known" else 0.0
+            fresh = (
+                cfg.freshness_boost * freshness(cand.published, ctx.now, cfg.freshness_days)
+                if cand.date_status == "known"
+                else 0.0
+            )
             parts = {"rrf": evidence, "authority": authority, "freshness": fresh}
             if order:
                 parts["interleave"] = float(order.get(cand.key, len(order)))
             score = evidence + authority + fresh
-            scored.append(Scored(cand, score, evidence, metadata_delta=authority + fresh, contributions=votes, parts=parts))
+            scored.append(
+                Scored(
+                    cand, score, evidence, metadata_delta=authority + fresh, contributions=votes, parts=parts
+                )
+            )
         return sorted(scored, key=lambda s: (-s.score, order.get(s.candidate.key, 0), s.candidate.key))
 
     def select(self, scored: list[Scored], ctx: RankContext) -> Selection:

@@ -31,7 +31,9 @@ class SearxngRanker:
             score = searxng_score(cand.engine_ranks, cand.engine_ranks.values(), weights)
             contributions = {e: weights.get(e, 1.0) / r for e, r in cand.engine_ranks.items()}
             scored.append(Scored(cand, score, score, contributions=contributions, parts={"searxng": score}))
-        return sorted(scored, key=lambda s: (-s.score, min(s.candidate.engine_ranks.values()), s.candidate.key))
+        return sorted(
+            scored, key=lambda s: (-s.score, min(s.candidate.engine_ranks.values()), s.candidate.key)
+        )
 
     def select(self, scored: list[Scored], ctx: RankContext) -> Selection:
         return select_top(scored, ctx.request.limit, per_domain=ctx.config.selection.per_domain)

@@ -117,7 +117,9 @@ def _from_searxng(entry: dict) -> RecordedQuery:
         ]
         answers[engine] = EngineAnswer(engine=engine, status="ok" if out_rows else "empty", rows=out_rows)
     for name, reason in entry.get("unresponsive") or []:
-        answers.setdefault(name, EngineAnswer(engine=name, status=_status_of_unresponsive(reason), reason=reason))
+        answers.setdefault(
+            name, EngineAnswer(engine=name, status=_status_of_unresponsive(reason), reason=reason)
+        )
     return RecordedQuery(query=entry["query"], variants={"": answers})
 
 
@@ -127,7 +129,10 @@ def _from_serpfuse(entry: dict) -> RecordedQuery:
     for variant, engines in variants_raw.items():
         answers = {}
         for name, raw in engines.items():
-            payload = {"engine": name, **{k: v for k, v in raw.items() if k in EngineAnswer.model_fields or k in _ALIASES}}
+            payload = {
+                "engine": name,
+                **{k: v for k, v in raw.items() if k in EngineAnswer.model_fields or k in _ALIASES},
+            }
             answers[name] = EngineAnswer.model_validate(payload)
         variants[variant] = answers
     return RecordedQuery(query=entry["query"], variants=variants)
@@ -159,7 +164,9 @@ def load_recording(path: str | Path) -> dict[str, RecordedQuery]:
     except FileNotFoundError as exc:
         raise ReplayError(f"replay file not found: {exc.filename or p}") from None
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ReplayError(f"cannot read replay file {p}: {type(exc).__name__}: {exc}".splitlines()[0]) from None
+        raise ReplayError(
+            f"cannot read replay file {p}: {type(exc).__name__}: {exc}".splitlines()[0]
+        ) from None
     return {normalise_query(r.query): r for r in recorded}
 
 
@@ -189,10 +196,14 @@ class ReplaySource:
         if answers is None and variant == analyze_query(request.query).cleaned:
             answers = rec.variants.get("")
         if answers is None:
-            return EngineAnswer(engine=engine, status="skipped", variant=variant, reason="variant not in the recording")
+            return EngineAnswer(
+                engine=engine, status="skipped", variant=variant, reason="variant not in the recording"
+            )
         answer = answers.get(engine)
         if answer is None:
-            return EngineAnswer(engine=engine, status="skipped", variant=variant, reason="engine not in the recording")
+            return EngineAnswer(
+                engine=engine, status="skipped", variant=variant, reason="engine not in the recording"
+            )
         rows = [r.model_copy(update={"variant": variant}) for r in answer.rows]
         return answer.model_copy(update={"rows": rows, "variant": variant})
 
