@@ -118,11 +118,8 @@ def test_a_broken_keys_file_never_quotes_its_content(tmp_path):
     path.chmod(0o600)
     with pytest.raises(KeysFileError) as info:
         store(tmp_path)
-    assert (
-        KEY not in str(info.value)
-        and info.value.__context__ is None
-        or KEY not in repr(info.value.__context__)
-    )
+    assert KEY not in str(info.value)
+    assert info.value.__context__ is None  # a JSONDecodeError would carry the whole file in its .doc
     private_file(path, {"brave": 42})
     with pytest.raises(KeysFileError):
         store(tmp_path)

@@ -69,13 +69,13 @@ def read_keys_file(path: Path) -> dict[str, str]:
     except FileNotFoundError:
         return {}
     _check_private(path, st)
+    data: object = None
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
-        # No parser detail: a decode error can quote the bytes around it, and those bytes are keys.
-        raise KeysFileError(
-            f'keys file {path} is not readable JSON of the form {{"engine": "key"}}'
-        ) from None
+        pass  # raised below, unchained: a JSONDecodeError carries the whole file (its .doc), keys included
+    if data is None:
+        raise KeysFileError(f'keys file {path} is not readable JSON of the form {{"engine": "key"}}')
     if not isinstance(data, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in data.items()
     ):
