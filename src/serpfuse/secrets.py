@@ -70,10 +70,9 @@ def read_keys_file(path: Path) -> dict[str, str]:
         return {}
     _check_private(path, st)
     data: object = None
-    try:
+    # Raised below, unchained: a JSONDecodeError carries the whole file (its .doc), keys included.
+    with contextlib.suppress(OSError, UnicodeDecodeError, ValueError):
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        pass  # raised below, unchained: a JSONDecodeError carries the whole file (its .doc), keys included
     if data is None:
         raise KeysFileError(f'keys file {path} is not readable JSON of the form {{"engine": "key"}}')
     if not isinstance(data, dict) or not all(
