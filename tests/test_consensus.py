@@ -111,7 +111,7 @@ def test_vectors_file_has_the_published_cases(vectors: dict) -> None:
 
 def test_zero_weight_engine_casts_no_vote_and_is_not_a_contribution() -> None:
     got = evidence([("bing", 1), ("tavily", 1)], NEUTRAL, {"tavily": 0})
-    assert got.contributions == {"bing": 1.0}
+    assert got.contributions == {"bing": 1.0} and got.M == got.best_single == 1.0
     assert got.engine_ranks == {"bing": 1, "tavily": 1}
 
 

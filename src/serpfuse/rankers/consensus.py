@@ -43,6 +43,10 @@ class EvidenceBreakdown:
     engine_ranks: dict[str, int] = field(default_factory=dict)  # logical engine -> best one-based rank
     contributions: dict[str, float] = field(default_factory=dict)  # logical engine -> x_e, only x_e > 0
 
+    @property
+    def M(self) -> float:  # the formula's name for best_single
+        return self.best_single
+
 
 def _check_rank(engine: object, rank: object) -> int:
     if not isinstance(engine, str) or not engine:
@@ -138,7 +142,8 @@ def evidence(
     boost = _log1p_of_sum(scale, scaled)
     consensus = _MAX_FLOAT if scaled > _MAX_FLOAT / scale else scale * scaled
     e = min(_MAX_FLOAT, best + cfg.beta * boost)
-    return EvidenceBreakdown(e, best, consensus, boost, dict(best_rank), contributions)
+    ranks = {engine: best_rank[engine] for engine in sorted(best_rank)}
+    return EvidenceBreakdown(e, best, consensus, boost, ranks, contributions)
 
 
 def query_terms(query: QueryAnalysis) -> list[str]:
