@@ -1,0 +1,83 @@
+"""The filter stage: run every filter in order, record why each dropped row was dropped, apply the fallback.
+
+Order: domains, timerange, cjk_gate (hard: what the caller asked for and what is not even about the query),
+then junk, then the relevance guards coverage and geo. Only the relevance guards have a fallback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..rankers.base import Candidate, Cut
+from .base import Filter, FilterContext
+from .cjk_gate import CJK_GATE
+from .coverage import COVERAGE
+from .domains import DOMAINS
+from .geo import GEO
+from .junk import JUNK
+from .timerange import TIMERANGE
+
+
+@dataclass
+class FilterOutcome:
+    kept: list[Candidate]
+    cut: dict[str, Cut]  # candidate key -> the filter that dropped it and why
+    warnings: list[str] = field(default_factory=list)
+    fallback_used: bool = False
+
+
+def _run(
+    flt: Filter, candidates: list[Candidate], ctx: FilterContext, cut: dict[str, Cut]
+) -> list[Candidate]:
+    kept = []
+    for cand in candidates:
+        reason = flt.check(cand, ctx)
+        if reason is None:
+            kept.append(cand)
+        else:
+            cut[cand.key] = Cut(step=flt.name, reason=reason)
+    return kept
+
+
+def enabled_filters(ctx: FilterContext) -> tuple[list[Filter], list[Filter], list[Filter]]:
+    """(hard, junk, relevance) filters switched on by the config, each group in running order."""
+    cfg = ctx.config
+    hard: list[Filter] = [DOMAINS, TIMERANGE, *([CJK_GATE] if cfg.cjk_gate else [])]
+    junk: list[Filter] = [JUNK] if cfg.junk else []
+    relevance: list[Filter] = [*([COVERAGE] if cfg.coverage else []), *([GEO] if cfg.geo else [])]
+    return hard, junk, relevance
+
+
+def apply_filters(candidates: list[Candidate], ctx: FilterContext) -> FilterOutcome:
+    hard, junk, relevance = enabled_filters(ctx)
+    cut: dict[str, Cut] = {}
+    warnings: list[str] = []
+
+    rows = candidates
+    for flt in hard:
+        rows = _run(flt, rows, ctx, cut)
+    before_junk = rows
+    for flt in junk:
+        rows = _run(flt, rows, ctx, cut)
+    non_junk = rows
+    for flt in relevance:
+        rows = _run(flt, rows, ctx, cut)
+
+    if before_junk and not non_junk:
+        # Seed 001 falls back to the raw rows when every row is junk; serpfuse deliberately does not: an
+        # agent is better served by an empty answer it can retry than by dictionary pages and shop homepages.
+        warnings.append(f"all {len(before_junk)} results were junk; none is shown")
+        return FilterOutcome(kept=[], cut=cut, warnings=warnings)
+
+    if non_junk and not rows and ctx.config.fallback_when_empty:
+        # Seed 001's fallback: when the relevance guards leave nothing, show the non-junk rows rather than
+        # nothing, and say so; they are no longer "cut".
+        for cand in non_junk:
+            cut.pop(cand.key, None)
+        steps = " and ".join(f.name for f in relevance)
+        warnings.append(
+            f"no result passed the {steps} filters; showing {len(non_junk)} results that are only known not to be junk"
+        )
+        return FilterOutcome(kept=list(non_junk), cut=cut, warnings=warnings, fallback_used=True)
+
+    return FilterOutcome(kept=rows, cut=cut, warnings=warnings)

@@ -1,0 +1,141 @@
+"""Seed 001's junk filter: rows that are never an answer, whatever the query.
+
+Each rule is reported with its own name so a benchmark can count what each one drops:
+``dictionary-title`` (a short "X Definition & Meaning" title), ``bot-check-title`` (a block page),
+``asset-url`` (a leaked script, font or map tile), ``shop-homepage`` (a shop's front page the query does not
+name) and ``host:<category>`` (data/junk_hosts.txt). The dictionary rules stand down when the query itself
+asks for a meaning or definition. The rules are data (data/filter_junk_rules.json).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from ..text import fold, words
+from ..urls import host_of, registrable_domain
+from .base import FilterContext
+from .tables import host_category, junk_hosts, junk_rules
+
+if TYPE_CHECKING:
+    from ..query import QueryAnalysis
+    from ..rankers.base import Candidate
+
+
+@dataclass(frozen=True)
+class JunkVerdict:
+    rule: str
+    reason: str
+
+
+def asks_for_definition(query: QueryAnalysis | None) -> bool:
+    if query is None:
+        return False
+    rules = junk_rules()
+    if any(w in rules.definition_query_words for w in words(query.raw)):
+        return True
+    return any(marker in query.raw for marker in rules.definition_query_cjk)
+
+
+def page_title_words(title: str) -> list[str]:
+    """Words of the title without its trailing site name ("BEST meaning | Collins English Dictionary")."""
+    cut = max((title.rfind(sep) for sep in junk_rules().title_site_separators), default=-1)
+    own = title[:cut] if cut > 0 else title
+    return words(own)
+
+
+def _dictionary_title(title: str) -> str | None:
+    rules = junk_rules()
+    own = page_title_words(title)
+    if len(own) > rules.dictionary_title_max_tokens:
+        return None
+    hit = next((w for w in own if w in rules.dictionary_title_words), None)
+    return f"dictionary page ({len(own)}-word title with '{hit}')" if hit else None
+
+
+def _bot_check_title(title: str) -> str | None:
+    rules = junk_rules()
+    if len(words(title)) > rules.bot_check_max_tokens:
+        return None
+    folded = fold(title)
+    hit = next((p for p in rules.bot_check_titles if p in folded), None)
+    return f"bot-check or block page ('{hit}')" if hit else None
+
+
+def _asset_url(url: str) -> str | None:
+    rules = junk_rules()
+    lowered = url.lower()
+    marker = next((m for m in rules.asset_url_markers if m in lowered), None)
+    if marker:
+        return f"asset URL ({marker})"
+    try:
+        path = urlsplit(lowered).path
+    except ValueError:
+        return None
+    ext = next((e for e in rules.asset_url_extensions if path.endswith(e)), None)
+    return f"asset URL (*{ext} file)" if ext else None
+
+
+_LOCALE_ONLY_PATH = re.compile(r"^(/[a-z]{2}([-_][a-z]{2})?)*/?$")
+
+
+def _names_site(query: QueryAnalysis | None, host: str) -> bool:
+    """True when the query names the site: its label is a query word or up to three adjacent ones run
+    together ("best buy" -> bestbuy.com). Such a navigational query wants the front page."""
+    if query is None:
+        return False
+    label = registrable_domain(host).split(".", 1)[0]
+    qwords = words(query.raw)
+    spans = {"".join(qwords[i : i + n]) for n in (1, 2, 3) for i in range(len(qwords) - n + 1)}
+    return bool(label) and label in spans
+
+
+def _shop_homepage(title: str, url: str, host: str, query: QueryAnalysis | None) -> str | None:
+    try:
+        path = urlsplit(url.lower()).path
+    except ValueError:
+        return None
+    if not _LOCALE_ONLY_PATH.match(path):
+        return None
+    hit = next((w for w in words(title) if w in junk_rules().shop_homepage_words), None)
+    if hit is None or _names_site(query, host):
+        return None
+    return f"shop front page ('{hit}' on {host or 'the site root'})"
+
+
+def junk_verdict(
+    title: str, url: str, host: str = "", query: QueryAnalysis | None = None
+) -> JunkVerdict | None:
+    """Why a raw row is junk (rule name and one-line reason), or None when it is not."""
+    host = host or host_of(url)
+    definition_query = asks_for_definition(query)
+    if not definition_query and (reason := _dictionary_title(title)):
+        return JunkVerdict("dictionary-title", reason)
+    if reason := _bot_check_title(title):
+        return JunkVerdict("bot-check-title", reason)
+    if reason := _asset_url(url):
+        return JunkVerdict("asset-url", reason)
+    if reason := _shop_homepage(title, url, host, query):
+        return JunkVerdict("shop-homepage", reason)
+    listed = host_category(host, junk_hosts())
+    if listed and not (definition_query and listed[1] == "dictionary"):
+        domain, category = listed
+        return JunkVerdict(f"host:{category}", f"{category} site ({domain})")
+    return None
+
+
+def is_junk(title: str, url: str, host: str = "", query: QueryAnalysis | None = None) -> bool:
+    return junk_verdict(title, url, host, query) is not None
+
+
+class JunkFilter:
+    name = "junk"
+
+    def check(self, candidate: Candidate, ctx: FilterContext) -> str | None:
+        verdict = junk_verdict(candidate.title, candidate.url, candidate.host, ctx.query)
+        return verdict.reason if verdict else None
+
+
+JUNK = JunkFilter()

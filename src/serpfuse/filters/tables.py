@@ -1,0 +1,111 @@
+"""The filters' data tables (src/serpfuse/data/), loaded once and matched by host or by whole words."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+from ..text import words
+
+
+def _data_text(name: str) -> str:
+    return resources.files("serpfuse.data").joinpath(name).read_text(encoding="utf-8")
+
+
+def parse_host_table(text: str) -> dict[str, str]:
+    """`[category]` sections of one host per line (``#`` comments) -> {host: category}."""
+    table: dict[str, str] = {}
+    category = "uncategorised"
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].strip().lower()
+        if not line:
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            category = line[1:-1].strip()
+            continue
+        table[line] = category
+    return table
+
+
+@cache
+def junk_hosts() -> dict[str, str]:
+    return parse_host_table(_data_text("junk_hosts.txt"))
+
+
+@cache
+def official_domains() -> dict[str, str]:
+    return parse_host_table(_data_text("official_domains.txt"))
+
+
+def host_category(host: str, table: dict[str, str]) -> tuple[str, str] | None:
+    """(listed domain, category) of the entry that `host` is or is a subdomain of, else None.
+
+    `host` is a lowercase host as urls.host_of gives it; a leading "www." needs no care, it is just a label.
+    """
+    if not host:
+        return None
+    labels = host.lower().rstrip(".").split(".")
+    # Walk the host's own suffixes (a.b.c -> b.c -> c) instead of scanning the whole table.
+    for i in range(len(labels)):
+        suffix = ".".join(labels[i:])
+        if suffix in table:
+            return suffix, table[suffix]
+    return None
+
+
+def is_official(host: str) -> bool:
+    """True when the host belongs to an official domain (seed 000's authority boost)."""
+    return host_category(host, official_domains()) is not None
+
+
+@dataclass(frozen=True)
+class JunkRules:
+    dictionary_title_words: frozenset[str]
+    dictionary_title_max_tokens: int
+    title_site_separators: tuple[str, ...]
+    definition_query_words: frozenset[str]
+    definition_query_cjk: tuple[str, ...]
+    bot_check_titles: tuple[str, ...]
+    bot_check_max_tokens: int
+    shop_homepage_words: frozenset[str]
+    asset_url_markers: tuple[str, ...]
+    asset_url_extensions: tuple[str, ...]
+
+
+@cache
+def junk_rules() -> JunkRules:
+    raw = json.loads(_data_text("filter_junk_rules.json"))
+    return JunkRules(
+        dictionary_title_words=frozenset(raw["dictionary_title_words"]),
+        dictionary_title_max_tokens=int(raw["dictionary_title_max_tokens"]),
+        title_site_separators=tuple(raw["title_site_separators"]),
+        definition_query_words=frozenset(raw["definition_query_words"]),
+        definition_query_cjk=tuple(raw["definition_query_cjk"]),
+        bot_check_titles=tuple(raw["bot_check_titles"]),
+        bot_check_max_tokens=int(raw["bot_check_max_tokens"]),
+        shop_homepage_words=frozenset(raw["shop_homepage_words"]),
+        asset_url_markers=tuple(raw["asset_url_markers"]),
+        asset_url_extensions=tuple(raw["asset_url_extensions"]),
+    )
+
+
+@cache
+def geo_competitors() -> dict[tuple[str, ...], tuple[tuple[str, ...], ...]]:
+    """{place words: (competitor words, ...)}, every entry as a tuple of folded word tokens."""
+    raw = json.loads(_data_text("geo_competitors.json"))["places"]
+    return {
+        tuple(words(place)): tuple(tuple(words(c)) for c in entry["competitors"])
+        for place, entry in raw.items()
+    }
+
+
+def contains_phrase(tokens: list[str] | tuple[str, ...], phrase: tuple[str, ...]) -> bool:
+    """True when the word sequence `phrase` occurs in `tokens` as consecutive whole words."""
+    n = len(phrase)
+    if n == 0:
+        return False
+    if n == 1:
+        return phrase[0] in tokens
+    return any(tuple(tokens[i : i + n]) == phrase for i in range(len(tokens) - n + 1))
