@@ -139,6 +139,7 @@ def score(capture: Capture, engine: str) -> Score:
         # AQL's Yahoo titles carry the breadcrumb in front ("example.com › path" + title): containment, not equality.
         if mine and (mine in theirs or theirs in mine):
             titled += 1
+        assert row.rank == item["rank"], f"{capture.name}: {url} at rank {row.rank}, expected {item['rank']}"
     missing = [u for u in expected_urls if u not in by_url]
     return Score(capture.name, len(expected_urls), in_order_hits(expected_urls, got_urls), titled, missing)
 

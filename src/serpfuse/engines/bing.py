@@ -51,7 +51,7 @@ CHALLENGE_MARKERS = (
     b"b_captcha",
 )
 
-RESULTS = "ol#b_results > li.b_algo, li.b_algo"
+RESULTS = "li.b_algo"  # one selector: a comma list would match a node once per alternative
 TITLE_LINK = "h2 a, .b_algoheader a[href], a.tilk"
 SNIPPETS = (".b_caption p", "p.b_lineclamp2", "p.b_lineclamp3", "p.b_lineclamp4", ".b_algoSlug", ".b_caption")
 DATE = "span.news_dt"

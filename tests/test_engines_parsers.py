@@ -1,0 +1,395 @@
+"""Engine parsers on SYNTHETIC fixtures (tests/fixtures/engines/synthetic_*), written from the documented formats.
+
+No public capture exists for DuckDuckGo's HTML endpoint, Mojeek, AnySearch, Exa, Tavily, Firecrawl, Wikipedia's
+API or Exa's MCP endpoint, so these fixtures stand in for them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+
+from serpfuse.engines import get_engine
+from serpfuse.engines.base import (
+    AccessDenied,
+    ChallengeDetected,
+    EngineError,
+    EngineQuery,
+    ParseFailure,
+    RateLimited,
+    RequestSpec,
+)
+
+FIXTURES = Path(__file__).parent / "fixtures" / "engines"
+HTML = {"content-type": "text/html; charset=utf-8"}
+JSON = {"content-type": "application/json"}
+Q = EngineQuery(text="rust async runtime")
+
+
+def synthetic(name: str) -> bytes:
+    return (FIXTURES / name).read_bytes()
+
+
+def parse(engine: str, body: bytes, status: int = 200, headers: dict | None = None, q: EngineQuery = Q):
+    return get_engine(engine).parse(status, headers or JSON, body, q)
+
+
+# --- DuckDuckGo HTML ---------------------------------------------------------------------------------------
+
+
+def test_synthetic_ddg_skips_the_ad_unwraps_uddg_and_keeps_ranks() -> None:
+    rows = parse("ddg", synthetic("synthetic_ddg_results.html"), headers=HTML)
+    assert [(r.rank, r.url) for r in rows] == [
+        (1, "https://tokio.rs/"),
+        # rank 2 was the row without a link: dropped, but it does not promote the rows below it
+        (3, "https://docs.rs/async-std/latest/async_std/?search=task"),
+        (4, "https://smol-rs.github.io/smol/"),
+    ]
+    assert all("example-ads" not in r.url and "Sponsored" not in r.title for r in rows)
+    assert rows[0].title == "Tokio - An asynchronous Rust runtime"
+    assert (
+        rows[0].snippet
+        == "Tokio is an asynchronous runtime for the Rust programming language & its ecosystem."
+    )
+    assert {r.engine for r in rows} == {"ddg"}
+
+
+def test_synthetic_ddg_challenge_page_raises() -> None:
+    with pytest.raises(ChallengeDetected) as info:
+        parse("ddg", synthetic("synthetic_ddg_challenge.html"), headers=HTML)
+    assert info.value.status == "challenge"
+    assert info.value.cooldown_s == 3600
+
+
+def test_ddg_202_is_a_challenge_even_with_a_result_page() -> None:
+    with pytest.raises(ChallengeDetected):
+        parse("ddg", synthetic("synthetic_ddg_results.html"), status=202, headers=HTML)
+
+
+def test_synthetic_ddg_no_results_page_is_empty() -> None:
+    assert parse("ddg", synthetic("synthetic_ddg_noresults.html"), headers=HTML) == []
+
+
+# --- Bing (layout details not in the 2020-22 captures) ------------------------------------------------------
+
+
+def test_synthetic_bing_unwraps_ck_a_and_reads_the_news_date() -> None:
+    rows = parse("bing", synthetic("synthetic_bing_results.html"), headers=HTML)
+    assert [(r.rank, r.url) for r in rows] == [(1, "https://tokio.rs/"), (2, "https://docs.rs/async-std/")]
+    assert rows[0].title == "Tokio - An asynchronous Rust runtime"
+    assert rows[0].snippet == "Tokio is an event-driven, non-blocking I/O platform."
+    assert rows[0].published == dt.datetime(2024, 3, 12, tzinfo=dt.UTC)
+
+
+@pytest.mark.parametrize("engine", ["bing", "bing-cn"])
+def test_synthetic_bing_captcha_raises(engine: str) -> None:
+    with pytest.raises(ChallengeDetected):
+        parse(engine, synthetic("synthetic_bing_captcha.html"), headers=HTML)
+
+
+def test_bing_cn_rows_carry_their_own_engine_name() -> None:
+    rows = parse("bing-cn", synthetic("synthetic_bing_results.html"), headers=HTML)
+    assert {r.engine for r in rows} == {"bing-cn"}
+
+
+# --- Mojeek ------------------------------------------------------------------------------------------------
+
+
+def test_synthetic_mojeek() -> None:
+    rows = parse("mojeek", synthetic("synthetic_mojeek.html"), headers=HTML)
+    assert [(r.rank, r.url) for r in rows] == [
+        (1, "https://tokio.rs/"),
+        (3, "https://rust-lang.github.io/async-book/"),
+    ]
+    assert rows[0].title == "Tokio - An asynchronous Rust runtime"
+    assert rows[0].snippet == "Tokio is an asynchronous runtime for the Rust programming language."
+    assert rows[0].published == dt.datetime(2024, 3, 12, tzinfo=dt.UTC)
+    assert rows[1].snippet == "The async book: futures, executors & runtimes."
+
+
+# --- AnySearch ---------------------------------------------------------------------------------------------
+
+
+def test_synthetic_anysearch_ok_falls_back_to_content() -> None:
+    rows = parse("anysearch", synthetic("synthetic_anysearch_ok.json"))
+    assert [(r.rank, r.url) for r in rows] == [
+        (1, "https://tokio.rs/"),
+        (3, "https://course.rs/advance/async/intro.html"),
+    ]
+    assert rows[0].snippet == "Tokio is an asynchronous runtime for Rust."
+    assert rows[1].snippet == "Rust 语言圣经：异步编程 & Future 的原理"  # empty snippet: content instead
+    assert all(r.published is None for r in rows)
+
+
+def test_synthetic_anysearch_business_error_has_a_fixed_message() -> None:
+    body = synthetic("synthetic_anysearch_code_error.json")
+    with pytest.raises(EngineError) as info:
+        parse("anysearch", body)
+    err = info.value
+    assert type(err) is EngineError and err.status == "error"
+    assert "FAKE" not in str(err) and "FAKE" not in repr(err) and "quota" not in str(err)
+
+
+@pytest.mark.parametrize(
+    ("status", "kind"),
+    [(401, AccessDenied), (402, AccessDenied), (403, AccessDenied), (429, RateLimited), (502, EngineError)],
+)
+def test_synthetic_anysearch_error_bodies_are_never_read(status: int, kind: type) -> None:
+    body = synthetic("synthetic_anysearch_402.json")
+    assert b"hunter2-FAKE-SECRET" in body  # the fixture does carry the secret
+    engine = get_engine("anysearch")
+    for call in (
+        lambda: engine.parse(status, JSON, body, Q),
+        lambda: _raise(engine.classify(status, JSON, body)),
+    ):
+        with pytest.raises(kind) as info:
+            call()
+        err = info.value
+        for text in (str(err), repr(err), err.message, str(err.args)):
+            assert "hunter2" not in text and "FAKE" not in text and "anon@example.com" not in text
+
+
+def test_anysearch_parse_never_touches_an_error_body() -> None:
+    class Untouchable(bytes):
+        def __getattribute__(self, name: str):
+            raise AssertionError(f"the error body was read ({name})")
+
+    with pytest.raises(AccessDenied):
+        get_engine("anysearch").parse(402, JSON, Untouchable(b"secret"), Q)
+
+
+def _raise(error: EngineError | None) -> None:
+    assert error is not None
+    raise error
+
+
+def test_anysearch_shape_errors() -> None:
+    with pytest.raises(ParseFailure):
+        parse("anysearch", b'{"code": 0, "data": {"results": "nope"}}')
+    with pytest.raises(ParseFailure):
+        parse("anysearch", b"<html>not json</html>")
+    assert parse("anysearch", b'{"code": 0, "data": {"results": []}}') == []
+
+
+# --- Exa, Tavily, Firecrawl ----------------------------------------------------------------------------------
+
+
+def test_synthetic_exa() -> None:
+    rows = parse("exa", synthetic("synthetic_exa.json"))
+    assert [(r.rank, r.url) for r in rows] == [
+        (1, "https://tokio.rs/"),
+        (3, "https://without.boats/blog/why-async-rust/"),
+    ]
+    assert rows[0].snippet == "Tokio is an asynchronous runtime for the Rust programming language."
+    assert rows[0].published == dt.datetime(2024, 3, 12, tzinfo=dt.UTC)
+    assert rows[1].snippet == "Async Rust is a state machine transformation."  # no highlights: text
+    assert rows[1].published is None  # "not a date"
+
+
+def test_synthetic_tavily() -> None:
+    rows = parse("tavily", synthetic("synthetic_tavily.json"))
+    assert [r.url for r in rows] == [
+        "https://tokio.rs/",
+        "https://example.org/async-runtimes?utm_source=tavily",
+    ]
+    assert [r.rank for r in rows] == [1, 2]  # the ftp:// row (rank 3) is dropped
+    assert rows[1].published == dt.datetime(2024, 3, 12, 10, tzinfo=dt.UTC)
+    assert rows[0].snippet.startswith("Tokio is an asynchronous runtime")
+
+
+def test_synthetic_firecrawl_reads_metadata_titles() -> None:
+    rows = parse("firecrawl", synthetic("synthetic_firecrawl.json"))
+    assert [(r.rank, r.url, r.title) for r in rows] == [
+        (1, "https://tokio.rs/", "Tokio - An asynchronous Rust runtime"),
+        (2, "https://docs.rs/smol/", "smol - Rust"),
+    ]
+    assert rows[1].snippet == "A small and fast async runtime."
+
+
+def test_firecrawl_v2_shape_and_failure() -> None:
+    v2 = json.dumps(
+        {"success": True, "data": {"web": [{"url": "https://a.example/", "title": "A"}]}}
+    ).encode()
+    assert [r.url for r in parse("firecrawl", v2)] == ["https://a.example/"]
+    with pytest.raises(EngineError):
+        parse("firecrawl", b'{"success": false, "error": "Insufficient credits"}')
+
+
+# --- Wikipedia ---------------------------------------------------------------------------------------------
+
+
+def test_synthetic_wikipedia_chinese_query() -> None:
+    q = EngineQuery(text="Rust 编程语言")
+    rows = parse("wikipedia", synthetic("synthetic_wikipedia_zh.json"), q=q)
+    assert [r.url for r in rows] == [
+        "https://zh.wikipedia.org/wiki/Rust_(%E7%BC%96%E7%A8%8B%E8%AF%AD%E8%A8%80)",
+        "https://zh.wikipedia.org/wiki/%E5%BC%82%E6%AD%A5_I/O",
+    ]
+    assert rows[0].title == "Rust (编程语言)"
+    assert rows[0].snippet == "Rust是一种注重安全、性能和并发的编程语言"  # searchmatch spans stripped
+    assert rows[1].snippet == "异步输入输出 & 事件循环"
+    assert rows[0].published == dt.datetime(2024, 5, 1, 10, tzinfo=dt.UTC)
+
+
+def test_wikipedia_api_error_is_an_error_not_empty() -> None:
+    with pytest.raises(EngineError):
+        parse("wikipedia", b'{"error": {"code": "maxlag", "info": "Waiting for a database server"}}')
+
+
+# --- Exa's keyless MCP endpoint ------------------------------------------------------------------------------
+
+
+def test_synthetic_exa_free_text_blocks() -> None:
+    rows = get_engine("exa-free").parse_text(synthetic("synthetic_exa_free_text.txt").decode())
+    assert [(r.rank, r.url) for r in rows] == [
+        (1, "https://tokio.rs/"),
+        (3, "https://without.boats/blog/why-async-rust/"),
+    ]
+    assert rows[0].title == "Tokio - An asynchronous Rust runtime"
+    assert rows[0].snippet == (
+        "Tokio is an asynchronous runtime for the Rust programming language. It provides the building blocks."
+    )
+    assert rows[0].published == dt.datetime(2024, 3, 12, tzinfo=dt.UTC)
+    assert rows[1].snippet == "Async Rust compiles futures into state machines."
+    assert rows[1].published is None
+
+
+def test_synthetic_exa_free_sse_reply() -> None:
+    body = synthetic("synthetic_exa_free_reply.sse")
+    rows = parse("exa-free", body, headers={"content-type": "text/event-stream"})
+    assert [r.url for r in rows] == ["https://tokio.rs/", "https://without.boats/blog/why-async-rust/"]
+
+
+def test_exa_free_tool_error_and_rpc_error() -> None:
+    tool_error = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "result": {"isError": True, "content": [{"type": "text", "text": "x"}]},
+    }
+    with pytest.raises(EngineError):
+        parse("exa-free", json.dumps(tool_error).encode())
+    rpc_error = {"jsonrpc": "2.0", "id": 3, "error": {"code": -32000, "message": "boom"}}
+    with pytest.raises(EngineError):
+        parse("exa-free", json.dumps(rpc_error).encode())
+    with pytest.raises(ParseFailure):
+        parse(
+            "exa-free", b"event: message\ndata: not json\n\n", headers={"content-type": "text/event-stream"}
+        )
+
+
+class ScriptedClient:
+    """A fake ``EngineClient``: answers the three MCP steps in order and records what was sent."""
+
+    def __init__(self, replies: list[tuple[int, dict, bytes]]) -> None:
+        self.replies = list(replies)
+        self.sent: list[RequestSpec] = []
+
+    async def send(self, spec: RequestSpec):
+        self.sent.append(spec)
+        return self.replies.pop(0)
+
+
+async def test_exa_free_run_drives_the_mcp_session() -> None:
+    init = {"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": "2025-03-26", "capabilities": {}}}
+    client = ScriptedClient(
+        [
+            (
+                200,
+                {"content-type": "application/json", "mcp-session-id": "sess-1"},
+                json.dumps(init).encode(),
+            ),
+            (202, {}, b""),
+            (200, {"content-type": "text/event-stream"}, synthetic("synthetic_exa_free_reply.sse")),
+        ]
+    )
+    rows = await get_engine("exa-free").run(client, EngineQuery(text="rust async runtime", limit=50))
+    assert [r.url for r in rows] == ["https://tokio.rs/", "https://without.boats/blog/why-async-rust/"]
+    methods = [spec.json["method"] for spec in client.sent]
+    assert methods == ["initialize", "notifications/initialized", "tools/call"]
+    assert "id" not in client.sent[1].json  # a notification has no id
+    call = client.sent[2].json["params"]
+    assert call == {"name": "web_search_exa", "arguments": {"query": "rust async runtime", "numResults": 10}}
+    assert all(s.url == "https://mcp.exa.ai/mcp" for s in client.sent)
+    assert client.sent[0].headers.get("Mcp-Session-Id") is None
+    assert client.sent[2].headers["Mcp-Session-Id"] == "sess-1"
+    assert "text/event-stream" in client.sent[0].headers["Accept"]
+
+
+async def test_exa_free_run_rate_limited_at_initialize() -> None:
+    client = ScriptedClient([(429, {"Retry-After": "30"}, b"slow down")])
+    with pytest.raises(RateLimited) as info:
+        await get_engine("exa-free").run(client, Q)
+    assert info.value.retry_after_s == 30 and len(client.sent) == 1
+
+
+# --- every parser: status mapping and junk bodies ------------------------------------------------------------
+
+ALL_PARSERS = ["ddg", "bing", "bing-cn", "yahoo", "mojeek", "wikipedia", "anysearch", "exa-free", "brave", "exa",
+               "tavily", "firecrawl", "searxng"]  # fmt: skip
+
+
+@pytest.mark.parametrize("engine", ALL_PARSERS)
+def test_every_parser_maps_a_429_to_rate_limited(engine: str) -> None:
+    with pytest.raises(RateLimited):
+        get_engine(engine).parse(429, {"Retry-After": "7"}, b"<html>Too many</html>", Q)
+
+
+@pytest.mark.parametrize(
+    "engine", ["wikipedia", "anysearch", "brave", "exa", "tavily", "firecrawl", "searxng"]
+)
+def test_json_parsers_reject_non_json_with_parse_failure(engine: str) -> None:
+    with pytest.raises(ParseFailure):
+        get_engine(engine).parse(200, HTML, b"<html><body>maintenance</body></html>", Q)
+
+
+@pytest.mark.parametrize("engine", ["ddg", "bing", "yahoo", "mojeek"])
+def test_html_parsers_return_empty_for_an_unrelated_page(engine: str) -> None:
+    assert get_engine(engine).parse(200, HTML, b"<html><body><p>nothing here</p></body></html>", Q) == []
+
+
+def test_searxng_403_says_how_to_enable_json() -> None:
+    with pytest.raises(AccessDenied) as info:
+        get_engine("searxng").parse(403, HTML, b"<html>Forbidden</html>", Q)
+    assert "search.formats" in str(info.value) and "json" in str(info.value)
+
+
+def test_searxng_engines_without_an_order_hint_still_get_distinct_positions() -> None:
+    body = json.dumps(
+        {
+            "results": [
+                {
+                    "url": "https://a.example/",
+                    "title": "A",
+                    "engine": "x",
+                    "engines": ["y", "x"],
+                    "positions": [1, 2],
+                },
+                {
+                    "url": "https://b.example/",
+                    "title": "B",
+                    "engine": "y",
+                    "engines": ["y"],
+                    "positions": [1],
+                },
+                {
+                    "url": "https://c.example/",
+                    "title": "C",
+                    "engine": "x",
+                    "engines": ["x"],
+                    "positions": [2, 3],
+                },
+            ]
+        }
+    ).encode()
+    rows = get_engine("searxng").parse(200, JSON, body, EngineQuery(text="q", base_url="http://127.0.0.1:9"))
+    got = sorted((r.engine, r.rank, r.url) for r in rows)
+    assert got == [
+        ("searxng:x", 1, "https://a.example/"),
+        ("searxng:x", 2, "https://c.example/"),  # x listed c twice (2 and 3): one row per sighting
+        ("searxng:x", 3, "https://c.example/"),
+        ("searxng:y", 1, "https://b.example/"),
+        ("searxng:y", 2, "https://a.example/"),
+    ]

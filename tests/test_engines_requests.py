@@ -1,0 +1,434 @@
+"""What each engine puts on the wire (exact request bodies), key hygiene, the status mapper and the registry."""
+
+from __future__ import annotations
+
+import datetime as dt
+import email.utils
+import inspect
+
+import pytest
+
+from serpfuse.engines import ENGINES, UnknownEngine, classifier, get_engine, is_multi_step
+from serpfuse.engines.base import (
+    AccessDenied,
+    ChallengeDetected,
+    EngineError,
+    EngineQuery,
+    ParseFailure,
+    RateLimited,
+    RequestSpec,
+    classify_http,
+    parse_published,
+    split_locale,
+)
+
+KEY = "sk-TEST-SECRET-0123456789"
+TODAY = dt.date.today()
+
+
+def build(engine: str, **kwargs) -> RequestSpec | None:
+    kwargs.setdefault("text", "rust async runtime")
+    return get_engine(engine).build_request(EngineQuery(**kwargs))
+
+
+# --- DuckDuckGo ---------------------------------------------------------------------------------------------
+
+
+def test_ddg_form_fields() -> None:
+    spec = build("ddg")
+    assert spec.method == "POST" and spec.url == "https://html.duckduckgo.com/html/"
+    assert spec.data == {"q": "rust async runtime", "b": "", "kl": "wt-wt"}
+    assert spec.headers == {"Referer": "https://html.duckduckgo.com/"}
+    assert spec.params is None and spec.json is None
+
+
+def test_ddg_region_and_time_range_go_in_form_and_cookies() -> None:
+    spec = build("ddg", region="us-en", time_range="week")
+    assert spec.data == {"q": "rust async runtime", "b": "", "kl": "us-en", "df": "w"}
+    assert spec.cookies == {"kl": "us-en", "df": "w"}
+    assert build("ddg", language="zh", region="CN").data["kl"] == "cn-zh"
+    assert {build("ddg", time_range=t).data["df"] for t in ("day", "week", "month", "year")} == {
+        "d",
+        "w",
+        "m",
+        "y",
+    }
+
+
+def test_ddg_cannot_apply_explicit_dates() -> None:
+    assert build("ddg", date_from=dt.date(2024, 1, 1)) is None
+
+
+# --- Bing ---------------------------------------------------------------------------------------------------
+
+
+def test_bing_params_and_market() -> None:
+    spec = build("bing", limit=50, region="us", language="en")
+    assert spec.method == "GET" and spec.url == "https://www.bing.com/search"
+    assert spec.params == {"q": "rust async runtime", "count": 20, "mkt": "en-US", "setlang": "en"}
+    assert build("bing").params == {"q": "rust async runtime", "count": 10}  # no guessed market
+
+
+def test_bing_time_filters() -> None:
+    assert build("bing", time_range="day").params["filters"] == 'ex1:"ez1"'
+    assert build("bing", time_range="week").params["filters"] == 'ex1:"ez2"'
+    assert build("bing", time_range="month").params["filters"] == 'ex1:"ez3"'
+    epoch = dt.date(1970, 1, 1)
+    start, end = (TODAY - dt.timedelta(days=366) - epoch).days, (TODAY - epoch).days
+    assert build("bing", time_range="year").params["filters"] == f'ex1:"ez5_{start}_{end}"'
+    spec = build("bing", date_from=dt.date(2024, 1, 1), date_to=dt.date(2024, 1, 31))
+    assert spec.params["filters"] == 'ex1:"ez5_19723_19753"'
+
+
+def test_bing_cn_defaults_to_the_chinese_market() -> None:
+    spec = build("bing-cn", text="异步 运行时")
+    assert spec.url == "https://cn.bing.com/search"
+    assert spec.params == {"q": "异步 运行时", "count": 10, "mkt": "zh-CN", "setlang": "zh"}
+    assert build("bing-cn", language="en", region="us").params["mkt"] == "en-US"
+
+
+# --- Yahoo, Mojeek, Wikipedia ---------------------------------------------------------------------------------
+
+
+def test_yahoo_params_and_unsupported_ranges() -> None:
+    spec = build("yahoo", time_range="month")
+    assert spec.url == "https://search.yahoo.com/search"
+    assert spec.params == {"p": "rust async runtime", "ei": "UTF-8", "btf": "m"}
+    assert build("yahoo", time_range="year") is None
+    assert build("yahoo", date_from=dt.date(2024, 1, 1)) is None
+
+
+def test_mojeek_since_and_never_s0() -> None:
+    spec = build("mojeek")
+    assert spec.params == {"q": "rust async runtime"}  # s=0 on page 1 trips Mojeek's rate limiter
+    week = build("mojeek", time_range="week")
+    assert week.params == {
+        "q": "rust async runtime",
+        "since": (TODAY - dt.timedelta(days=7)).strftime("%Y%m%d"),
+    }
+    assert build("mojeek", date_from=dt.date(2024, 2, 29)).params["since"] == "20240229"
+    assert build("mojeek", date_to=dt.date(2024, 2, 29)) is None
+    assert build("mojeek", region="gb", language="en").cookies == {"lb": "en", "arc": "gb"}
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "host"),
+    [
+        ("rust async runtime", None, "en.wikipedia.org"),
+        ("Rust 异步运行时", None, "zh.wikipedia.org"),
+        ("非同期 ランタイム", None, "ja.wikipedia.org"),
+        ("비동기 런타임", None, "ko.wikipedia.org"),
+        ("rust async runtime", "de", "de.wikipedia.org"),
+        ("rust async runtime", "zh-CN", "zh.wikipedia.org"),
+        ("rust async runtime", "evil.example/x?", "en.wikipedia.org"),  # never a host from raw input
+    ],
+)
+def test_wikipedia_language_picks_the_host(text: str, language: str | None, host: str) -> None:
+    spec = build("wikipedia", text=text, language=language)
+    assert spec.url == f"https://{host}/w/api.php"
+    assert spec.params == {
+        "action": "query",
+        "list": "search",
+        "srsearch": text,
+        "srprop": "snippet|timestamp",
+        "srlimit": 10,
+        "format": "json",
+        "formatversion": 2,
+        "utf8": 1,
+    }
+
+
+# --- AnySearch ------------------------------------------------------------------------------------------------
+
+
+def test_anysearch_anonymous_and_keyed() -> None:
+    anon = build("anysearch", limit=50)
+    assert anon.method == "POST" and anon.url == "https://api.anysearch.com/v1/search"
+    assert anon.json == {"query": "rust async runtime", "max_results": 10, "format": "json"}
+    assert "Authorization" not in anon.headers
+    keyed = build("anysearch", limit=3, api_key=KEY)
+    assert keyed.json["max_results"] == 3
+    assert keyed.headers["Authorization"] == f"Bearer {KEY}"
+    assert build("anysearch", limit=0).json["max_results"] == 1
+    assert build("anysearch", time_range="day") is None
+
+
+# --- Brave --------------------------------------------------------------------------------------------------
+
+
+def test_brave_request() -> None:
+    assert build("brave") is None  # no key: nothing to send
+    spec = build("brave", api_key=KEY, limit=50, region="de", language="de")
+    assert spec.method == "GET" and spec.url == "https://api.search.brave.com/res/v1/web/search"
+    assert spec.params == {
+        "q": "rust async runtime",
+        "count": 20,
+        "text_decorations": "false",
+        "country": "DE",
+        "search_lang": "de",
+    }
+    assert spec.headers == {"Accept": "application/json", "X-Subscription-Token": KEY}
+
+
+@pytest.mark.parametrize(
+    ("time_range", "freshness"), [("day", "pd"), ("week", "pw"), ("month", "pm"), ("year", "py")]
+)
+def test_brave_freshness_for_time_ranges(time_range: str, freshness: str) -> None:
+    assert build("brave", api_key=KEY, time_range=time_range).params["freshness"] == freshness
+
+
+def test_brave_freshness_for_dates() -> None:
+    spec = build("brave", api_key=KEY, date_from=dt.date(2024, 1, 1), date_to=dt.date(2024, 2, 1))
+    assert spec.params["freshness"] == "2024-01-01to2024-02-01"
+    open_end = build("brave", api_key=KEY, date_from=dt.date(2024, 1, 1))
+    assert open_end.params["freshness"] == f"2024-01-01to{TODAY.isoformat()}"
+    assert "freshness" not in build("brave", api_key=KEY).params
+
+
+def test_brave_declares_its_free_plan_rate_limit() -> None:
+    assert get_engine("brave").INFO.min_interval_s == 1.0
+
+
+# --- Exa, Tavily, Firecrawl -----------------------------------------------------------------------------------
+
+
+def test_exa_body() -> None:
+    assert build("exa") is None
+    spec = build(
+        "exa",
+        api_key=KEY,
+        limit=7,
+        date_from=dt.date(2024, 1, 1),
+        date_to=dt.date(2024, 3, 31),
+        include_domains=("tokio.rs",),
+        exclude_domains=("pinterest.com",),
+    )
+    assert spec.method == "POST" and spec.url == "https://api.exa.ai/search"
+    assert spec.json == {
+        "query": "rust async runtime",
+        "type": "auto",
+        "numResults": 7,
+        "contents": {"highlights": {"maxCharacters": 300}},
+        "startPublishedDate": "2024-01-01T00:00:00.000Z",
+        "endPublishedDate": "2024-03-31T23:59:59.999Z",
+        "includeDomains": ["tokio.rs"],
+        "excludeDomains": ["pinterest.com"],
+    }
+    assert spec.headers["x-api-key"] == KEY
+    week = build("exa", api_key=KEY, time_range="week").json
+    assert week["startPublishedDate"] == f"{(TODAY - dt.timedelta(days=7)).isoformat()}T00:00:00.000Z"
+
+
+def test_tavily_body() -> None:
+    assert build("tavily") is None
+    spec = build("tavily", api_key=KEY, limit=5, include_domains=("tokio.rs",))
+    assert spec.method == "POST" and spec.url == "https://api.tavily.com/search"
+    assert spec.json == {
+        "query": "rust async runtime",
+        "search_depth": "basic",
+        "max_results": 5,
+        "include_answer": False,
+        "include_raw_content": False,
+        "include_domains": ["tokio.rs"],
+    }
+    assert spec.headers["Authorization"] == f"Bearer {KEY}"
+    assert "api_key" not in spec.json  # the key travels in the header only
+
+
+def test_tavily_never_sends_time_range_and_dates_together() -> None:
+    both = build(
+        "tavily", api_key=KEY, time_range="week", date_from=dt.date(2024, 1, 1), date_to=dt.date(2024, 2, 1)
+    )
+    assert both.json["time_range"] == "week"
+    assert "start_date" not in both.json and "end_date" not in both.json
+    dates = build("tavily", api_key=KEY, date_from=dt.date(2024, 1, 1), date_to=dt.date(2024, 2, 1))
+    assert dates.json["start_date"] == "2024-01-01" and dates.json["end_date"] == "2024-02-01"
+    assert "time_range" not in dates.json
+
+
+@pytest.mark.parametrize(
+    ("time_range", "tbs"), [("day", "qdr:d"), ("week", "qdr:w"), ("month", "qdr:m"), ("year", "qdr:y")]
+)
+def test_firecrawl_tbs(time_range: str, tbs: str) -> None:
+    spec = build("firecrawl", api_key=KEY, time_range=time_range, limit=4)
+    assert spec.url == "https://api.firecrawl.dev/v1/search"
+    assert spec.json == {"query": "rust async runtime", "limit": 4, "tbs": tbs}
+    assert spec.headers["Authorization"] == f"Bearer {KEY}"
+
+
+# --- SearXNG ------------------------------------------------------------------------------------------------
+
+
+def test_searxng_needs_a_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SERPFUSE_SEARXNG_URL", raising=False)
+    assert build("searxng") is None
+    monkeypatch.setenv("SERPFUSE_SEARXNG_URL", "http://127.0.0.1:8888/")
+    spec = build("searxng", time_range="month", language="en", region="us")
+    assert spec.url == "http://127.0.0.1:8888/search"
+    assert spec.params == {
+        "q": "rust async runtime",
+        "format": "json",
+        "time_range": "month",
+        "language": "en-US",
+    }
+    assert build("searxng", base_url="http://10.0.0.2:8080").url == "http://10.0.0.2:8080/search"
+
+
+# --- keys never leak ------------------------------------------------------------------------------------------
+
+KEYED = ["brave", "exa", "tavily", "firecrawl", "anysearch"]
+
+
+@pytest.mark.parametrize("engine", KEYED)
+def test_key_only_in_headers_and_masked_in_repr(engine: str) -> None:
+    spec = build(engine, api_key=KEY)
+    assert any(KEY in v for v in spec.headers.values()), "the key must be sent"
+    assert KEY not in spec.url
+    assert (
+        KEY not in str(spec.params or "")
+        and KEY not in str(spec.json or "")
+        and KEY not in str(spec.data or "")
+    )
+    for text in (repr(spec), str(spec), f"{spec}", f"{spec!r}"):
+        assert KEY not in text
+        assert "***" in text
+
+
+def test_request_spec_repr_masks_secret_body_fields_too() -> None:
+    spec = RequestSpec(
+        "POST", "https://api.example/", json={"api_key": KEY, "query": "x"}, params={"key": KEY}
+    )
+    assert KEY not in repr(spec) and "'query': 'x'" in repr(spec)
+
+
+def test_engine_query_repr_hides_the_key() -> None:
+    q = EngineQuery(text="x", api_key=KEY)
+    assert KEY not in repr(q) and KEY not in str(q)
+
+
+# --- the central status mapper --------------------------------------------------------------------------------
+
+
+def test_classify_http_basic_statuses() -> None:
+    assert classify_http(200, {}, b"") is None
+    assert classify_http(204, {}, b"") is None
+    err = classify_http(500, {}, b"Internal error: SECRET-BODY")
+    assert type(err) is EngineError and err.status == "error" and "SECRET" not in str(err)
+    assert classify_http(302, {"Location": "https://x"}, b"").status == "error"
+    for status in (401, 402, 403):
+        denied = classify_http(status, {}, b"password=SECRET-BODY")
+        assert isinstance(denied, AccessDenied) and denied.cooldown_s == 180
+        assert "SECRET" not in str(denied) and "SECRET" not in repr(denied)
+
+
+def test_classify_http_retry_after() -> None:
+    assert classify_http(429, {"Retry-After": "42"}, b"").retry_after_s == 42
+    assert classify_http(429, {"retry-after": "42"}, b"").cooldown_s == 42  # case-insensitive on a plain dict
+    default = classify_http(429, {}, b"")
+    assert isinstance(default, RateLimited) and default.retry_after_s is None and default.cooldown_s == 180
+    when = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=120)
+    dated = classify_http(429, {"Retry-After": email.utils.format_datetime(when, usegmt=True)}, b"")
+    assert 100 <= dated.retry_after_s <= 121
+    assert classify_http(429, {"Retry-After": "soon"}, b"").cooldown_s == 180
+
+
+def test_classify_http_challenges() -> None:
+    cf = {"Server": "cloudflare"}
+    challenge = classify_http(503, cf, b"<script src='/cdn-cgi/challenge-platform/h/b/orchestrate'></script>")
+    assert isinstance(challenge, ChallengeDetected) and challenge.status == "challenge"
+    assert isinstance(classify_http(403, cf, b"__cf_chl_captcha_tk__=abc"), ChallengeDetected)
+    assert isinstance(classify_http(403, {"cf-mitigated": "challenge"}, b""), ChallengeDetected)
+    firewall = classify_http(403, cf, b'<span class="cf-error-code">1020</span>')
+    assert isinstance(firewall, AccessDenied) and firewall.cooldown_s == 86400
+    recaptcha = classify_http(503, {}, b'<script src="https://www.google.com/recaptcha/api.js"></script>')
+    assert isinstance(recaptcha, ChallengeDetected)
+    # The markers only count from Cloudflare itself: a 403 from elsewhere stays "access denied".
+    assert type(classify_http(403, {"Server": "nginx"}, b"/cdn-cgi/challenge-platform/")) is AccessDenied
+
+
+def test_error_types_carry_statuses() -> None:
+    assert ParseFailure().status == "error" and ParseFailure().message
+    assert RateLimited(retry_after_s=3).status == "rate-limited"
+    assert ChallengeDetected().cooldown_s == 3600
+
+
+# --- registry -----------------------------------------------------------------------------------------------
+
+EXPECTED_ENGINES = {
+    "ddg": ("primary", "global"),
+    "bing": ("primary", "global"),
+    "bing-cn": ("primary", "cjk"),
+    "yahoo": ("fallback", "global"),
+    "mojeek": ("fallback", "global"),
+    "wikipedia": ("primary", "both"),
+    "anysearch": ("primary", "both"),
+    "exa-free": ("primary", "both"),
+    "brave": ("primary", "both"),
+    "exa": ("primary", "both"),
+    "tavily": ("primary", "both"),
+    "firecrawl": ("fallback", "global"),
+    "searxng": ("primary", "both"),
+}
+
+
+def test_registry_lists_every_engine_with_its_tier_and_region() -> None:
+    assert {name: (m.INFO.tier, m.INFO.region) for name, m in ENGINES.items()} == EXPECTED_ENGINES
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_ENGINES))
+def test_engine_modules_follow_the_contract(name: str) -> None:
+    module = get_engine(name)
+    info = module.INFO
+    assert info.name == name
+    assert callable(module.parse)
+    if is_multi_step(module):
+        assert inspect.iscoroutinefunction(module.run)
+    else:
+        assert callable(module.build_request)
+    assert callable(classifier(module))
+    if info.needs_key or info.accepts_key:
+        assert info.key_envs and info.key_envs[0] == f"SERPFUSE_{name.upper().replace('-', '_')}_API_KEY"
+    assert info.rows_per_request >= 1 and info.timeout_s > 0
+
+
+def test_correlated_groups() -> None:
+    assert {n for n, m in ENGINES.items() if m.INFO.group == "bing"} == {"ddg", "bing", "bing-cn", "yahoo"}
+    assert {n for n, m in ENGINES.items() if m.INFO.group == "exa"} == {"exa", "exa-free"}
+
+
+def test_unknown_engine_lists_valid_names() -> None:
+    with pytest.raises(UnknownEngine) as info:
+        get_engine("googel")
+    assert isinstance(info.value, ValueError)
+    message = str(info.value)
+    assert "googel" in message and "ddg" in message and "searxng" in message and "\n" not in message
+
+
+# --- shared helpers ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("region", "language", "expected"),
+    [
+        ("us-en", None, ("us", "en")),
+        ("en-US", None, ("us", "en")),
+        (None, "zh-CN", ("cn", "zh")),
+        ("cn", "zh", ("cn", "zh")),
+        ("wt-wt", None, (None, None)),
+        (None, None, (None, None)),
+    ],
+)
+def test_split_locale(region: str | None, language: str | None, expected: tuple) -> None:
+    assert split_locale(region, language) == expected
+
+
+def test_parse_published() -> None:
+    now = dt.datetime(2024, 5, 10, 12, tzinfo=dt.UTC)
+    assert parse_published("3 days ago", now) == now - dt.timedelta(days=3)
+    assert parse_published("an hour ago", now) == now - dt.timedelta(hours=1)
+    assert parse_published("yesterday", now) == now - dt.timedelta(days=1)
+    assert parse_published("2023-09-09T15:55:05", now) == dt.datetime(2023, 9, 9, 15, 55, 5, tzinfo=dt.UTC)
+    assert parse_published("2024-03-12T00:00:00.000Z", now) == dt.datetime(2024, 3, 12, tzinfo=dt.UTC)
+    assert parse_published("September 9, 2023", now) == dt.datetime(2023, 9, 9, tzinfo=dt.UTC)
+    for junk in ("", "N/A", "soon", None, 12):
+        assert parse_published(junk, now) is None
