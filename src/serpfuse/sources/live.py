@@ -307,7 +307,9 @@ class LiveSource:
         response = await self.transport.send(spec, **options)
         if hook is not None:
             hook(info.name, variant, response)
-        error = classify_http(response.status, response.headers, response.body[:BODY_HEAD_BYTES])
+        # The engine's own mapper when it has one (SearXNG's 403, AnySearch's body-blind one), else the central one.
+        classify = getattr(module, "classify", classify_http)
+        error = classify(response.status, response.headers, response.body[:BODY_HEAD_BYTES])
         if error is not None:
             raise error
         return list(module.parse(response.status, response.headers, response.body, q))

@@ -1,0 +1,128 @@
+"""`serpfuse engines`: every engine with its tier, weight, group, region, key status and cooldown state."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ..config import RankingConfig
+from ..cooldown import CooldownStore, InMemoryCooldownStore
+from ..models import SearchRequest
+from ..secrets import KeysFileError, KeyStore
+from ..settings import ConfigError, Settings, load_settings
+from ..sources.live import LiveSource
+from ..transport import Transport
+from .errors import fail
+
+_ANY_REQUEST = SearchRequest(query="serpfuse engines")  # no time range, no dates: only static reasons show
+
+
+def _cooldown_store(settings: Settings) -> tuple[CooldownStore, Any]:
+    """The store searches use: Redis when configured (shared by every process), else this process's own."""
+    if settings.redis_url:
+        from ..redis_store import RedisCooldownStore, redis_client
+
+        redis = redis_client(settings.redis_url)
+        return RedisCooldownStore(redis), redis
+    return InMemoryCooldownStore(), None
+
+
+async def engine_rows(source: LiveSource, ranking: RankingConfig) -> list[dict[str, Any]]:
+    """One JSON-ready dict per engine. Key status only: a key itself never appears."""
+    weights, groups = ranking.consensus.weights, ranking.consensus.groups
+    now = time.time()
+    rows = []
+    for slot in source.slots(_ANY_REQUEST):
+        info = source.modules[slot.name].INFO
+        state = await source.cooldowns.get(slot.name)
+        if state is not None:
+            status, reason = "cooling down", state.describe(now)
+        elif not slot.available:
+            status, reason = "unavailable", slot.unavailable_reason
+        else:
+            status, reason = "ready", None
+        rows.append(
+            {
+                "engine": slot.name,
+                "tier": info.tier,
+                "weight": round(float(weights.get(slot.name, 1.0)), 4),
+                "group": groups.get(slot.name, slot.name),
+                "region": info.region,
+                "kind": info.kind,
+                "key": source.keys.status(slot.name),
+                "status": status,
+                "reason": reason,
+                "cooldownRemainingS": round(state.remaining_s(now), 1) if state else None,
+                "cooldownFailures": state.failures if state else None,
+            }
+        )
+    return rows
+
+
+def render(rows: list[dict[str, Any]], console: Console) -> None:
+    table = Table(title="serpfuse engines", expand=False)
+    for name in ("engine", "tier", "weight", "group", "region", "key", "state"):
+        table.add_column(name, justify="right" if name == "weight" else "left", no_wrap=True)
+    table.add_column("why", overflow="fold", min_width=20)
+    colours = {"ready": "green", "cooling down": "yellow", "unavailable": "dim"}
+    for row in rows:
+        colour = colours.get(row["status"], "red")
+        table.add_row(
+            row["engine"],
+            row["tier"],
+            f"{row['weight']:.2f}",
+            row["group"],
+            row["region"],
+            row["key"],
+            f"[{colour}]{row['status']}[/{colour}]",
+            row["reason"] or "",
+        )
+    console.print(table)
+    console.print(
+        "[dim]add a key: export BRAVE_API_KEY=... (or SERPFUSE_<ENGINE>_API_KEY), "
+        "or put it in the keys file (mode 0600)[/dim]"
+    )
+
+
+async def _collect(settings: Settings, keys: KeyStore) -> list[dict[str, Any]]:
+    cooldowns, redis = _cooldown_store(settings)
+    # No request is sent: the transport's client is created only on first use.
+    source = LiveSource(keys, cooldowns, Transport(trust_env=False), timeout_s=settings.timeout_s)
+    try:
+        return await engine_rows(source, settings.ranking_config)
+    finally:
+        await source.aclose()
+        if redis is not None:
+            await redis.aclose()
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def engines(
+        as_json: Annotated[bool, typer.Option("--json", help="Print the list as JSON.")] = False,
+        config: Annotated[str | None, typer.Option(help="Settings file (TOML).")] = None,
+    ) -> None:
+        """List every engine: tier, weight, group, region, key status and cooldown state."""
+        try:
+            settings = load_settings(config)
+            keys = KeyStore()
+        except (ConfigError, KeysFileError) as exc:
+            fail(str(exc))
+        try:
+            rows = asyncio.run(_collect(settings, keys))
+        except Exception as exc:
+            if not settings.redis_url:
+                raise
+            fail(
+                f"cannot read cooldowns from redis: {type(exc).__name__}"
+            )  # one line, no URL (it has a password)
+        if as_json:
+            print(json.dumps(rows, ensure_ascii=False, indent=2))
+        else:
+            render(rows, Console(soft_wrap=False))
