@@ -152,6 +152,10 @@ def test_synthetic_anysearch_error_bodies_are_never_read(status: int, kind: type
             assert "hunter2" not in text and "FAKE" not in text and "anon@example.com" not in text
 
 
+def test_anysearch_asks_the_transport_not_to_read_error_bodies() -> None:
+    assert get_engine("anysearch").READ_ERROR_BODY is False
+
+
 def test_anysearch_parse_never_touches_an_error_body() -> None:
     class Untouchable(bytes):
         def __getattribute__(self, name: str):

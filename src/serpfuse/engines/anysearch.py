@@ -35,6 +35,8 @@ INFO = EngineInfo(
 )
 
 URL = "https://api.anysearch.com/v1/search"
+# Tells the transport not to even download a non-2xx body (a 402 body can carry generated credentials).
+READ_ERROR_BODY = False
 MAX_RESULTS = 10
 
 
