@@ -103,7 +103,7 @@ def test_extra_fields_after_the_tag_are_ignored(tmp_path):
 def test_run_and_qrels_round_trip(tmp_path):
     ranked = {"10": [("b", 2.0), ("a", 1.0)], "2": [("c", 0.5)]}
     trec.write_run(tmp_path / "run", ranked, "mine")
-    assert (tmp_path / "run").read_text().splitlines()[0] == "2 Q0 c 1 0.500000 mine"  # numeric qid order
+    assert (tmp_path / "run").read_text().splitlines()[0] == "2 Q0 c 1 0.5 mine"  # numeric qid order
     assert trec.ranked_lists(trec.read_run(tmp_path / "run")) == {"10": ["b", "a"], "2": ["c"]}
     qrels = {"1": {"a": 2, "b": 0}}
     trec.write_qrels(tmp_path / "qrels", qrels)

@@ -67,9 +67,9 @@ METRICS: list[MetricSpec] = [
     MetricSpec("IrrelevantJudged@5", "sum", higher_is_better=False, doc="judged 0 only; every query"),
     MetricSpec("Junk@5", "sum", higher_is_better=False, doc="rows the junk filter flags; every query"),
     MetricSpec("CleanRel@5", doc="not junk and passing coverage, over 5; every query"),
-    MetricSpec("shown", doc="rows shown (of 8)"),
-    MetricSpec("kept", "sum"),
-    MetricSpec("keptOf", "sum"),
+    MetricSpec("shown", fmt=".2f", doc="rows shown (of 8)"),
+    MetricSpec("kept", "sum", show=False),
+    MetricSpec("keptOf", "sum", show=False),
 ]
 HEADLINE = ("nDCG@8", "P@8", "MRR@8", "kept@8", "Irrelevant@5", "Junk@5", "CleanRel@5", "shown")
 PRIMARY = "nDCG@8"
@@ -319,7 +319,12 @@ def score_run(
 def build_report(
     scores: list[QueryScore], split: str, label: str, fingerprint: str, notes: Sequence[str] = ()
 ) -> BenchReport:
-    worst = worst_queries(scores, [("nDCG@8", True), ("Irrelevant@5", False), ("Junk@5", False)])
+    # the worst ranked queries with a relevant row, then the noisiest of the rest (most irrelevant rows shown)
+    worst = worst_queries(scores, [("nDCG@8", True), ("Irrelevant@5", False)], count=5)
+    noisy = [
+        q for q in scores if "nDCG@8" not in q.values and q.values.get("Irrelevant@5", q.values["Junk@5"]) > 0
+    ]
+    worst += worst_queries(noisy, [("Irrelevant@5", False), ("Junk@5", False)], count=5)
     return BenchReport(
         corpus="crw56",
         split=split,
@@ -331,6 +336,7 @@ def build_report(
         by_group=by_group(scores, METRICS),
         worst=worst,
         notes=list(notes),
+        worst_columns=("nDCG@8", "Irrelevant@5", "Junk@5", "shown"),
     )
 
 

@@ -27,6 +27,7 @@ class MetricSpec:
     denominator: str = ""
     fmt: str = ".4f"
     doc: str = ""
+    show: bool = True  # False for the bookkeeping counts a ratio is built from
 
 
 @dataclass
@@ -64,6 +65,9 @@ class BenchReport:
     per_engine: dict[str, dict[str, float]] = field(default_factory=dict)
     worst: list[QueryScore] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    worst_columns: tuple[
+        str, ...
+    ] = ()  # the metrics the worst-queries table shows (default: the first three)
 
     def spec(self, name: str) -> MetricSpec:
         return next(s for s in self.metrics if s.name == name)
@@ -175,7 +179,7 @@ def compare(a: BenchReport, b: BenchReport, primary: str, **bootstrap_args: Any)
 
     intervals = {}
     for spec in a.metrics:
-        if spec.agg == "ratio":
+        if spec.agg == "ratio" or not spec.show:
             continue
         _, xs, ys = paired_values(a.per_query, b.per_query, spec.name)
         if xs:
@@ -223,7 +227,7 @@ def _fmt(spec: MetricSpec | None, value: float | None) -> str:
 
 
 def _summary_columns(report: BenchReport, names: Sequence[str] | None) -> list[MetricSpec]:
-    specs = [s for s in report.metrics if names is None or s.name in names]
+    specs = [s for s in report.metrics if (s.name in names if names is not None else s.show)]
     return [s for s in specs if s.name in report.summary]
 
 
@@ -261,16 +265,30 @@ def worst_table(report: BenchReport, names: Sequence[str]):
 
     table = Table(title=f"worst queries ({report.label})", title_justify="left")
     table.add_column("qid", justify="right")
-    table.add_column("query")
+    table.add_column("query", min_width=20, max_width=32)
     for name in names:
         table.add_column(name, justify="right")
-    table.add_column("top rows (grade, J = junk)")
+    table.add_column(
+        "top 3 rows (grade; J = junk; ? = unjudged)",
+        min_width=40,
+        max_width=64,
+        no_wrap=True,
+        overflow="ellipsis",
+    )
     for q in report.worst:
-        rows = "; ".join(
-            f"{'?' if r.grade is None else r.grade}{'J' if r.junk else ''} {r.url[:60]}" for r in q.shown[:3]
+        rows = "\n".join(
+            f"{'?' if r.grade is None else r.grade}{'J' if r.junk else ''} {_short(r.url)}"
+            for r in q.shown[:3]
         )
-        table.add_row(q.qid, q.query, *(_fmt(report.spec(n), q.values.get(n)) for n in names), rows)
+        table.add_row(
+            q.qid, q.query, *(_fmt(report.spec(n), q.values.get(n)) for n in names), rows or "(nothing shown)"
+        )
     return table
+
+
+def _short(url: str, width: int = 70) -> str:
+    text = url.split("://", 1)[-1].removeprefix("www.")
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def render_report(console, report: BenchReport, extra: Sequence[BenchReport] = (), names=None) -> None:
@@ -285,23 +303,24 @@ def render_report(console, report: BenchReport, extra: Sequence[BenchReport] = (
             rows_table("per engine (each engine's own list alone)", "engine", report.per_engine, specs)
         )
     if report.worst:
-        console.print(worst_table(report, [s.name for s in specs[:3]]))
+        console.print(worst_table(report, report.worst_columns or [s.name for s in specs[:3]]))
     for note in report.notes:
         console.print(f"[dim]note: {note}[/dim]")
 
 
-def render_comparison(console, c: Comparison, show: int = 15) -> None:
+def render_comparison(console, c: Comparison, show: int = 15, names: Sequence[str] | None = None) -> None:
     from rich.table import Table
 
-    console.print(
-        summary_table([c.a, c.b], f"{c.a.corpus} · {c.a.split}: {c.a.label} (A) vs {c.b.label} (B)")
-    )
-    table = Table(title="B − A, paired bootstrap (95 %, 10,000 resamples)", title_justify="left")
-    for col in ("metric", "n", "A", "B", "Δ", "95 % interval", "B wins/loses", "excludes 0"):
+    title = f"{c.a.corpus} · {c.a.split}: {c.a.label} (A) vs {c.b.label} (B)"
+    console.print(summary_table([c.a, c.b], title, names))
+    first = next(iter(c.intervals.values()), None)
+    resamples = f"{first.resamples:,}" if first else "0"
+    table = Table(title=f"B − A, paired bootstrap (95 %, {resamples} resamples)", title_justify="left")
+    for col in ("metric", "n", "A", "B", "Δ", "95 % interval", "B higher/lower", "excludes 0"):
         table.add_column(col, justify="right" if col != "metric" else "left")
     for name, iv in c.intervals.items():
         table.add_row(
-            name,
+            f"{name} per query" if c.a.spec(name).agg == "sum" else name,
             str(iv.n),
             f"{iv.mean_a:.4f}",
             f"{iv.mean_b:.4f}",

@@ -95,7 +95,8 @@ def qid_order(qids: Iterable[str]) -> list[str]:
 
 
 def format_run_line(qid: str, docid: str, rank: int, score: float, tag: str) -> str:
-    return f"{qid} Q0 {docid} {rank} {score:.6f} {tag}"
+    # 12 significant digits: fused RRF scores differ in the 6th decimal, where "%.6f" would make them ties
+    return f"{qid} Q0 {docid} {rank} {score:.12g} {tag}"
 
 
 def run_lines(ranked: Mapping[str, Sequence[tuple[str, float]]], tag: str) -> list[str]:

@@ -1,0 +1,631 @@
+"""`serpfuse bench`: run ranking configurations over a corpus with judgments and report how good they are.
+
+    serpfuse bench                                   # crw56 dev, the default ranker, beside SearXNG's own order
+    serpfuse bench --strategy rrf --set rrf.rrf_constant=40
+    serpfuse bench --compare baseline consensus      # per-query deltas and a paired bootstrap 95 % interval
+    serpfuse bench --sweep --strategy rrf            # seed 000's grid: marginal means against the defaults
+    serpfuse bench --corpus mq2008 --rankers 1-5 --depth 10
+    serpfuse bench --json                            # machine-readable, for version diffs
+
+A configuration is written ``NAME[,section.knob=value...]`` (``--compare``) or ``--strategy NAME`` plus
+``--set section.knob=value`` (repeatable); values are JSON (``3``, ``0.25``, ``true``, ``"text"``) or bare text.
+For crw56, ``baseline`` names SearXNG's own order. The corpora live in ``--data`` or $SERPFUSE_DATA
+(default ../shared/data).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from pydantic import ValidationError
+
+from ..bench import crw56
+from ..bench.report import (
+    BenchReport,
+    MetricSpec,
+    QueryScore,
+    ShownRow,
+    aggregate,
+    by_group,
+    compare,
+    comparison_json,
+    render_comparison,
+    render_report,
+    render_sweep,
+    sweep_json,
+    worst_queries,
+)
+from ..bench.stats import sweep
+from ..config import RankingConfig
+from ..rankers import UnknownStrategy, available, get_ranker
+from .errors import fail, validation_message
+
+DATA_ENV = "SERPFUSE_DATA"
+DEFAULT_DATA = Path("../shared/data")
+
+# Seed 000's sweep grid for rrf (27 points); a small one for consensus. Any ranker can be swept with --grid.
+DEFAULT_GRIDS: dict[str, dict[str, list[Any]]] = {
+    "rrf": {
+        "rrf.rrf_constant": [40, 60, 80],
+        "rrf.authority_boost": [0.1, 0.25, 0.4],
+        "rrf.freshness_boost": [0.1, 0.2, 0.35],
+    },
+    "consensus": {
+        "consensus.kappa": [5, 10, 20],
+        "consensus.diversity_penalty": [0.05, 0.15, 0.3],
+        "consensus.sparse_domain_cap": [1, 2, 3],
+    },
+}
+
+
+class Corpus(StrEnum):
+    crw56 = "crw56"
+    mq2008 = "mq2008"
+    consensus = "consensus"
+
+
+class Split(StrEnum):
+    dev = "dev"
+    test = "test"
+    all = "all"
+
+
+class Protocol(StrEnum):
+    metasearch = "metasearch"
+    classic = "classic"
+
+
+# --- configurations ------------------------------------------------------------------------------------------
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def parse_setting(item: str) -> tuple[list[str], Any]:
+    """``section.knob=value`` -> (["section", "knob"], value); the value is JSON when it parses, else text."""
+    path, sep, raw = item.partition("=")
+    if not sep or not path.strip():
+        raise ValueError(f"--set wants section.knob=value, got {item!r}")
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        value = raw
+    return [_snake(p.strip()) for p in path.split(".")], value
+
+
+def apply_settings(config: RankingConfig, settings: Sequence[str]) -> RankingConfig:
+    """A new, validated config with each setting applied (an unknown knob is a validation error)."""
+    data = config.model_dump()
+    for item in settings:
+        path, value = parse_setting(item)
+        node = data
+        for part in path[:-1]:
+            if not isinstance(node.get(part), dict):
+                raise ValueError(f"unknown configuration section {'.'.join(path[:-1])!r} in {item!r}")
+            node = node[part]
+        if not isinstance(node, dict):
+            raise ValueError(f"cannot set {item!r}")
+        node[path[-1]] = value
+    return RankingConfig.model_validate(data)
+
+
+def config_from(strategy: str | None, settings: Sequence[str] = ()) -> RankingConfig:
+    config = RankingConfig()
+    config = config.with_strategy(strategy) if strategy else config
+    get_ranker(config.strategy)  # UnknownStrategy before any work
+    return apply_settings(config, settings)
+
+
+def parse_spec(spec: str) -> tuple[str, RankingConfig | None]:
+    """``NAME[,section.knob=value...]`` -> (label, config); ``baseline`` -> (label, None)."""
+    name, *settings = [part.strip() for part in spec.split(",") if part.strip()]
+    if name == crw56.BASELINE:
+        if settings:
+            raise ValueError("the baseline takes no settings")
+        return spec, None
+    return spec, config_from(name, settings)
+
+
+def data_root(data: Path | None) -> Path:
+    root = data or Path(os.environ.get(DATA_ENV) or DEFAULT_DATA)
+    if not root.is_dir():
+        fail(f"data directory not found: {root} (use --data or set {DATA_ENV})")
+    return root
+
+
+# --- corpora as benches --------------------------------------------------------------------------------------
+
+
+@dataclass
+class Bench:
+    """A corpus with one protocol: how to run a configuration, what to show beside it, which metric leads."""
+
+    name: str
+    primary: str
+    headline: tuple[str, ...]
+    metrics: list[MetricSpec]
+    queries: int  # per run, for the progress bar
+    run: Callable[[str, RankingConfig | None, Callable[[], None] | None], BenchReport]
+    references: Callable[[Callable[[], None] | None], list[BenchReport]] = lambda progress: []
+    reference_runs: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def crw56_bench(root: Path, split: str, unjudged_irrelevant: bool, per_engine: bool = True) -> Bench:
+    try:
+        corpus = crw56.load_crw56(root)
+    except crw56.CorpusError as exc:
+        fail(str(exc))
+    runner = crw56.PipelineRunner(corpus)
+
+    def run(label: str, config: RankingConfig | None, progress) -> BenchReport:
+        return crw56.run(
+            corpus,
+            config,
+            split,
+            label=label,
+            per_engine=per_engine and config is not None,
+            unjudged_irrelevant=unjudged_irrelevant,
+            runner=runner,
+            progress=progress,
+        )
+
+    primary = "nDCG@8" if split != "test" else "CleanRel@5"
+    return Bench(
+        name="crw56",
+        primary=primary,
+        headline=crw56.HEADLINE,
+        metrics=crw56.METRICS,
+        queries=len(corpus.split(split)),
+        run=run,
+        references=lambda progress: [run(crw56.BASELINE, None, progress)],
+        reference_runs=1,
+    )
+
+
+MQ_METRICS = [
+    MetricSpec("nDCG@8", doc="gain 2^rel-1, ideal from all judged docs; queries with a relevant doc"),
+    MetricSpec("P@8"),
+    MetricSpec("MRR@8"),
+]
+MQ_CLASSIC_METRICS = [
+    MetricSpec("MAP", doc="trec_eval's map over all 784 queries"),
+    MetricSpec("P@10", doc="trec_eval's P_10 over all 784 queries"),
+]
+
+
+def parse_rankers(text: str | None, known: Sequence[int]) -> list[int]:
+    """``1-5``, ``2,7,9`` or ``all`` -> ranker numbers."""
+    if not text or text == "all":
+        return list(known)
+    out: list[int] = []
+    for part in text.split(","):
+        first, sep, last = part.strip().partition("-")
+        numbers = range(int(first), int(last) + 1) if sep else [int(first)]
+        out.extend(n for n in numbers if n not in out)
+    unknown = [n for n in out if n not in known]
+    if unknown or not out:
+        raise ValueError(f"rankers must be among {known[0]}-{known[-1]}: {text!r}")
+    return out
+
+
+def mq2008_bench(root: Path, protocol: str, rankers_text: str | None, depth: int) -> Bench:
+    from ..bench import mq2008 as mq
+
+    folder = root / "mq2008-agg"
+    if not folder.is_dir():
+        fail(f"MQ2008-agg not found: {folder}")
+    try:
+        rankers = parse_rankers(rankers_text, mq.RANKERS)
+        corpus = mq.load_mq2008(folder)
+    except (ValueError, OSError) as exc:
+        fail(str(exc).splitlines()[0])
+    queries = mq.queries_of(corpus)
+    subset_of = {qid: q.subset for qid, q in queries.items()}
+    text_of = {qid: f"MQ2008 {qid}" for qid in queries}
+    engines = ", ".join(map(str, rankers))
+
+    def report(
+        label: str, fingerprint: str, scores: list[QueryScore], metrics: list[MetricSpec]
+    ) -> BenchReport:
+        return BenchReport(
+            corpus="mq2008",
+            split=f"{protocol} · rankers {engines}"
+            + (f" · depth {depth}" if protocol == "metasearch" else ""),
+            label=label,
+            fingerprint=fingerprint,
+            metrics=metrics,
+            per_query=scores,
+            summary=aggregate(scores, metrics),
+            by_group=by_group(scores, metrics),
+            worst=worst_queries(scores, [(metrics[0].name, True)]),
+        )
+
+    if protocol == "classic":
+
+        def classic_scores(run_fn, progress) -> list[QueryScore]:
+            from ..bench import metrics as m
+
+            scores = []
+            for qid, q in queries.items():
+                ranked = m.order_by_score(run_fn(q))
+                values = {
+                    "MAP": m.average_precision(ranked, q.grades),
+                    "P@10": m.precision_at(ranked, q.grades, 10),
+                }
+                rows = [ShownRow(d, d, grade=q.grades.get(d)) for d in ranked[:10]]
+                scores.append(QueryScore(qid, text_of[qid], values, {"subset": subset_of[qid]}, rows))
+                if progress:
+                    progress()
+            return scores
+
+        def strategy_run(config: RankingConfig):
+            from ..fusion import fuse_lists
+
+            def run_fn(q):
+                lists = {mq.engine_name(r): q.ranking(r) for r in rankers if q.ranking(r)}
+                return fuse_lists(lists, config.strategy, config)
+
+            return run_fn
+
+        def run_classic(label: str, config: RankingConfig | None, progress) -> BenchReport:
+            config = config or RankingConfig()
+            return report(
+                label,
+                config.fingerprint(),
+                classic_scores(strategy_run(config), progress),
+                MQ_CLASSIC_METRICS,
+            )
+
+        def classic_references(progress) -> list[BenchReport]:
+            rrf = report(
+                "rrf k=60 (original positions)",
+                "reference",
+                classic_scores(mq.classic_rrf(rankers), progress),
+                MQ_CLASSIC_METRICS,
+            )
+            singles = [(r, mq.classic(queries, mq.classic_single(r)).map) for r in rankers]
+            best, _ = max(singles, key=lambda t: (t[1], -t[0]))
+            single = report(
+                f"best single (r{best})",
+                "reference",
+                classic_scores(mq.classic_single(best), progress),
+                MQ_CLASSIC_METRICS,
+            )
+            return [single, rrf]
+
+        return Bench(
+            name="mq2008",
+            primary="MAP",
+            headline=("MAP", "P@10"),
+            queries=len(queries),
+            run=run_classic,
+            references=classic_references,
+            reference_runs=2,
+        )
+
+    judged = {qid: q for qid, q in queries.items() if q.has_relevant}
+
+    def meta_scores(fuser, progress) -> list[QueryScore]:
+        scores = []
+        for qid, q in judged.items():
+            ranked = list(fuser(mq.shown_lists(q, rankers, depth)))[: mq.CUTOFF]
+            ndcg, precision, rr = mq.score_ranked(ranked, q.grades)
+            rows = [ShownRow(d, d, grade=q.grades.get(d)) for d in ranked]
+            values = {"nDCG@8": ndcg, "P@8": precision, "MRR@8": rr}
+            scores.append(QueryScore(qid, text_of[qid], values, {"subset": subset_of[qid]}, rows))
+            if progress:
+                progress()
+        return scores
+
+    def depth_matched(config: RankingConfig) -> RankingConfig:
+        from .fuse import depth_config
+
+        return depth_config(config, depth)
+
+    def run_meta(label: str, config: RankingConfig | None, progress) -> BenchReport:
+        config = depth_matched(config or RankingConfig())
+        scores = meta_scores(mq.strategy_fuser(config.strategy, config), progress)
+        out = report(label, config.fingerprint(), scores, MQ_METRICS)
+        for r in rankers:
+            out.per_engine[mq.engine_name(r)] = aggregate(meta_scores(mq.single_fuser(r), None), MQ_METRICS)
+        return out
+
+    def meta_references(progress) -> list[BenchReport]:
+        best, _ = mq.best_single(judged, rankers, depth)
+        out = [
+            report(
+                f"best single (r{best})",
+                "reference",
+                meta_scores(mq.single_fuser(best), progress),
+                MQ_METRICS,
+            )
+        ]
+        for name in ("rrf", "combmnz", "borda"):
+            config = depth_matched(RankingConfig(strategy=name))
+            out.append(
+                report(
+                    name,
+                    config.fingerprint(),
+                    meta_scores(mq.strategy_fuser(name, config), progress),
+                    MQ_METRICS,
+                )
+            )
+        return out
+
+    return Bench(
+        name="mq2008",
+        primary="nDCG@8",
+        headline=("nDCG@8", "P@8", "MRR@8"),
+        metrics=MQ_METRICS,
+        queries=len(judged),
+        run=run_meta,
+        references=meta_references,
+        reference_runs=4,
+        notes=[
+            "best single = the ranker with the highest mean nDCG@8 on these queries (chosen with hindsight)"
+        ],
+    )
+
+
+def consensus_bench(root: Path) -> Bench:
+    """consensus-v2.1's frozen fused baselines: agreement of our consensus ranker with the reference lists.
+
+    The fixture rebuild lives with the consensus ranker's tests for now; this corpus runs once it is a module
+    (``serpfuse.bench.consensus_frozen`` with ``load_cases(folder)``, ``run(cases, config, label, progress)``
+    and ``METRICS``)."""
+    folder = root / "consensus-v2.1"
+    if not folder.is_dir():
+        fail(f"consensus-v2.1 baselines not found: {folder}")
+    try:
+        from ..bench import consensus_frozen  # type: ignore[attr-defined]
+    except ImportError:
+        fail(
+            "the consensus-v2.1 frozen baselines are checked by tests/test_consensus_baselines.py "
+            "(run: .venv/bin/pytest -v tests/test_consensus_baselines.py); no bench module yet"
+        )
+    try:
+        cases = consensus_frozen.load_cases(folder)
+    except (ValueError, OSError) as exc:
+        fail(str(exc).splitlines()[0])
+
+    def run(label: str, config: RankingConfig | None, progress) -> BenchReport:
+        return consensus_frozen.run(cases, config or RankingConfig(strategy="consensus"), label, progress)
+
+    return Bench(
+        name="consensus",
+        primary=consensus_frozen.PRIMARY,
+        headline=tuple(s.name for s in consensus_frozen.METRICS),
+        metrics=consensus_frozen.METRICS,
+        queries=len(cases),
+        run=run,
+    )
+
+
+# --- progress and output -------------------------------------------------------------------------------------
+
+
+class Progress:
+    """A rich progress bar on stderr for runs longer than a blink; silent when stderr is not a terminal."""
+
+    def __init__(self, total: int, enabled: bool):
+        self.total = total
+        self.enabled = enabled and sys.stderr.isatty()
+        self._progress = None
+        self._task = None
+
+    def __enter__(self) -> Progress:
+        if self.enabled:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self._progress = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=Console(stderr=True),
+                transient=True,
+            )
+            self._progress.__enter__()
+            self._task = self._progress.add_task("bench", total=self.total)
+        return self
+
+    def describe(self, text: str) -> None:
+        if self._progress is not None:
+            self._progress.update(self._task, description=text)
+
+    def step(self) -> None:
+        if self._progress is not None:
+            self._progress.advance(self._task)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.__exit__(None, None, None)
+
+
+def _console():
+    from rich.console import Console
+
+    return Console(width=max(120, Console().width))
+
+
+def _print_json(payload: Any) -> None:
+    sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def _grid(strategy: str, grid_items: Sequence[str]) -> dict[str, list[Any]]:
+    if not grid_items:
+        if strategy not in DEFAULT_GRIDS:
+            raise ValueError(
+                f"no default grid for {strategy!r}: give --grid section.knob=v1,v2,... (repeatable)"
+            )
+        return DEFAULT_GRIDS[strategy]
+    grid: dict[str, list[Any]] = {}
+    for item in grid_items:
+        knob, sep, values = item.partition("=")
+        if not sep or not values:
+            raise ValueError(f"--grid wants section.knob=v1,v2,..., got {item!r}")
+        grid[knob.strip()] = [parse_setting(f"x={v.strip()}")[1] for v in values.split(",")]
+    return grid
+
+
+def _current(config: RankingConfig, knob: str) -> Any:
+    node: Any = config.model_dump()
+    for part in knob.split("."):
+        node = node[_snake(part)]
+    return node
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("bench")
+    def bench_command(
+        corpus: Annotated[Corpus, typer.Option("--corpus", "-c", help="which judged corpus")] = Corpus.crw56,
+        strategy: Annotated[
+            str | None, typer.Option("--strategy", "-s", help=f"ranker: {', '.join(available())}")
+        ] = None,
+        settings: Annotated[
+            list[str] | None, typer.Option("--set", help="a ranking knob, section.knob=value (repeatable)")
+        ] = None,
+        compare_specs: Annotated[
+            tuple[str, str] | None,
+            typer.Option(
+                "--compare", help="two configurations A B (NAME[,section.knob=value...]); B - A per query"
+            ),
+        ] = None,
+        do_sweep: Annotated[
+            bool, typer.Option("--sweep", help="grid over the knobs; marginal means")
+        ] = False,
+        grid_items: Annotated[
+            list[str] | None, typer.Option("--grid", help="a swept knob, section.knob=v1,v2,... (repeatable)")
+        ] = None,
+        metric: Annotated[
+            str | None,
+            typer.Option("--metric", help="metric for --compare/--sweep (default: the corpus's lead)"),
+        ] = None,
+        as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
+        split: Annotated[Split, typer.Option("--split", help="crw56: dev (judged), test or all")] = Split.dev,
+        judged_only: Annotated[
+            bool, typer.Option("--judged-only", help="crw56: Irrelevant@5 ignores unjudged rows")
+        ] = False,
+        protocol: Annotated[
+            Protocol, typer.Option("--protocol", help="mq2008 protocol")
+        ] = Protocol.metasearch,
+        rankers: Annotated[
+            str | None, typer.Option("--rankers", help="mq2008: e.g. 1-5 or 2,7,9 (default all)")
+        ] = None,
+        depth: Annotated[
+            int, typer.Option("--depth", min=1, help="mq2008 metasearch: rows each engine shows")
+        ] = 20,
+        data: Annotated[
+            Path | None, typer.Option("--data", help=f"data directory (default ${DATA_ENV})")
+        ] = None,
+    ) -> None:
+        """Measure ranking quality on a judged corpus: overall, per group, per engine, worst queries."""
+        root = data_root(data)
+        try:
+            config = config_from(strategy, settings or [])
+            pairs = [parse_spec(s) for s in compare_specs] if compare_specs else []
+        except UnknownStrategy as exc:
+            fail(str(exc))
+        except ValidationError as exc:
+            fail(validation_message(exc))
+        except ValueError as exc:
+            fail(str(exc))
+        if corpus is not Corpus.crw56 and any(c is None for _, c in pairs):
+            fail("'baseline' (SearXNG's own order) exists only for --corpus crw56")
+        if compare_specs and do_sweep:
+            fail("--compare and --sweep are separate runs: choose one")
+
+        if corpus is Corpus.crw56:
+            bench = crw56_bench(root, split.value, not judged_only)
+        elif corpus is Corpus.mq2008:
+            bench = mq2008_bench(root, protocol.value, rankers, depth)
+        else:
+            bench = consensus_bench(root)
+        lead = metric or bench.primary
+        lead_spec = next((s for s in bench.metrics if s.name == lead and s.agg != "ratio"), None)
+        if lead_spec is None:
+            names = ", ".join(s.name for s in bench.metrics if s.agg != "ratio")
+            fail(f"unknown metric {lead!r} for {bench.name}; choose one of: {names}")
+        label = strategy or config.strategy
+        if settings:
+            label = ",".join([label, *settings])
+
+        if pairs:
+            _run_compare(bench, pairs, lead, as_json)
+        elif do_sweep:
+            _run_sweep(bench, config, lead_spec, grid_items or [], settings or [], as_json)
+        else:
+            _run_one(bench, label, config, as_json)
+
+
+def _run_one(bench: Bench, label: str, config: RankingConfig, as_json: bool) -> None:
+    with Progress(bench.queries * (1 + bench.reference_runs), not as_json) as progress:
+        references = bench.references(progress.step)
+        report = bench.run(label, config, progress.step)
+    report.notes.extend(bench.notes)
+    if as_json:
+        _print_json(
+            {"report": report.to_json(with_rows=True), "references": [r.to_json() for r in references]}
+        )
+        return
+    render_report(_console(), report, extra=references, names=bench.headline)
+
+
+def _run_compare(
+    bench: Bench, pairs: list[tuple[str, RankingConfig | None]], metric: str, as_json: bool
+) -> None:
+    with Progress(bench.queries * 2, not as_json) as progress:
+        a, b = (bench.run(label, config, progress.step) for label, config in pairs)
+    result = compare(a, b, metric)
+    if as_json:
+        _print_json(comparison_json(result))
+        return
+    render_comparison(_console(), result, names=bench.headline)
+
+
+def _run_sweep(
+    bench: Bench,
+    config: RankingConfig,
+    metric: MetricSpec,
+    grid_items: Sequence[str],
+    settings: Sequence[str],
+    as_json: bool,
+) -> None:
+    try:
+        grid = _grid(config.strategy, grid_items)
+        default = {knob: _current(config, knob) for knob in grid}
+        for knob, values in grid.items():  # every value must validate before hours of work
+            for value in values:
+                apply_settings(config, [f"{knob}={json.dumps(value)}"])
+    except (KeyError, ValueError, ValidationError) as exc:
+        fail(f"bad grid: {exc}".splitlines()[0])
+    points = 1
+    for values in grid.values():
+        points *= len(values)
+
+    def evaluate(point: dict[str, Any]) -> list[float]:
+        point_config = apply_settings(
+            config, [*settings, *(f"{k}={json.dumps(v)}" for k, v in point.items())]
+        )
+        report = bench.run(config.strategy, point_config, progress.step)
+        return [q.values[metric.name] for q in report.per_query if metric.name in q.values]
+
+    with Progress(bench.queries * (points + 1), not as_json) as progress:
+        progress.describe(f"sweep {points} points")
+        result = sweep(grid, default, evaluate, metric=metric.name, higher_is_better=metric.higher_is_better)
+    if as_json:
+        _print_json(sweep_json(result))
+        return
+    render_sweep(_console(), result)

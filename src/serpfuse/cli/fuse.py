@@ -1,0 +1,115 @@
+"""`serpfuse fuse RUN...`: fuse TREC run files (one per engine, the file stem names the engine) with any ranker.
+
+Each run is read as trec_eval reads it (score descending, ties by docid descending; the rank column is
+ignored), cut to its top ``--depth`` per query, and fused per query with ``fusion.fuse_lists``. Engines are
+unknown to the rankers here, so each weighs 1 and belongs to no correlated group. The fused run is printed in
+TREC format; equal scores are written in trec_eval's order, so the rank column and the scores agree.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from pydantic import ValidationError
+
+from ..bench import trec
+from ..config import RankingConfig
+from ..rankers import UnknownStrategy, get_ranker
+from .errors import fail, validation_message
+
+
+def engine_name(path: Path) -> str:
+    return path.stem or path.name
+
+
+def load_runs(paths: list[Path]) -> dict[str, trec.Run]:
+    """engine name -> run; two files with one stem would silently merge two engines, so that is an error."""
+    runs: dict[str, trec.Run] = {}
+    for path in paths:
+        name = engine_name(path)
+        if name in runs:
+            raise ValueError(f"two runs are named {name!r} (file stems must differ): rename one")
+        if not path.is_file():
+            raise ValueError(f"run file not found: {path}")
+        runs[name] = trec.read_run(path)
+    return runs
+
+
+def per_query_lists(runs: dict[str, trec.Run], depth: int | None) -> dict[str, dict[str, list[str]]]:
+    """qid -> engine -> docids best first, each cut to ``depth``; an engine without the query is left out."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for engine, run in runs.items():
+        for qid, ranked in trec.ranked_lists(run).items():
+            if ranked:
+                out.setdefault(qid, {})[engine] = ranked[:depth] if depth else ranked
+    return out
+
+
+def depth_config(config: RankingConfig, depth: int) -> RankingConfig:
+    """The rank-cut rankers (CombMNZ, Borda) must see the whole cut list, not their own default depth."""
+    return config.model_copy(
+        update={
+            "combmnz": config.combmnz.model_copy(update={"depth": depth}),
+            "borda": config.borda.model_copy(update={"depth": depth}),
+        }
+    )
+
+
+def fuse_runs(
+    runs: dict[str, trec.Run],
+    strategy: str,
+    depth: int | None = None,
+    limit: int | None = None,
+    config: RankingConfig | None = None,
+) -> dict[str, list[tuple[str, float]]]:
+    """qid -> fused (docid, score) best first, at most ``limit`` rows."""
+    from ..fusion import fuse_lists
+
+    lists = per_query_lists(runs, depth)
+    longest = max((len(d) for engines in lists.values() for d in engines.values()), default=1)
+    config = depth_config((config or RankingConfig()).with_strategy(strategy), depth or longest)
+    fused: dict[str, list[tuple[str, float]]] = {}
+    for qid in trec.qid_order(lists):
+        rows = fuse_lists(lists[qid], strategy=strategy, config=config)
+        ordered = trec.order_by_score(rows)  # trec_eval's reading of equal scores
+        scores = dict(rows)
+        fused[qid] = [(docid, scores[docid]) for docid in ordered][:limit]
+    return fused
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("fuse")
+    def fuse_command(
+        runs: Annotated[
+            list[Path], typer.Argument(help="TREC run files, one per engine; the file stem names it")
+        ],
+        strategy: Annotated[str, typer.Option("--strategy", "-s", help="ranker name")] = "consensus",
+        depth: Annotated[
+            int | None, typer.Option("--depth", min=1, help="keep each run's top N per query (default: all)")
+        ] = None,
+        limit: Annotated[int, typer.Option("--limit", "-k", min=1, help="fused rows per query")] = 1000,
+        settings: Annotated[
+            list[str] | None, typer.Option("--set", help="a ranking knob, section.knob=value (repeatable)")
+        ] = None,
+    ) -> None:
+        """Fuse ranked lists given as TREC run files and print the fused run in TREC format."""
+        from .bench import config_from
+
+        try:
+            get_ranker(strategy)
+        except UnknownStrategy as exc:
+            fail(str(exc))
+        tag = trec.check_tag(f"serpfuse-{strategy}")
+        try:
+            config = config_from(strategy, settings or [])
+            loaded = load_runs(runs)
+        except ValidationError as exc:
+            fail(validation_message(exc))
+        except (ValueError, OSError) as exc:
+            fail(str(exc).splitlines()[0])
+        fused = fuse_runs(loaded, strategy, depth=depth, limit=limit, config=config)
+        lines = trec.run_lines(fused, tag)
+        sys.stdout.write("".join(f"{line}\n" for line in lines))
