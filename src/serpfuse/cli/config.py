@@ -1,0 +1,101 @@
+"""`serpfuse config show` (the effective settings, secrets masked) and `serpfuse config keys` (the keys file)."""
+
+from __future__ import annotations
+
+import getpass
+import json
+import sys
+from typing import Annotated
+
+import typer
+
+from ..secrets import KeysFileError, KeyStore
+from ..settings import ConfigError, find_config_file, load_settings, public_view
+from .errors import fail
+
+
+def _engine_names() -> list[str]:
+    from ..engines import ENGINES
+
+    return sorted(ENGINES)
+
+
+def _key_statuses() -> dict[str, str]:
+    try:
+        store = KeyStore()
+    except KeysFileError as exc:
+        return {"error": str(exc)}
+    return {name: store.status(name) for name in _engine_names()}
+
+
+def _read_secret(engine: str) -> str:
+    """``--set brave=-``: read the key without it landing in shell history or the process list."""
+    if sys.stdin.isatty():
+        return getpass.getpass(f"{engine} API key: ")
+    return sys.stdin.readline().strip()
+
+
+def register(app: typer.Typer) -> None:
+    config_app = typer.Typer(
+        help="Show the effective settings; manage engine API keys.",
+        no_args_is_help=True,
+        add_completion=False,
+    )
+
+    @config_app.command("show")
+    def show(
+        config: Annotated[
+            str | None, typer.Option("--config", help="TOML settings file (else ./serpfuse.toml).")
+        ] = None,
+    ) -> None:
+        """Print the effective settings (file < SERPFUSE_* < flags) as JSON, every secret masked."""
+        try:
+            path = find_config_file(config)
+            settings = load_settings(config)
+        except ConfigError as exc:
+            fail(str(exc))
+        view = {
+            "config_file": str(path) if path else None,
+            "settings": public_view(settings),
+            "keys": _key_statuses(),
+        }
+        print(json.dumps(view, indent=2, ensure_ascii=False))
+
+    @config_app.command("keys")
+    def keys(
+        set_: Annotated[
+            list[str] | None,
+            typer.Option("--set", help="ENGINE=KEY (repeatable); KEY '-' reads it from stdin."),
+        ] = None,
+        list_: Annotated[
+            bool, typer.Option("--list", help="Each engine's key status (never the key).")
+        ] = False,
+    ) -> None:
+        """Store API keys in the private keys file (mode 0600), or list which engines have one."""
+        try:
+            store = KeyStore()
+        except KeysFileError as exc:
+            fail(str(exc))
+        known = _engine_names()
+        for item in set_ or []:
+            engine, sep, key = item.partition("=")
+            engine = engine.strip().lower()
+            if not sep or not engine:
+                fail(f"--set wants ENGINE=KEY, got {item.split('=')[0]!r}=...")
+            if known and engine not in known:
+                fail(f"unknown engine {engine!r}; choose from: {', '.join(known)}")
+            if key.strip() == "-":
+                key = _read_secret(engine)
+            try:
+                path = store.write_key(engine, key)
+            except KeysFileError as exc:
+                fail(str(exc))
+            print(f"serpfuse: saved the {engine} key in {path} (mode 0600)", file=sys.stderr)
+        if list_ or not set_:
+            for engine in known:
+                status = store.status(engine)
+                label = {"configured": "configured", "missing": "missing"}.get(status, status)
+                hint = f"  ({store.hint(engine)})" if status == "missing" else ""
+                print(f"{engine:12} {label}{hint}")
+
+    app.add_typer(config_app, name="config")

@@ -1,0 +1,47 @@
+"""`serpfuse mcp`: the MCP server over stdio (for agent hosts) or streamable HTTP (``--http``)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from typing import Annotated
+
+import typer
+
+from ..settings import ConfigError, check_bind
+from .errors import fail
+from .serve import ConfigOpt, NoCacheOpt, RedisOpt, ReplayOpt, build_settings, open_service
+
+MCP_HTTP_PORT = 8766
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("mcp")
+    def mcp_command(
+        http: Annotated[
+            bool, typer.Option("--http", help="Serve streamable HTTP at /mcp instead of stdio.")
+        ] = False,
+        host: Annotated[str | None, typer.Option(help="With --http: address (default 127.0.0.1).")] = None,
+        port: Annotated[int, typer.Option(help="With --http: port.")] = MCP_HTTP_PORT,
+        replay: ReplayOpt = None,
+        redis: RedisOpt = None,
+        no_cache: NoCacheOpt = False,
+        config: ConfigOpt = None,
+    ) -> None:
+        """Run the MCP server (tools: web_search, explain_search, engine_status)."""
+        settings = build_settings(config, host=host, port=None, replay=replay, redis=redis, no_cache=no_cache)
+        from ..mcp_server import run_http, run_stdio
+
+        if not http:
+            # stdout is the protocol channel: nothing else may be printed there.
+            asyncio.run(run_stdio(open_service(settings)))
+            return
+        try:
+            check_bind(settings.host, settings.token())
+        except ConfigError as exc:
+            fail(str(exc))
+        service = open_service(settings)
+        print(f"serpfuse: MCP over streamable HTTP at http://{settings.host}:{port}/mcp", file=sys.stderr)
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(run_http(service, host=settings.host, port=port))

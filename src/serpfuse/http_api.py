@@ -1,0 +1,582 @@
+"""The HTTP API (Starlette on uvicorn): serpfuse's own endpoint, and drop-ins for SearXNG and Tavily clients.
+
+- ``GET|POST /v1/search``: the native request and response (``SearchRequest`` in, ``SearchResponse`` out).
+- ``GET|POST /search?q=...&format=json``: SearXNG's JSON shape, so Open WebUI, LibreChat and every other
+  SearXNG client work unchanged.
+- ``POST /tavily/search``: Tavily's request body and response shape (a Tavily client with its base URL set to
+  ``http://host:port/tavily`` works unchanged), including Tavily's 400 when time_range and dates are combined.
+- ``/healthz``, ``/metrics`` (Prometheus text), ``/openapi.json``.
+
+Every request passes one guard: the bearer token (when ``SERPFUSE_API_TOKEN`` is set; required to listen beyond
+loopback), a per-client token bucket (429 with Retry-After) and the body-size limit (413). Bad input is always a
+4xx with a JSON error, never a 500.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import hmac
+import json
+import logging
+import math
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+from urllib.parse import urlparse
+
+from pydantic import ValidationError
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .fanout import UnknownEngine
+from .metrics import CONTENT_TYPE
+from .models import MAX_LIMIT, FusedResult, SearchRequest, SearchResponse
+from .rankers import UnknownStrategy
+from .service import QueryTooLong, SearchService
+from .settings import Settings
+from .sources.base import SourceError
+from .sources.replay import ReplayError
+
+log = logging.getLogger(__name__)
+
+# path -> route label (metrics, error shape); anything else is "other".
+ROUTES = {
+    "/v1/search": "native",
+    "/search": "searxng",
+    "/tavily/search": "tavily",
+    "/healthz": "healthz",
+    "/metrics": "metrics",
+    "/openapi.json": "openapi",
+}
+OPEN_ROUTES = {"healthz"}  # probes need no token; they reveal nothing
+UNLIMITED_ROUTES = {"healthz", "metrics"}  # probes and scrapers are not rate limited
+TAVILY_DATES_MESSAGE = "When time_range is set, start_date or end_date cannot be set"
+TAVILY_TIME_RANGES = {"day": "day", "week": "week", "month": "month", "year": "year"}
+TAVILY_TIME_RANGES.update({"d": "day", "w": "week", "m": "month", "y": "year"})
+Clock = Callable[[], float]
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = " ".join(message.split())
+        self.headers = headers or {}
+
+
+def error_body(route: str, status: int, message: str) -> dict[str, Any]:
+    if route == "tavily":  # Tavily's own error shape, which its clients read
+        return {"detail": {"error": message}}
+    return {"error": {"status": status, "message": message}}
+
+
+def error_response(
+    route: str, status: int, message: str, headers: dict[str, str] | None = None
+) -> JSONResponse:
+    return JSONResponse(error_body(route, status, message), status_code=status, headers=headers)
+
+
+# --- the guard: token, rate limit, body size, metrics -------------------------------------------------------
+
+
+class TokenBuckets:
+    """One token bucket per client: ``burst`` requests at once, refilled at ``rate_per_s``."""
+
+    MAX_CLIENTS = 10_000
+
+    def __init__(self, rate_per_s: float, burst: int, *, clock: Clock = time.monotonic) -> None:
+        self.rate = rate_per_s
+        self.burst = float(burst)
+        self._clock = clock
+        self._buckets: dict[str, tuple[float, float]] = {}  # client -> (tokens, last refill)
+
+    def take(self, client: str) -> float:
+        """0 when the request may pass (a token is spent), else the seconds until a token is due."""
+        now = self._clock()
+        tokens, last = self._buckets.get(client, (self.burst, now))
+        tokens = min(self.burst, tokens + (now - last) * self.rate)
+        if tokens >= 1.0:
+            self._buckets[client] = (tokens - 1.0, now)
+            if len(self._buckets) > self.MAX_CLIENTS:
+                self._forget_full(now)
+            return 0.0
+        self._buckets[client] = (tokens, now)
+        return (1.0 - tokens) / self.rate
+
+    def _forget_full(self, now: float) -> None:
+        # A bucket that has refilled is the same as no bucket: drop those to bound memory.
+        for client, (tokens, last) in list(self._buckets.items()):
+            if tokens + (now - last) * self.rate >= self.burst:
+                del self._buckets[client]
+
+
+def _bearer(scope: Scope) -> str | None:
+    for name, value in scope.get("headers", []):
+        if name == b"authorization":
+            text = value.decode("latin-1").strip()
+            if text[:7].lower() == "bearer ":
+                return text[7:].strip()
+            return None
+    return None
+
+
+def _same(presented: str | None, token: str) -> bool:
+    return presented is not None and hmac.compare_digest(presented.encode(), token.encode())
+
+
+def _content_length(scope: Scope) -> int | None:
+    for name, value in scope.get("headers", []):
+        if name == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
+
+
+class Guard:
+    """ASGI middleware in front of every route."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        settings: Settings,
+        metrics: Any,
+        clock: Clock = time.monotonic,
+        limit_rate: bool = True,
+        routes: dict[str, str] | None = None,
+    ) -> None:
+        self.app = app
+        self.limit_rate = limit_rate
+        self.routes = ROUTES if routes is None else routes
+        self.token = settings.token()
+        self.max_body = settings.max_body_bytes
+        self.metrics = metrics
+        self.buckets = TokenBuckets(
+            settings.rate_limit_per_min / 60.0, settings.rate_limit_burst, clock=clock
+        )
+
+    def _client(self, scope: Scope, presented: str | None) -> str:
+        if presented:  # a token names its holder better than an address behind a proxy does
+            return "token:" + hashlib.sha256(presented.encode()).hexdigest()[:16]
+        client = scope.get("client")
+        return "ip:" + (client[0] if client else "unknown")
+
+    def check(self, scope: Scope, route: str) -> ApiError | None:
+        presented = _bearer(scope)
+        if self.token and route not in OPEN_ROUTES and not _same(presented, self.token):
+            message = "missing or wrong bearer token (send 'Authorization: Bearer <token>')"
+            return ApiError(401, message, {"WWW-Authenticate": 'Bearer realm="serpfuse"'})
+        if self.limit_rate and route not in UNLIMITED_ROUTES:
+            wait_s = self.buckets.take(self._client(scope, presented if self.token else None))
+            if wait_s > 0:
+                retry = max(1, math.ceil(wait_s))
+                return ApiError(429, f"rate limit exceeded; retry in {retry} s", {"Retry-After": str(retry)})
+        length = _content_length(scope)
+        if length is not None and length > self.max_body:
+            return ApiError(413, f"request body is {length} bytes; the limit is {self.max_body}")
+        return None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        route = self.routes.get(scope["path"], "other")
+        started = time.perf_counter()
+        status = [500]
+
+        async def send_and_note(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status[0] = message["status"]
+            await send(message)
+
+        try:
+            problem = self.check(scope, route)
+            if problem is not None:
+                response = error_response(route, problem.status, problem.message, problem.headers)
+                await response(scope, receive, send_and_note)
+            else:
+                await self.app(scope, receive, send_and_note)
+        finally:
+            self.metrics.observe_request(route, status[0], time.perf_counter() - started)
+
+
+# --- reading requests --------------------------------------------------------------------------------------
+
+
+async def read_json(request: Request, max_bytes: int) -> Any:
+    """The JSON body, read with a size cap (a chunked body has no Content-Length to check up front)."""
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > max_bytes:
+            raise ApiError(413, f"request body is over the limit of {max_bytes} bytes")
+        chunks.append(chunk)
+    raw = b"".join(chunks)
+    if not raw.strip():
+        raise ApiError(400, "request body is empty; send a JSON object")
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        raise ApiError(400, "request body is not valid JSON") from None
+
+
+def _flag(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    return str(value).strip().lower() in ("1", "true", "yes", "on")
+
+
+def _many(values: list[str]) -> list[str] | None:
+    """Repeated parameters and comma lists, both: ``engines=a,b&engines=c`` -> [a, b, c]."""
+    out = [part.strip() for v in values for part in v.split(",") if part.strip()]
+    return out or None
+
+
+def validation_message(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err.get("loc", ()))
+    msg = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
+    return f"{where}: {msg}" if where else msg
+
+
+# --- response shapes ---------------------------------------------------------------------------------------
+
+
+def _engines_by_rank(r: FusedResult) -> list[str]:
+    return sorted(r.engine_ranks, key=lambda e: (r.engine_ranks[e], e)) or list(r.engines)
+
+
+def searxng_shape(resp: SearchResponse) -> dict[str, Any]:
+    """The response as SearXNG's ``/search?format=json`` shapes it (results, answers, ... unresponsive_engines)."""
+    results = []
+    previous = math.inf
+    for r in resp.results:
+        engines = _engines_by_rank(r)
+        # SearXNG lists results by descending score and clients re-sort on it (Open WebUI does), so the
+        # score is kept non-increasing down the list, or a re-sort would undo serpfuse's diversity order.
+        score = min(r.score, previous)
+        previous = score
+        results.append(
+            {
+                "url": r.url,
+                "title": r.title,
+                "content": r.snippet,
+                "engine": engines[0] if engines else "",
+                "engines": engines,
+                "positions": [r.engine_ranks.get(e, 0) for e in engines],
+                "score": float(score),
+                "category": "general",
+                "template": "default.html",
+                "publishedDate": r.published.isoformat() if r.published else None,
+                "parsed_url": list(urlparse(r.url)),
+                "priority": "",
+            }
+        )
+    return {
+        "query": resp.query,
+        "number_of_results": len(results),
+        "results": results,
+        "answers": [],
+        "corrections": [],
+        "infoboxes": [],
+        "suggestions": [],
+        "unresponsive_engines": [
+            [e.engine, f"{e.status}: {e.reason}" if e.reason else e.status]
+            for e in resp.engines
+            if e.status not in ("ok", "empty")
+        ],
+    }
+
+
+def tavily_shape(resp: SearchResponse, seconds: float) -> dict[str, Any]:
+    """Tavily's response: scores scaled to 0-1 (the top result is 1), no answer, no images."""
+    top = max((r.score for r in resp.results), default=0.0)
+    results = []
+    for r in resp.results:
+        row: dict[str, Any] = {
+            "title": r.title,
+            "url": r.url,
+            "content": r.snippet,
+            "score": round(min(1.0, max(0.0, r.score / top)) if top > 0 else 0.0, 6),
+            "raw_content": None,
+        }
+        if r.published:
+            row["published_date"] = r.published.isoformat()
+        results.append(row)
+    return {
+        "query": resp.query,
+        "answer": None,
+        "images": [],
+        "follow_up_questions": None,
+        "results": results,
+        "response_time": round(seconds, 3),
+        "request_id": str(uuid.uuid4()),
+    }
+
+
+def tavily_request_fields(body: Any) -> dict[str, Any]:
+    """Tavily's body -> our request fields. Unknown Tavily options are accepted and ignored, as Tavily does."""
+    if not isinstance(body, dict):
+        raise ApiError(400, "request body must be a JSON object")
+    time_range = body.get("time_range")
+    start, end = body.get("start_date"), body.get("end_date")
+    if time_range and (start or end):
+        raise ApiError(400, TAVILY_DATES_MESSAGE)
+    fields: dict[str, Any] = {"query": body.get("query") or ""}
+    max_results = body.get("max_results")
+    if max_results is not None:
+        if (
+            not isinstance(max_results, int)
+            or isinstance(max_results, bool)
+            or not 1 <= max_results <= MAX_LIMIT
+        ):
+            raise ApiError(400, f"max_results must be an integer from 1 to {MAX_LIMIT}")
+        fields["limit"] = max_results
+    else:
+        fields["limit"] = 5  # Tavily's default
+    if time_range:
+        mapped = TAVILY_TIME_RANGES.get(str(time_range).lower())
+        if mapped is None:
+            raise ApiError(400, "time_range must be one of day, week, month, year (or d, w, m, y)")
+        fields["time_range"] = mapped
+    elif start or end:
+        fields["date_from"], fields["date_to"] = start or None, end or None
+    elif isinstance(body.get("days"), int) and body["days"] > 0:
+        fields["date_from"] = (dt.date.today() - dt.timedelta(days=body["days"])).isoformat()
+    for name in ("include_domains", "exclude_domains"):
+        value = body.get(name)
+        if value is not None:
+            if not isinstance(value, list):
+                raise ApiError(400, f"{name} must be a list of domains")
+            fields[name] = value
+    return fields
+
+
+# --- the app -----------------------------------------------------------------------------------------------
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+def openapi_document(settings: Settings) -> dict[str, Any]:
+    ref = "#/components/schemas/{model}"
+    request_schema = SearchRequest.model_json_schema(by_alias=True, ref_template=ref)
+    response_schema = SearchResponse.model_json_schema(by_alias=True, ref_template=ref)
+    components = {**request_schema.pop("$defs", {}), **response_schema.pop("$defs", {})}
+    components["SearchRequest"], components["SearchResponse"] = request_schema, response_schema
+    components["Error"] = {
+        "type": "object",
+        "properties": {"error": {"type": "object", "properties": {"status": {"type": "integer"}, "message": {"type": "string"}}}},
+    }  # fmt: skip
+
+    def q(name: str, description: str, schema: dict | None = None, required: bool = False) -> dict:
+        return {"name": name, "in": "query", "required": required, "description": description, "schema": schema or {"type": "string"}}  # fmt: skip
+
+    errors = {
+        code: {"description": text, "content": {"application/json": {"schema": {"$ref": ref.format(model="Error")}}}}
+        for code, text in (("400", "bad input"), ("401", "missing or wrong bearer token"), ("413", "body too large"), ("429", "rate limited"))
+    }  # fmt: skip
+    native = {"description": "fused results", "content": {"application/json": {"schema": {"$ref": ref.format(model="SearchResponse")}}}}  # fmt: skip
+    json_any = {"description": "ok", "content": {"application/json": {"schema": {"type": "object"}}}}
+    params = [
+        q("q", "the query", required=True), q("limit", "1-20", {"type": "integer"}), q("engines", "comma list"),
+        q("include_domains", "comma list"), q("exclude_domains", "comma list"), q("time_range", "day|week|month|year"),
+        q("date_from", "YYYY-MM-DD"), q("date_to", "YYYY-MM-DD"), q("region", "e.g. us"), q("language", "e.g. en"),
+        q("strategy", "ranker"), q("min_score", "drop below", {"type": "number"}),
+        q("explain", "list every candidate", {"type": "boolean"}), q("cache", "false bypasses the cache", {"type": "boolean"}),
+    ]  # fmt: skip
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "serpfuse", "version": "1", "description": "Fused web search for LLM agents."},
+        "servers": [{"url": f"http://{settings.host}:{settings.port}"}],
+        "components": {
+            "schemas": components,
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+        "security": [{"bearer": []}] if settings.api_token else [],
+        "paths": {
+            "/v1/search": {
+                "get": {"summary": "Search (native)", "parameters": params, "responses": {"200": native, **errors}},
+                "post": {
+                    "summary": "Search (native); body is a SearchRequest plus optional explain/cache flags",
+                    "requestBody": {"content": {"application/json": {"schema": {"$ref": ref.format(model="SearchRequest")}}}},
+                    "responses": {"200": native, **errors},
+                },
+            },
+            "/search": {
+                "get": {
+                    "summary": "SearXNG-compatible JSON search",
+                    "parameters": [q("q", "the query", required=True), q("format", "json only"), q("pageno", "page", {"type": "integer"}),
+                                   q("time_range", "day|week|month|year"), q("language", "e.g. en"), q("engines", "comma list")],
+                    "responses": {"200": json_any, **errors},
+                }
+            },
+            "/tavily/search": {
+                "post": {
+                    "summary": "Tavily-compatible search (api_key ignored; answer is always null)",
+                    "requestBody": {"content": {"application/json": {"schema": {"type": "object", "required": ["query"]}}}},
+                    "responses": {"200": json_any, **errors},
+                }
+            },
+            "/healthz": {"get": {"summary": "Liveness and shared-store health", "security": [], "responses": {"200": json_any}}},
+            "/metrics": {"get": {"summary": "Prometheus metrics", "responses": {"200": {"description": "text exposition"}}}},
+        },
+    }  # fmt: skip
+
+
+def create_app(service: SearchService, *, clock: Clock = time.monotonic) -> ASGIApp:
+    settings = service.settings
+    max_body = settings.max_body_bytes
+
+    def guarded(route: str, handler: Handler) -> Handler:
+        async def endpoint(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except ApiError as exc:
+                return error_response(route, exc.status, exc.message, exc.headers)
+            except ValidationError as exc:
+                return error_response(route, 400, validation_message(exc))
+            except (QueryTooLong, UnknownStrategy, UnknownEngine) as exc:
+                return error_response(route, 400, str(exc))
+            except ReplayError as exc:
+                return error_response(route, 404, str(exc))
+            except SourceError as exc:
+                return error_response(route, 503, str(exc))
+
+        return endpoint
+
+    async def search(
+        fields: dict[str, Any], *, explain: bool, use_cache: bool, interface: str
+    ) -> SearchResponse:
+        request = service.make_request(**fields)
+        return await service.search(request, explain=explain, use_cache=use_cache, interface=interface)
+
+    async def native(request: Request) -> Response:
+        if request.method == "POST":
+            body = await read_json(request, max_body)
+            if not isinstance(body, dict):
+                raise ApiError(400, "request body must be a JSON object")
+            explain, use_cache = _flag(body.pop("explain", False)), _flag(body.pop("cache", True))
+            fields = body
+        else:
+            p = request.query_params
+            fields = {
+                "query": p.get("q", p.get("query", "")),
+                "limit": p.get("limit"),
+                "engines": _many(p.getlist("engines")),
+                "include_domains": _many(p.getlist("include_domains")),
+                "exclude_domains": _many(p.getlist("exclude_domains")),
+                "time_range": p.get("time_range") or None,
+                "date_from": p.get("date_from") or None,
+                "date_to": p.get("date_to") or None,
+                "region": p.get("region") or None,
+                "language": p.get("language") or None,
+                "strategy": p.get("strategy") or None,
+                "min_score": p.get("min_score") or None,
+            }
+            explain, use_cache = _flag(p.get("explain", "")), _flag(p.get("cache", "true"))
+        resp = await search(fields, explain=explain, use_cache=use_cache, interface="http")
+        return JSONResponse(resp.to_json_dict())
+
+    async def searxng(request: Request) -> Response:
+        params: Any = request.query_params
+        if request.method == "POST":
+            form = await request.form()
+            params = form if form else params
+        fmt = (params.get("format") or "json").lower()
+        if fmt != "json":
+            raise ApiError(400, f"format {fmt!r} is not served; only format=json")
+        try:
+            page = int(params.get("pageno") or 1)
+        except ValueError:
+            raise ApiError(400, "pageno must be an integer") from None
+        time_range = params.get("time_range") or None
+        fields = {
+            "query": params.get("q", ""),
+            "limit": params.get("limit"),
+            "time_range": time_range,
+            "language": None
+            if params.get("language") in (None, "", "all", "auto")
+            else params.get("language"),
+            "engines": _many([params.get("engines") or ""]),
+        }
+        resp = await search(fields, explain=False, use_cache=True, interface="searxng")
+        shaped = searxng_shape(resp)
+        if page > 1:  # one fused page: later pages are empty, which ends a client's paging
+            shaped["results"], shaped["number_of_results"] = [], 0
+        return JSONResponse(shaped)
+
+    async def tavily(request: Request) -> Response:
+        started = time.perf_counter()
+        fields = tavily_request_fields(await read_json(request, max_body))
+        resp = await search(fields, explain=False, use_cache=True, interface="tavily")
+        return JSONResponse(tavily_shape(resp, time.perf_counter() - started))
+
+    async def healthz(request: Request) -> Response:
+        ok = await service.ping()
+        body = {
+            "status": "ok" if ok else "degraded",
+            "source": service.source.name,
+            "cache": settings.cache_backend,
+        }
+        if settings.redis_url:
+            body["redis"] = "ok" if ok else "unreachable"
+        return JSONResponse(body, status_code=200 if ok else 503)
+
+    async def metrics(request: Request) -> Response:
+        return Response(service.metrics.render(), media_type=CONTENT_TYPE)
+
+    document = openapi_document(settings)
+
+    async def openapi(request: Request) -> Response:
+        return JSONResponse(document)
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        route = ROUTES.get(request.url.path, "other")
+        return error_response(route, exc.status_code, str(exc.detail), getattr(exc, "headers", None))
+
+    async def crash(request: Request, exc: Exception) -> Response:
+        log.exception("unexpected error on %s", request.url.path)
+        return error_response(ROUTES.get(request.url.path, "other"), 500, "internal error")
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette):
+        try:
+            yield
+        finally:
+            await service.aclose()
+
+    app = Starlette(
+        routes=[
+            Route("/v1/search", guarded("native", native), methods=["GET", "POST"]),
+            Route("/search", guarded("searxng", searxng), methods=["GET", "POST"]),
+            Route("/tavily/search", guarded("tavily", tavily), methods=["POST"]),
+            Route("/healthz", healthz, methods=["GET"]),
+            Route("/metrics", metrics, methods=["GET"]),
+            Route("/openapi.json", openapi, methods=["GET"]),
+        ],
+        exception_handlers={HTTPException: http_error, Exception: crash},
+        lifespan=lifespan,
+    )
+    return Guard(app, settings=settings, metrics=service.metrics, clock=clock)
+
+
+async def serve(service: SearchService, *, log_level: str = "warning") -> None:
+    """Run the API on ``settings.host:port`` until stopped. Call ``settings.check_bind`` first."""
+    import uvicorn
+
+    settings = service.settings
+    config = uvicorn.Config(
+        create_app(service), host=settings.host, port=settings.port, log_level=log_level, lifespan="on",
+        server_header=False, proxy_headers=False,
+    )  # fmt: skip
+    await uvicorn.Server(config).serve()

@@ -1,0 +1,494 @@
+"""The MCP server (official SDK 2.x, ``MCPServer``): ``web_search``, ``explain_search`` and ``engine_status``.
+
+Agent hosts flood the model's context when a tool answers at length (Claude Code warns past ~10k tokens), so
+every answer is bounded by ``max_chars`` (default 6000: eight compact rows fit well inside it) and says when it
+dropped rows. Each tool answers twice: as text a model reads well, and as structured content (the same rows)
+a program can use. Bad input (empty query, unknown engine or strategy, a date that is not YYYY-MM-DD) is a tool
+error whose message is one line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
+
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field, ValidationError
+
+from .fanout import UnknownEngine
+from .models import MAX_LIMIT, CandidateExplanation, FusedResult, Model, SearchResponse
+from .rankers import UnknownStrategy, available
+from .service import EngineHealth, QueryTooLong, SearchService
+from .sources.base import SourceError
+
+DEFAULT_MAX_CHARS = 6000
+MIN_MAX_CHARS = 500
+MAX_MAX_CHARS = 100_000
+SNIPPET_CHARS = 300
+TITLE_CHARS = 200
+REASON_CHARS = 100
+
+INSTRUCTIONS = (
+    "serpfuse searches the web with several engines at once and fuses their ranked lists into one short list "
+    "of the best results. Use web_search for web results (title, url, snippet, published date, score, and "
+    "which engines found each one); explain_search to see why each candidate ranked where it did or was cut; "
+    "engine_status to see which engines are ready, cooling down after a failure, or missing an API key."
+)
+_READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=True, idempotent_hint=True)
+
+
+# --- structured output -------------------------------------------------------------------------------------
+
+
+class ResultRow(Model):
+    title: str
+    url: str
+    snippet: str
+    published: str | None = None
+    score: float
+    engines: list[str]
+
+
+class EngineLine(Model):
+    engine: str
+    status: str
+    rows: int
+    reason: str | None = None
+
+
+class WebSearchOutput(Model):
+    query: str
+    strategy: str
+    results: list[ResultRow]
+    engines: list[EngineLine]
+    warnings: list[str]
+    truncated: bool = Field(description="true when rows were left out to stay within max_chars")
+    omitted: int = 0
+    cached: bool
+    score_version: str
+    config_fingerprint: str
+
+
+class CandidateRow(Model):
+    position: int | None
+    url: str
+    title: str
+    engine_ranks: dict[str, int]
+    score: float | None
+    score_parts: dict[str, float]
+    selected: bool
+    cut_by: str | None
+    cut_reason: str | None
+
+
+class ExplainOutput(Model):
+    query: str
+    strategy: str
+    candidates: list[CandidateRow]
+    total_candidates: int
+    selected: int
+    engines: list[EngineLine]
+    warnings: list[str]
+    truncated: bool
+    omitted: int = 0
+    cached: bool
+    config_fingerprint: str
+
+
+class EngineStatusOutput(Model):
+    engines: list[EngineHealth]
+
+
+# --- text rendering ----------------------------------------------------------------------------------------
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: max(0, limit - 1)].rstrip() + "…"
+
+
+def _row(r: FusedResult) -> ResultRow:
+    return ResultRow(
+        title=_clip(r.title or r.url, TITLE_CHARS),
+        url=r.url,
+        snippet=_clip(r.snippet, SNIPPET_CHARS),
+        published=r.published.date().isoformat() if r.published else None,
+        score=round(r.score, 4),
+        engines=r.engines,
+    )
+
+
+def _engine_lines(resp: SearchResponse) -> list[EngineLine]:
+    return [
+        EngineLine(
+            engine=e.engine,
+            status=e.status,
+            rows=e.rows,
+            reason=_clip(e.reason, REASON_CHARS) if e.reason else None,
+        )
+        for e in resp.engines
+    ]
+
+
+def _engines_text(lines: list[EngineLine]) -> str:
+    parts = []
+    for e in lines:
+        if e.status in ("ok", "empty"):
+            parts.append(f"{e.engine} {e.status} ({e.rows})")
+        else:
+            parts.append(f"{e.engine} {e.status}" + (f": {e.reason}" if e.reason else ""))
+    return "Engines: " + "; ".join(parts) if parts else "Engines: none"
+
+
+def _row_text(i: int, r: ResultRow) -> str:
+    meta = [f"score {r.score:.3f}", ", ".join(r.engines)]
+    if r.published:
+        meta.insert(0, f"published {r.published}")
+    lines = [f"{i}. {r.title}", f"   {r.url}"]
+    if r.snippet:
+        lines.append(f"   {r.snippet}")
+    lines.append(f"   {' · '.join(meta)}")
+    return "\n".join(lines)
+
+
+def fit_blocks(
+    head: str, blocks: list[str], tail: str, max_chars: int, note: Callable[[int, int], str]
+) -> tuple[str, int]:
+    """Join ``head``, as many leading ``blocks`` as fit, and ``tail`` within ``max_chars``; (text, blocks kept).
+
+    When blocks are dropped, ``note(kept, total)`` is appended, and its room is reserved before any block is
+    kept, so the result never exceeds ``max_chars`` (a too-long head or tail is clipped as a last resort).
+    """
+    total = len(blocks)
+    fixed = [p for p in (head, tail) if p]
+    base = sum(len(p) + 2 for p in fixed)
+    reserve = len(note(total, total)) + 2 + len(str(total))  # digits of "kept" may vary
+    kept: list[str] = []
+    used = base
+    for block in blocks:
+        room = max_chars - used - reserve
+        if len(block) + 2 > room:
+            break
+        kept.append(block)
+        used += len(block) + 2
+    parts = [head, *kept] if head else list(kept)
+    if len(kept) < total:
+        parts.append(note(len(kept), total))
+    if tail:
+        parts.append(tail)
+    text = "\n\n".join(parts)
+    if len(text) > max_chars:
+        text = text[: max_chars - 1] + "…"
+    return text, len(kept)
+
+
+def render_results(resp: SearchResponse, max_chars: int) -> tuple[str, WebSearchOutput]:
+    rows = [_row(r) for r in resp.results]
+    engines = _engine_lines(resp)
+    cached = " · from cache" if resp.cached else ""
+    head = f'Results for "{resp.query}" ({resp.strategy}, {len(rows)} rows{cached}):'
+    if not rows:
+        head = f'No results for "{resp.query}" ({resp.strategy}{cached}).'
+    tail_lines = [_clip(_engines_text(engines), max(80, max_chars // 4))]
+    tail_lines += [f"Warning: {_clip(w, 200)}" for w in resp.warnings[:3]]
+    text, kept = fit_blocks(
+        head,
+        [_row_text(i, r) for i, r in enumerate(rows, start=1)],
+        "\n".join(tail_lines),
+        max_chars,
+        lambda k, n: f"[truncated: showing {k} of {n} results to stay within max_chars={max_chars}]",
+    )
+    out = WebSearchOutput(
+        query=resp.query,
+        strategy=resp.strategy,
+        results=rows[:kept],
+        engines=engines,
+        warnings=resp.warnings,
+        truncated=kept < len(rows),
+        omitted=len(rows) - kept,
+        cached=resp.cached,
+        score_version=resp.score_version,
+        config_fingerprint=resp.config_fingerprint,
+    )
+    return text, out
+
+
+def _candidate(c: CandidateExplanation) -> CandidateRow:
+    return CandidateRow(
+        position=c.position,
+        url=c.url,
+        title=_clip(c.title or c.url, TITLE_CHARS),
+        engine_ranks=c.engine_ranks,
+        score=round(c.score, 4) if c.score is not None else None,
+        score_parts={k: round(v, 4) for k, v in c.score_parts.items()},
+        selected=c.selected,
+        cut_by=c.cut_by,
+        cut_reason=_clip(c.cut_reason, REASON_CHARS) if c.cut_reason else None,
+    )
+
+
+def _candidate_text(c: CandidateRow) -> str:
+    ranks = ", ".join(f"{e} #{r}" for e, r in sorted(c.engine_ranks.items(), key=lambda t: (t[1], t[0])))
+    where = f"#{c.position}" if c.selected else "cut"
+    score = f"score {c.score:.3f}" if c.score is not None else "not scored"
+    lines = [f"{where} {score} [{ranks}] {c.title}", f"   {c.url}"]
+    if c.score_parts:
+        lines.append("   parts: " + ", ".join(f"{k}={v:.3g}" for k, v in c.score_parts.items()))
+    if not c.selected:
+        lines.append(f"   cut by {c.cut_by}: {c.cut_reason}")
+    return "\n".join(lines)
+
+
+def render_explanation(resp: SearchResponse, max_chars: int) -> tuple[str, ExplainOutput]:
+    candidates = [_candidate(c) for c in resp.candidates or []]
+    selected = sum(1 for c in candidates if c.selected)
+    engines = _engine_lines(resp)
+    head = (
+        f'Candidates for "{resp.query}" ({resp.strategy}): {len(candidates)} seen, {selected} selected; '
+        "selected rows first, then every cut row with the step that cut it."
+    )
+    text, kept = fit_blocks(
+        head,
+        [_candidate_text(c) for c in candidates],
+        _clip(_engines_text(engines), max(80, max_chars // 4)),
+        max_chars,
+        lambda k, n: f"[truncated: showing {k} of {n} candidates to stay within max_chars={max_chars}]",
+    )
+    out = ExplainOutput(
+        query=resp.query,
+        strategy=resp.strategy,
+        candidates=candidates[:kept],
+        total_candidates=len(candidates),
+        selected=selected,
+        engines=engines,
+        warnings=resp.warnings,
+        truncated=kept < len(candidates),
+        omitted=len(candidates) - kept,
+        cached=resp.cached,
+        config_fingerprint=resp.config_fingerprint,
+    )
+    return text, out
+
+
+def render_status(engines: list[EngineHealth]) -> str:
+    lines = ["Engine status (key status only; keys are never shown):"]
+    for e in engines:
+        bits = [e.state]
+        if e.reason:
+            bits.append(e.reason)
+        if e.tier:
+            bits.append(f"tier {e.tier}")
+        if e.key:
+            bits.append(f"key {e.key}")
+        if e.last_status:
+            bits.append(f"last search: {e.last_status} in {e.last_latency_ms or 0:.0f} ms")
+        lines.append(f"- {e.engine}: " + " · ".join(bits))
+    return "\n".join(lines)
+
+
+# --- the server ----------------------------------------------------------------------------------------------
+
+
+def _one_line(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err.get("loc", ()))
+        msg = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
+        return f"{where}: {msg}" if where else msg
+    return " ".join(str(exc).split())
+
+
+# pydantic's multi-line message, as the SDK reports arguments that fail the tool's input schema.
+_PYDANTIC_ERROR = re.compile(
+    r"(?P<prefix>.*?)\d+ validation errors? for \S+\n(?P<loc>[^\n]+)\n\s+(?P<msg>[^\n\[]+)"
+)
+
+
+def one_line_error(text: str) -> str:
+    """Any tool error text as one line; a pydantic report becomes ``field: message``."""
+    m = _PYDANTIC_ERROR.match(text)
+    if m:
+        text = f"{m['prefix']}{m['loc'].strip()}: {m['msg'].strip()}"
+    return " ".join(text.split())
+
+
+class OneLineToolErrors:
+    """Server middleware: every tool error reaches the model as one line, whoever raised it."""
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        result = await call_next(ctx)
+        if ctx.method != "tools/call":
+            return result
+        if isinstance(result, CallToolResult) and result.is_error:
+            content = [
+                TextContent(type="text", text=one_line_error(c.text)) if isinstance(c, TextContent) else c
+                for c in result.content
+            ]
+            return result.model_copy(update={"content": content})
+        if isinstance(result, dict) and result.get("isError"):  # the wire form, as the runner hands it over
+            content = [
+                {**c, "text": one_line_error(c["text"])} if c.get("type") == "text" else c
+                for c in result.get("content", [])
+            ]
+            return {**result, "content": content}
+        return result
+
+
+def _as_list(value: list[str] | str | None) -> list[str] | None:
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    return value
+
+
+Query = Annotated[str, Field(description='What to search for. site:, -site:, "phrases" and OR work.')]
+Limit = Annotated[int | None, Field(ge=1, le=MAX_LIMIT, description="How many results (1-20; default 8).")]
+Engines = Annotated[
+    list[str] | str | None,
+    Field(description="Only these engines (see engine_status); default: all ready ones."),
+]
+Domains = Annotated[
+    list[str] | str | None, Field(description="Domains, e.g. ['python.org']; subdomains included.")
+]
+TimeRangeArg = Annotated[
+    Literal["day", "week", "month", "year"] | None,
+    Field(description="Only pages from the last day/week/month/year. Not with date_from/date_to."),
+]
+DateArg = Annotated[str | None, Field(description="YYYY-MM-DD. Not with time_range.")]
+Region = Annotated[str | None, Field(description="Region code, e.g. us, de, cn.")]
+Strategy = Annotated[str | None, Field(description=f"Ranker: {', '.join(available())} (default consensus).")]
+MinScore = Annotated[float | None, Field(ge=0, description="Drop results scoring below this.")]
+MaxChars = Annotated[
+    int,
+    Field(
+        ge=MIN_MAX_CHARS,
+        le=MAX_MAX_CHARS,
+        description="Upper bound on the answer's length in characters; rows that do not fit are left out.",
+    ),
+]
+
+
+def build_server(service: SearchService, *, name: str = "serpfuse") -> MCPServer:
+    server = MCPServer(name, instructions=INSTRUCTIONS, middleware=[OneLineToolErrors()])
+    max_default = service.settings.mcp_max_chars
+
+    async def run(explain: bool, **fields: Any) -> SearchResponse:
+        try:
+            request = service.make_request(**fields)
+            return await service.search(request, explain=explain, interface="mcp")
+        except (
+            ValidationError,
+            QueryTooLong,
+            UnknownStrategy,
+            UnknownEngine,
+            SourceError,
+            ValueError,
+        ) as exc:
+            raise ToolError(_one_line(exc)) from None
+
+    def fields_of(**kwargs: Any) -> dict[str, Any]:
+        kwargs["engines"] = _as_list(kwargs.get("engines"))
+        for key in ("include_domains", "exclude_domains"):
+            kwargs[key] = _as_list(kwargs.get(key))
+        return kwargs
+
+    @server.tool(annotations=_READ_ONLY)
+    async def web_search(
+        query: Query,
+        limit: Limit = None,
+        engines: Engines = None,
+        include_domains: Domains = None,
+        exclude_domains: Domains = None,
+        time_range: TimeRangeArg = None,
+        date_from: DateArg = None,
+        date_to: DateArg = None,
+        region: Region = None,
+        strategy: Strategy = None,
+        min_score: MinScore = None,
+        max_chars: MaxChars = max_default,
+    ) -> Annotated[CallToolResult, WebSearchOutput]:
+        """Search the web with several engines at once; one fused, de-duplicated list of the best results."""
+        resp = await run(
+            False,
+            **fields_of(
+                query=query, limit=limit, engines=engines, include_domains=include_domains,
+                exclude_domains=exclude_domains, time_range=time_range, date_from=date_from, date_to=date_to,
+                region=region, strategy=strategy, min_score=min_score,
+            ),
+        )  # fmt: skip
+        text, out = render_results(resp, max_chars)
+        return CallToolResult(
+            content=[TextContent(type="text", text=text)], structured_content=out.to_json_dict()
+        )
+
+    @server.tool(annotations=_READ_ONLY)
+    async def explain_search(
+        query: Query,
+        limit: Limit = None,
+        engines: Engines = None,
+        include_domains: Domains = None,
+        exclude_domains: Domains = None,
+        time_range: TimeRangeArg = None,
+        date_from: DateArg = None,
+        date_to: DateArg = None,
+        region: Region = None,
+        strategy: Strategy = None,
+        min_score: MinScore = None,
+        max_chars: MaxChars = max_default,
+    ) -> Annotated[CallToolResult, ExplainOutput]:
+        """The same search, explained: every candidate with its score parts, and the step that cut each cut row."""
+        resp = await run(
+            True,
+            **fields_of(
+                query=query, limit=limit, engines=engines, include_domains=include_domains,
+                exclude_domains=exclude_domains, time_range=time_range, date_from=date_from, date_to=date_to,
+                region=region, strategy=strategy, min_score=min_score,
+            ),
+        )  # fmt: skip
+        text, out = render_explanation(resp, max_chars)
+        return CallToolResult(
+            content=[TextContent(type="text", text=text)], structured_content=out.to_json_dict()
+        )
+
+    @server.tool(annotations=_READ_ONLY)
+    async def engine_status() -> Annotated[CallToolResult, EngineStatusOutput]:
+        """Each engine's health: ready, cooling down after a failure (and for how long), or missing an API key."""
+        engines = await service.engine_status()
+        out = EngineStatusOutput(engines=engines)
+        return CallToolResult(
+            content=[TextContent(type="text", text=render_status(engines))],
+            structured_content=out.to_json_dict(),
+        )
+
+    return server
+
+
+async def run_stdio(service: SearchService) -> None:
+    try:
+        await build_server(service).run_stdio_async()
+    finally:
+        await service.aclose()
+
+
+async def run_http(service: SearchService, *, host: str, port: int, log_level: str = "warning") -> None:
+    """Streamable HTTP at ``http://host:port/mcp``; with ``SERPFUSE_API_TOKEN`` set, every request needs it."""
+    import uvicorn
+
+    from .http_api import Guard
+
+    server = build_server(service)
+    app = server.streamable_http_app(host=host)
+    # Same token check as the HTTP API; no per-request rate limit: one tool call is several MCP requests.
+    guarded = Guard(
+        app, settings=service.settings, metrics=service.metrics, limit_rate=False, routes={"/mcp": "mcp"}
+    )
+    config = uvicorn.Config(
+        guarded, host=host, port=port, log_level=log_level, lifespan="on", server_header=False
+    )
+    try:
+        await uvicorn.Server(config).serve()
+    finally:
+        await service.aclose()
