@@ -397,3 +397,44 @@ def test_searxng_engines_without_an_order_hint_still_get_distinct_positions() ->
         ("searxng:y", 1, "https://b.example/"),
         ("searxng:y", 2, "https://a.example/"),
     ]
+
+
+# --- text hygiene: markup is stripped, literal angle brackets and URL parameters survive ----------------------
+
+
+def test_html_titles_keep_escaped_angle_brackets() -> None:
+    page = (
+        b'<html><body><ol id="b_results"><li class="b_algo"><h2><a href="https://doc.rust-lang.org/std/vec/">'
+        b"Vec&lt;T&gt; in std::vec - Rust</a></h2><div class='b_caption'><p>A contiguous growable array type, "
+        b"written as <strong>Vec&lt;T&gt;</strong>.</p></div></li></ol></body></html>"
+    )
+    [row] = parse("bing", page, headers=HTML)
+    assert row.title == "Vec<T> in std::vec - Rust"
+    assert row.snippet == "A contiguous growable array type, written as Vec<T>."
+
+
+def test_markup_apis_strip_tags_but_keep_escaped_text() -> None:
+    body = json.dumps(
+        {
+            "web": {
+                "results": [
+                    {
+                        "title": "Vec&lt;T&gt;",
+                        "url": "https://a.example/?x=1&copy=2",
+                        "description": "a <strong>b</strong>  c &amp; d",
+                    }
+                ]
+            }
+        }
+    ).encode()
+    [row] = parse("brave", body, q=EngineQuery(text="q", api_key="k"))
+    assert (row.title, row.snippet) == ("Vec<T>", "a b c & d")
+    assert row.url == "https://a.example/?x=1&copy=2"  # no entity decoding inside URLs
+
+
+def test_plain_text_apis_keep_angle_brackets() -> None:
+    body = json.dumps(
+        {"results": [{"title": "Vec<T> docs", "url": "https://a.example/", "content": "use  Vec<T>"}]}
+    )
+    [row] = parse("tavily", body.encode())
+    assert (row.title, row.snippet) == ("Vec<T> docs", "use Vec<T>")

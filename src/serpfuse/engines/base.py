@@ -281,18 +281,24 @@ def classify_http(status: int, headers: Mapping[str, str], body_head: bytes) -> 
 
 
 def clean(text: Any) -> str:
-    """Title/snippet text: tags stripped, entities unescaped, whitespace collapsed. Non-strings give ""."""
+    """Text of an HTML fragment (Brave descriptions, Wikipedia snippets): tags stripped, then entities decoded,
+    whitespace collapsed. Decoding last keeps an escaped "&lt;T&gt;" as the visible text "<T>". Non-strings: ""."""
     if not isinstance(text, str):
         return ""
-    # Strip tags before unescaping, so an escaped "&lt;b&gt;" stays visible text and is not stripped.
-    return clean_text(html.unescape(clean_text(text)))
+    return squash(html.unescape(clean_text(text)))
+
+
+def squash(text: Any) -> str:
+    """Plain text (parsed HTML nodes, plain-text APIs): only whitespace is collapsed, so "Vec<T>" survives."""
+    return " ".join(text.split()) if isinstance(text, str) else ""
 
 
 def web_url(raw: Any) -> str | None:
     """The unwrapped target when ``raw`` is an absolute http(s) URL, else None (a malformed row)."""
     if not isinstance(raw, str) or not raw.strip():
         return None
-    url = unwrap_redirect(html.unescape(raw.strip()))
+    # No entity decoding here: HTML parsers already decode attributes, and "&copy=2" in a JSON URL is a parameter.
+    url = unwrap_redirect(raw.strip())
     if url.startswith("//"):
         url = "https:" + url
     if not url.lower().startswith(("http://", "https://")) or len(url) < 10:
@@ -301,14 +307,25 @@ def web_url(raw: Any) -> str | None:
 
 
 def make_row(
-    engine: str, rank: int, url: Any, title: Any = "", snippet: Any = "", published: dt.datetime | None = None
+    engine: str,
+    rank: int,
+    url: Any,
+    title: Any = "",
+    snippet: Any = "",
+    published: dt.datetime | None = None,
+    *,
+    markup: bool = True,
 ) -> EngineRow | None:
-    """An EngineRow, or None when the URL is unusable (the caller keeps counting ranks regardless)."""
+    """An EngineRow, or None when the URL is unusable (the caller keeps counting ranks regardless).
+
+    ``markup``: title and snippet are HTML fragments (tags stripped, entities decoded); False for plain text.
+    """
     target = web_url(url)
     if target is None:
         return None
+    text = clean if markup else squash
     return EngineRow(
-        engine=engine, rank=rank, url=target, title=clean(title), snippet=clean(snippet), published=published
+        engine=engine, rank=rank, url=target, title=text(title), snippet=text(snippet), published=published
     )
 
 

@@ -53,7 +53,15 @@ CHALLENGE_MARKERS = (
 
 RESULTS = "li.b_algo"  # one selector: a comma list would match a node once per alternative
 TITLE_LINK = "h2 a, .b_algoheader a[href], a.tilk"
-SNIPPETS = (".b_caption p", "p.b_lineclamp2", "p.b_lineclamp3", "p.b_lineclamp4", ".b_algoSlug", ".b_caption")
+# Tried in order; "p.b_paractl" is the text of a rich (Wikipedia) card. The caption's <cite> is never a snippet.
+SNIPPETS = (
+    ".b_caption p",
+    "p.b_lineclamp2",
+    "p.b_lineclamp3",
+    "p.b_lineclamp4",
+    ".b_algoSlug",
+    "p.b_paractl",
+)
 DATE = "span.news_dt"
 
 
@@ -124,7 +132,9 @@ def parse_rows(engine: str, status: int, headers: Mapping[str, str], body: bytes
         if link is None:
             continue
         snippet, published = _snippet(item)
-        row = make_row(engine, rank, link.attributes.get("href"), node_text(link), snippet, published)
+        row = make_row(
+            engine, rank, link.attributes.get("href"), node_text(link), snippet, published, markup=False
+        )
         if row:
             rows.append(row)
     return rows

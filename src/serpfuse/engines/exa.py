@@ -101,6 +101,7 @@ def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) 
             item.get("title"),
             _snippet(item),
             parse_published(item.get("publishedDate")),
+            markup=False,
         )
         if row:
             rows.append(row)

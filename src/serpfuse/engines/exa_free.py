@@ -141,7 +141,13 @@ def parse_text(text: str) -> list[EngineRow]:
         snippet = next((item[k] for k in SNIPPET_FIELDS if isinstance(item.get(k), str) and item[k]), "")
         published = parse_published(item.get("Published Date") or item.get("Published"))
         row = make_row(
-            INFO.name, rank, item.get("URL"), item.get("Title"), snippet[:SNIPPET_CHARS], published
+            INFO.name,
+            rank,
+            item.get("URL"),
+            item.get("Title"),
+            snippet[:SNIPPET_CHARS],
+            published,
+            markup=False,
         )
         if row:
             rows.append(row)

@@ -72,7 +72,7 @@ def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) 
         metadata = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
         title = item.get("title") or metadata.get("title")
         snippet = item.get("description") or metadata.get("description")
-        row = make_row(INFO.name, rank, item.get("url"), title, snippet)
+        row = make_row(INFO.name, rank, item.get("url"), title, snippet, markup=False)
         if row:
             rows.append(row)
     return rows

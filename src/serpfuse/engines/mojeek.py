@@ -84,6 +84,7 @@ def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) 
             node_text(title),
             node_text(item.css_first(SNIPPET)),
             published,
+            markup=False,
         )
         if row:
             rows.append(row)

@@ -174,6 +174,7 @@ def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) 
                 result.get("title"),
                 result.get("content"),
                 published,
+                markup=False,
             )
             if row:
                 rows.append(row)

@@ -82,6 +82,7 @@ def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) 
             item.get("title"),
             item.get("content"),
             parse_published(item.get("published_date")),
+            markup=False,
         )
         if row:
             rows.append(row)

@@ -85,7 +85,12 @@ def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) 
         if link is None:
             continue
         row = make_row(
-            INFO.name, rank, link.attributes.get("href"), _title(link), node_text(item.css_first(SNIPPET))
+            INFO.name,
+            rank,
+            link.attributes.get("href"),
+            _title(link),
+            node_text(item.css_first(SNIPPET)),
+            markup=False,
         )
         if row:
             rows.append(row)
