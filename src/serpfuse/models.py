@@ -154,6 +154,7 @@ class CandidateExplanation(Model):
 
     url: str
     title: str
+    snippet: str = ""
     domain: str
     engines: list[str]
     engine_ranks: dict[str, int]

@@ -109,6 +109,7 @@ def _explanations(
             CandidateExplanation(
                 url=c.url,
                 title=c.title,
+                snippet=c.snippet,
                 domain=c.domain,
                 engines=c.engines,
                 engine_ranks=c.engine_ranks,
