@@ -221,6 +221,8 @@ def test_ranks_follow_page_order_on_captures(data_dir: Path) -> None:
             ranks = [r.rank for r in rows]
             assert ranks == sorted(set(ranks)), (capture.name, ranks)
             assert all(r.title for r in rows), capture.name
+            if engine == "yahoo":  # the "example.com › path" breadcrumb inside Yahoo's link is not title text
+                assert not any(" › " in r.title for r in rows), (capture.name, [r.title for r in rows])
 
 
 def test_duckduckgo_captures_are_empty_or_a_challenge(data_dir: Path) -> None:
