@@ -120,3 +120,123 @@ def test_paired_values_align_by_qid():
     b = [QueryScore("2", "y", {"m": 0.0}), QueryScore("1", "x", {"m": 1.0}), QueryScore("3", "z", {"m": 1.0})]
     assert paired_values(a, b, "m") == (["1", "2"], [0.5, 1.0], [1.0, 0.0])
     assert aggregate(a, crw56.METRICS)["queries"] == 3
+
+
+# --- the `serpfuse bench` command ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def cli():
+    import typer
+    from typer.testing import CliRunner
+
+    from serpfuse.cli import bench
+
+    app = typer.Typer(add_completion=False)
+
+    @app.callback()
+    def _root() -> None:
+        """test root"""
+
+    bench.register(app)
+    runner = CliRunner()
+    return lambda *args, **kw: runner.invoke(app, ["bench", *args], **kw)
+
+
+def _json(result) -> dict:
+    import json
+
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_cli_run_shows_the_baseline_beside_the_config(cli, data_dir):
+    out = _json(cli("--data", str(data_dir), "--strategy", "searxng", "--json"))
+    (baseline,) = out["references"]
+    assert baseline["config"] == "baseline"
+    assert baseline["summary"]["nDCG@8"] == pytest.approx(0.8926, abs=5e-5)
+    assert baseline["summary"]["Irrelevant@5"] == 73
+    assert out["report"]["config"] == "searxng"
+    assert len(out["report"]["perQuery"]) == 28
+    assert set(out["report"]["perEngine"]) == {"bing", "duckduckgo", "google"}
+
+
+def test_cli_reads_the_data_dir_from_the_environment(cli, data_dir, monkeypatch):
+    monkeypatch.setenv("SERPFUSE_DATA", str(data_dir))
+    out = _json(cli("--split", "test", "--json"))
+    assert "nDCG@8" not in out["report"]["summary"]
+    assert out["report"]["split"] == "test"
+
+
+def test_cli_compare_reports_paired_intervals(cli, data_dir):
+    out = _json(cli("--data", str(data_dir), "--compare", "baseline", "searxng,filters.junk=false", "--json"))
+    assert out["a"]["config"] == "baseline" and out["b"]["config"] == "searxng,filters.junk=false"
+    ndcg = out["intervals"]["nDCG@8"]
+    assert ndcg["n"] == 14 and ndcg["resamples"] == 10_000
+    assert ndcg["low"] <= ndcg["delta"] <= ndcg["high"]
+    assert len(out["deltas"]) == 14
+    assert out["intervals"]["Irrelevant@5"]["n"] == 28
+
+
+def test_cli_sweep_over_a_given_grid(cli, data_dir):
+    out = _json(
+        cli(
+            "--data",
+            str(data_dir),
+            "--sweep",
+            "--strategy",
+            "lexical",
+            "--grid",
+            "lexical.per_domain=1,2",
+            "--json",
+        )
+    )
+    assert out["metric"] == "nDCG@8"
+    assert [p["point"] for p in out["points"]] == [{"lexical.per_domain": 1}, {"lexical.per_domain": 2}]
+    assert out["default"] == {"lexical.per_domain": 1}
+    assert [m["isDefault"] if "isDefault" in m else m["is_default"] for m in out["marginals"]] == [
+        True,
+        False,
+    ]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--data", "/nonexistent/serpfuse-data"], "data directory not found"),
+        (["--strategy", "nope"], "unknown strategy 'nope'"),
+        (["--set", "rrf.nope=1"], "rrf.nope"),
+        (["--set", "nosection.knob=1"], "nosection"),
+        (["--metric", "foo"], "unknown metric 'foo'"),
+        (["--corpus", "mq2008", "--compare", "baseline", "rrf"], "only for --corpus crw56"),
+        (["--sweep", "--strategy", "borda"], "no default grid"),
+    ],
+)
+def test_cli_bad_input_is_a_one_line_error(cli, data_dir, args, message):
+    full = args if args[0] == "--data" else ["--data", str(data_dir), *args]
+    result = cli(*full)
+    assert result.exit_code == 2, result.stdout
+    assert message in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_settings_accept_snake_and_camel_case_and_dict_knobs():
+    from serpfuse.cli.bench import apply_settings, config_from
+
+    config = config_from("rrf", ["rrf.rrfConstant=40", "rrf.weights.google=3", "filters.junk=false"])
+    assert config.rrf.rrf_constant == 40 and config.rrf.weights["google"] == 3 and not config.filters.junk
+    assert config.strategy == "rrf"
+    with pytest.raises(ValueError):
+        apply_settings(config, ["just-text"])
+
+
+def test_cli_mq2008_metasearch_reference_rows(cli, data_dir):
+    need(data_dir / "mq2008-agg" / "S1.txt")
+    out = _json(
+        cli("--data", str(data_dir), "--corpus", "mq2008", "--rankers", "1-5", "--depth", "10", "--json")
+    )
+    best, *fusers = out["references"]
+    assert best["config"] == "best single (r3)"
+    assert best["summary"]["nDCG@8"] == pytest.approx(0.4675, abs=5e-5)  # issue 4's figure
+    assert [f["config"] for f in fusers] == ["rrf", "combmnz", "borda"]
+    assert out["report"]["summary"]["queries"] == 564
+    assert set(out["report"]["perEngine"]) == {f"r{i}" for i in range(1, 6)}

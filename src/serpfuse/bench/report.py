@@ -208,7 +208,10 @@ def sweep_json(s: Sweep) -> dict[str, Any]:
         "best": s.best,
         "bestMean": s.best_mean,
         "bestVsDefault": s.best_vs_default.as_dict(),
-        "marginals": [asdict(m) for m in s.marginals],
+        "marginals": [
+            {"knob": m.knob, "value": m.value, "mean": m.mean, "configs": m.configs, "isDefault": m.is_default}
+            for m in s.marginals
+        ],
         "points": [{"point": p, "mean": m} for p, m in s.points],
     }
 
