@@ -21,7 +21,7 @@ def _root() -> None:
 
 
 # One module per command group, each with register(app); an explicit list so a typo is an ImportError, not a gap.
-_COMMANDS = ["search", "serve", "mcp", "config"]
+_COMMANDS = ["search", "engines", "record", "bench", "fuse", "serve", "mcp", "config"]
 for _name in _COMMANDS:
     import_module(f".{_name}", __name__).register(app)
 
