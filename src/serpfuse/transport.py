@@ -194,7 +194,8 @@ class Transport:
         Raises ``EngineError`` (``EngineTimeout``, ``ResponseTooLarge``...) and nothing else for network trouble.
         """
         limit = self.max_bytes if max_bytes is None else max_bytes
-        host = _host(spec.url)
+        # A dead proxy fails every engine alike; saying so saves a user from blaming the engines.
+        host = f"{_host(spec.url)} via proxy" if self.proxy else _host(spec.url)
         failure: EngineError | None = None
         try:
             async with asyncio.timeout(timeout_s):
