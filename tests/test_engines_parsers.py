@@ -438,3 +438,11 @@ def test_plain_text_apis_keep_angle_brackets() -> None:
     )
     [row] = parse("tavily", body.encode())
     assert (row.title, row.snippet) == ("Vec<T> docs", "use Vec<T>")
+
+
+def test_a_result_that_mentions_a_challenge_marker_is_not_a_challenge() -> None:
+    page = synthetic("synthetic_ddg_results.html").replace(
+        b"Async version of the Rust standard library.", b"How to style a #challenge-form loaded by anomaly.js"
+    )
+    rows = parse("ddg", page, headers=HTML)
+    assert len(rows) == 3 and "challenge-form" in rows[1].snippet

@@ -250,6 +250,12 @@ def check_status(status: int, headers: Mapping[str, str], body: bytes) -> None:
         raise error
 
 
+def shows_challenge(body: bytes, markers: tuple[bytes, ...]) -> bool:
+    """Whether a page carries one of an engine's block markers. Parsers ask only when a page gave no rows, so a
+    result that merely mentions "challenge-form" in its snippet cannot pass for a block page."""
+    return any(marker in body for marker in markers)
+
+
 def classify_http(status: int, headers: Mapping[str, str], body_head: bytes) -> EngineError | None:
     """Map a response to the error it stands for, or None for a 2xx the engine should parse.
 

@@ -23,6 +23,7 @@ from .base import (
     node_text,
     parse_published,
     range_start,
+    shows_challenge,
     split_locale,
 )
 
@@ -123,8 +124,6 @@ def _snippet(item) -> tuple[str, dt.datetime | None]:
 
 def parse_rows(engine: str, status: int, headers: Mapping[str, str], body: bytes) -> list[EngineRow]:
     check_status(status, headers, body)
-    if any(marker in body for marker in CHALLENGE_MARKERS):
-        raise ChallengeDetected("Bing CAPTCHA page")
     tree = html_tree(body, headers)
     rows: list[EngineRow] = []
     for rank, item in enumerate(tree.css(RESULTS), start=1):
@@ -137,6 +136,8 @@ def parse_rows(engine: str, status: int, headers: Mapping[str, str], body: bytes
         )
         if row:
             rows.append(row)
+    if not rows and shows_challenge(body, CHALLENGE_MARKERS):
+        raise ChallengeDetected("Bing CAPTCHA page")
     return rows
 
 

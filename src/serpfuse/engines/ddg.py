@@ -1,7 +1,8 @@
 """DuckDuckGo's no-JavaScript HTML endpoint (keyless).
 
 POST https://html.duckduckgo.com/html/ with form fields ``q``, ``b`` (empty), ``kl`` (region, ``wt-wt`` for
-none) and ``df`` (d/w/m/y). A 202 status or the anomaly/challenge markers mean the bot blocker answered.
+none) and ``df`` (d/w/m/y). A 202 status, or a page with no results that carries the anomaly/challenge markers, means the bot blocker
+answered.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from .base import (
     html_tree,
     make_row,
     node_text,
+    shows_challenge,
     split_locale,
 )
 
@@ -72,8 +74,8 @@ def build_request(q: EngineQuery) -> RequestSpec | None:
 
 
 def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) -> list[EngineRow]:
-    if status == CHALLENGE_STATUS or any(marker in body for marker in CHALLENGE_MARKERS):
-        raise ChallengeDetected("DuckDuckGo bot challenge")
+    if status == CHALLENGE_STATUS:
+        raise ChallengeDetected("DuckDuckGo bot challenge (HTTP 202)")
     check_status(status, headers, body)
     tree = html_tree(body, headers)
     rows: list[EngineRow] = []
@@ -96,4 +98,6 @@ def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) 
         )
         if row:
             rows.append(row)
+    if not rows and shows_challenge(body, CHALLENGE_MARKERS):
+        raise ChallengeDetected("DuckDuckGo bot challenge")
     return rows

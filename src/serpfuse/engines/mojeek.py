@@ -21,6 +21,7 @@ from .base import (
     node_text,
     parse_published,
     range_start,
+    shows_challenge,
     split_locale,
 )
 
@@ -64,8 +65,6 @@ def build_request(q: EngineQuery) -> RequestSpec | None:
 
 def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) -> list[EngineRow]:
     check_status(status, headers, body)
-    if any(marker in body for marker in CHALLENGE_MARKERS):
-        raise ChallengeDetected("Mojeek bot check")
     tree = html_tree(body, headers)
     rows: list[EngineRow] = []
     for rank, item in enumerate(tree.css(RESULTS), start=1):
@@ -88,4 +87,6 @@ def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) 
         )
         if row:
             rows.append(row)
+    if not rows and shows_challenge(body, CHALLENGE_MARKERS):
+        raise ChallengeDetected("Mojeek bot check")
     return rows

@@ -18,6 +18,7 @@ from .base import (
     html_tree,
     make_row,
     node_text,
+    shows_challenge,
     split_locale,
 )
 
@@ -76,8 +77,6 @@ def _title(link) -> str:
 
 def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) -> list[EngineRow]:
     check_status(status, headers, body)
-    if any(marker in body for marker in CHALLENGE_MARKERS):
-        raise ChallengeDetected("Yahoo bot check or consent page")
     tree = html_tree(body, headers)
     rows: list[EngineRow] = []
     for rank, item in enumerate(tree.css(RESULTS), start=1):
@@ -94,4 +93,6 @@ def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) 
         )
         if row:
             rows.append(row)
+    if not rows and shows_challenge(body, CHALLENGE_MARKERS):
+        raise ChallengeDetected("Yahoo bot check or consent page")
     return rows
