@@ -1,8 +1,8 @@
 """DuckDuckGo's no-JavaScript HTML endpoint (keyless).
 
 POST https://html.duckduckgo.com/html/ with form fields ``q``, ``b`` (empty), ``kl`` (region, ``wt-wt`` for
-none) and ``df`` (d/w/m/y). A 202 status, or a page with no results that carries the anomaly/challenge markers, means the bot blocker
-answered.
+none) and ``df`` (d/w/m/y). A 202 status, or a page with no results that carries the anomaly/challenge
+markers, means the bot blocker answered.
 """
 
 from __future__ import annotations
