@@ -409,3 +409,30 @@ async def test_core_word_retry_runs_only_when_no_row_survives_the_gate(server, t
     ]
     retry = [a for a in result.answers if a.variant == "fix flaky pytest"]
     assert retry and all(r.variant == "fix flaky pytest" for r in retry[0].rows)
+
+
+# --- real engine modules, pointed at the fake server ------------------------------------------------------------
+
+
+async def test_real_ddg_challenge_and_real_anysearch_402_through_the_live_source(server, transport, tmp_path):
+    from serpfuse.engines import get_engine
+
+    creds = b'{"username": "u-1", "password": "pw-generated", "api_key": "as-generated"}'
+    server.route("/html/", challenge_page())
+    server.route("/v1/search", Reply(402, {"Content-Type": "application/json"}, creds))
+    bodies = []
+    ddg, anysearch = get_engine("ddg"), get_engine("anysearch")
+    source = LiveSource(
+        KeyStore(env={}, keys_file=tmp_path / "keys.json"),
+        InMemoryCooldownStore(),
+        transport,
+        engines=["ddg", "anysearch"],
+        base_urls={"ddg": server.url + "/html/", "anysearch": server.url + "/v1/search"},
+        on_response=lambda e, v, r: bodies.append((e, r.body)),
+    )
+    assert source.modules == {"ddg": ddg, "anysearch": anysearch}
+    answers = {a.engine: a for a in await asyncio.gather(*(source.ask(n, "q", REQ) for n in source.modules))}
+    assert answers["ddg"].status == "challenge"
+    assert answers["anysearch"].status == "error" and "402" in answers["anysearch"].reason
+    assert dict(bodies)["anysearch"] == b""  # never read, so never logged, saved or echoed
+    assert b"pw-generated" not in json.dumps([a.to_json_dict() for a in answers.values()]).encode()
