@@ -1,8 +1,8 @@
 """Engine parsers on real captures: AQL's archived SERPs (bing, yahoo, duckduckgo) and recorded API JSON.
 
-For the 2020-2022 Bing and Yahoo captures the parser must find at least 95 % of the expected URLs, in order, with
-titles, over all captures together and for each capture alone. A capture is left out only for a stated reason
-(empty expected set, or a page that is not a web results page).
+For the 2020-2022 Bing and Yahoo captures the parser must find at least 95 % of the expected URLs, in order,
+with titles, over all captures together and for each capture alone. A capture is left out only for a stated
+reason (empty expected set, or a page that is not a web results page).
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def captures(data_dir: Path, service: str) -> list[Capture]:
     return [c for c in found if c.year in YEARS]
 
 
-# --- scoring -------------------------------------------------------------------------------------------------
+# --- scoring ------------------------------------------------------------------------------------------------
 
 
 def _plain(text: str | None) -> str:
@@ -136,7 +136,7 @@ def score(capture: Capture, engine: str) -> Score:
         if row is None:
             continue
         mine, theirs = _plain(row.title), _plain(item.get("title"))
-        # AQL's Yahoo titles carry the breadcrumb in front ("example.com › path" + title): containment, not equality.
+        # AQL's Yahoo titles carry the breadcrumb in front ("example.com › path" + title): containment.
         if mine and (mine in theirs or theirs in mine):
             titled += 1
         assert row.rank == item["rank"], f"{capture.name}: {url} at rank {row.rank}, expected {item['rank']}"
@@ -252,7 +252,7 @@ def test_duckduckgo_captures_are_empty_or_a_challenge(data_dir: Path) -> None:
     assert shells >= len(paths) - 1
 
 
-# --- recorded API JSON ---------------------------------------------------------------------------------------
+# --- recorded API JSON --------------------------------------------------------------------------------------
 
 
 def _json(data_dir: Path, name: str) -> tuple[bytes, dict]:

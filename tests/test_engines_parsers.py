@@ -1,7 +1,7 @@
-"""Engine parsers on SYNTHETIC fixtures (tests/fixtures/engines/synthetic_*), written from the documented formats.
+"""Engine parsers on SYNTHETIC fixtures (tests/fixtures/engines/synthetic_*), written from documented formats.
 
-No public capture exists for DuckDuckGo's HTML endpoint, Mojeek, AnySearch, Exa, Tavily, Firecrawl, Wikipedia's
-API or Exa's MCP endpoint, so these fixtures stand in for them.
+No public capture exists for DuckDuckGo's HTML endpoint, Mojeek, AnySearch, Exa, Tavily, Firecrawl,
+Wikipedia's API or Exa's MCP endpoint, so these fixtures stand in for them.
 """
 
 from __future__ import annotations
@@ -178,7 +178,7 @@ def test_anysearch_shape_errors() -> None:
     assert parse("anysearch", b'{"code": 0, "data": {"results": []}}') == []
 
 
-# --- Exa, Tavily, Firecrawl ----------------------------------------------------------------------------------
+# --- Exa, Tavily, Firecrawl ---------------------------------------------------------------------------------
 
 
 def test_synthetic_exa() -> None:
@@ -243,7 +243,7 @@ def test_wikipedia_api_error_is_an_error_not_empty() -> None:
         parse("wikipedia", b'{"error": {"code": "maxlag", "info": "Waiting for a database server"}}')
 
 
-# --- Exa's keyless MCP endpoint ------------------------------------------------------------------------------
+# --- Exa's keyless MCP endpoint -----------------------------------------------------------------------------
 
 
 def test_synthetic_exa_free_text_blocks() -> None:
@@ -329,10 +329,12 @@ async def test_exa_free_run_rate_limited_at_initialize() -> None:
     assert info.value.retry_after_s == 30 and len(client.sent) == 1
 
 
-# --- every parser: status mapping and junk bodies ------------------------------------------------------------
+# --- every parser: status mapping and junk bodies -----------------------------------------------------------
 
-ALL_PARSERS = ["ddg", "bing", "bing-cn", "yahoo", "mojeek", "wikipedia", "anysearch", "exa-free", "brave", "exa",
-               "tavily", "firecrawl", "searxng"]  # fmt: skip
+ALL_PARSERS = [
+    "ddg", "bing", "bing-cn", "yahoo", "mojeek", "wikipedia", "anysearch", "exa-free", "brave", "exa",
+    "tavily", "firecrawl", "searxng",
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("engine", ALL_PARSERS)
@@ -399,14 +401,15 @@ def test_searxng_engines_without_an_order_hint_still_get_distinct_positions() ->
     ]
 
 
-# --- text hygiene: markup is stripped, literal angle brackets and URL parameters survive ----------------------
+# --- text hygiene: markup is stripped, literal angle brackets and URL parameters survive --------------------
 
 
 def test_html_titles_keep_escaped_angle_brackets() -> None:
     page = (
         b'<html><body><ol id="b_results"><li class="b_algo"><h2><a href="https://doc.rust-lang.org/std/vec/">'
-        b"Vec&lt;T&gt; in std::vec - Rust</a></h2><div class='b_caption'><p>A contiguous growable array type, "
-        b"written as <strong>Vec&lt;T&gt;</strong>.</p></div></li></ol></body></html>"
+        b"Vec&lt;T&gt; in std::vec - Rust</a></h2><div class='b_caption'>"
+        b"<p>A contiguous growable array type, written as <strong>Vec&lt;T&gt;</strong>.</p></div></li>"
+        b"</ol></body></html>"
     )
     [row] = parse("bing", page, headers=HTML)
     assert row.title == "Vec<T> in std::vec - Rust"

@@ -1,4 +1,4 @@
-"""What each engine puts on the wire (exact request bodies), key hygiene, the status mapper and the registry."""
+"""What each engine puts on the wire (exact request bodies), key hygiene, the status mapper, the registry."""
 
 from __future__ import annotations
 
@@ -87,7 +87,7 @@ def test_bing_cn_defaults_to_the_chinese_market() -> None:
     assert build("bing-cn", language="en", region="us").params["mkt"] == "en-US"
 
 
-# --- Yahoo, Mojeek, Wikipedia ---------------------------------------------------------------------------------
+# --- Yahoo, Mojeek, Wikipedia -------------------------------------------------------------------------------
 
 
 def test_yahoo_params_and_unsupported_ranges() -> None:
@@ -138,7 +138,7 @@ def test_wikipedia_language_picks_the_host(text: str, language: str | None, host
     }
 
 
-# --- AnySearch ------------------------------------------------------------------------------------------------
+# --- AnySearch ----------------------------------------------------------------------------------------------
 
 
 def test_anysearch_anonymous_and_keyed() -> None:
@@ -189,7 +189,7 @@ def test_brave_declares_its_free_plan_rate_limit() -> None:
     assert get_engine("brave").INFO.min_interval_s == 1.0
 
 
-# --- Exa, Tavily, Firecrawl -----------------------------------------------------------------------------------
+# --- Exa, Tavily, Firecrawl ---------------------------------------------------------------------------------
 
 
 def test_exa_body() -> None:
@@ -274,7 +274,7 @@ def test_searxng_needs_a_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
     assert build("searxng", base_url="http://10.0.0.2:8080").url == "http://10.0.0.2:8080/search"
 
 
-# --- keys never leak ------------------------------------------------------------------------------------------
+# --- keys never leak ----------------------------------------------------------------------------------------
 
 KEYED = ["brave", "exa", "tavily", "firecrawl", "anysearch"]
 
@@ -306,7 +306,7 @@ def test_engine_query_repr_hides_the_key() -> None:
     assert KEY not in repr(q) and KEY not in str(q)
 
 
-# --- the central status mapper --------------------------------------------------------------------------------
+# --- the central status mapper ------------------------------------------------------------------------------
 
 
 def test_classify_http_basic_statuses() -> None:
@@ -404,7 +404,7 @@ def test_unknown_engine_lists_valid_names() -> None:
     assert "googel" in message and "ddg" in message and "searxng" in message and "\n" not in message
 
 
-# --- shared helpers ---------------------------------------------------------------------------------------------
+# --- shared helpers -----------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(

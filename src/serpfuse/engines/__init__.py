@@ -1,7 +1,7 @@
 """The engine registry: an explicit list of engine modules (no discovery magic).
 
-Each module follows the contract in ``serpfuse.engines.base``: ``INFO``, then ``build_request`` + ``parse``, or
-``run`` for a multi-step engine. A module may also define ``classify`` to refine the central status mapper.
+Each module follows the contract in ``serpfuse.engines.base``: ``INFO``, then ``build_request`` + ``parse``,
+or ``run`` for a multi-step engine. A module may also define ``classify`` to refine the central status mapper.
 """
 
 from __future__ import annotations

@@ -10,16 +10,16 @@ An engine module is pure description, SearXNG style: it never sends anything. It
   ``[]`` for a genuine no-results page. Each row keeps the engine's own 1-based rank, counted *before*
   malformed rows are dropped, so a bad row never promotes the rows below it.
 
-The transport maps each response's status first, with the engine's own ``classify`` when the module defines one
-(``engines.classifier(module)``), else ``classify_http``, and hands 2xx responses to ``parse``. Every ``parse``
-re-checks the status itself (``check_status``), so handing it any response is safe; DuckDuckGo's 202 challenge is
-a 2xx that only the engine recognises. A module that sets ``READ_ERROR_BODY = False`` (AnySearch) asks the
-transport never to read a non-2xx body at all.
+The transport maps each response's status first, with the engine's own ``classify`` when the module defines
+one (``engines.classifier(module)``), else ``classify_http``, and hands 2xx responses to ``parse``. Every
+``parse`` re-checks the status itself (``check_status``), so handing it any response is safe; DuckDuckGo's 202
+challenge is a 2xx that only the engine recognises. A module that sets ``READ_ERROR_BODY = False`` (AnySearch)
+asks the transport never to read a non-2xx body at all.
 
 A multi-step engine (one that needs several round trips, like Exa's keyless MCP endpoint) instead defines
 ``async def run(client: EngineClient, q: EngineQuery) -> list[EngineRow]``. ``client.send(spec)`` sends one
-request and returns ``(status, headers, body)`` unclassified; it raises ``EngineError`` (e.g. ``EngineTimeout``)
-for transport failures. ``run`` classifies each step itself with ``classify_http``.
+request and returns ``(status, headers, body)`` unclassified; it raises ``EngineError`` (e.g.
+``EngineTimeout``) for transport failures. ``run`` classifies each step itself with ``classify_http``.
 """
 
 from __future__ import annotations
@@ -251,8 +251,8 @@ def check_status(status: int, headers: Mapping[str, str], body: bytes) -> None:
 
 
 def shows_challenge(body: bytes, markers: tuple[bytes, ...]) -> bool:
-    """Whether a page carries one of an engine's block markers. Parsers ask only when a page gave no rows, so a
-    result that merely mentions "challenge-form" in its snippet cannot pass for a block page."""
+    """Whether a page carries one of an engine's block markers. Parsers ask only when a page gave no rows, so
+    a result that merely mentions "challenge-form" in its snippet cannot pass for a block page."""
     return any(marker in body for marker in markers)
 
 
@@ -287,8 +287,9 @@ def classify_http(status: int, headers: Mapping[str, str], body_head: bytes) -> 
 
 
 def clean(text: Any) -> str:
-    """Text of an HTML fragment (Brave descriptions, Wikipedia snippets): tags stripped, then entities decoded,
-    whitespace collapsed. Decoding last keeps an escaped "&lt;T&gt;" as the visible text "<T>". Non-strings: ""."""
+    """Text of an HTML fragment (Brave descriptions, Wikipedia snippets): tags stripped, then entities
+    decoded, whitespace collapsed. Decoding last keeps an escaped "&lt;T&gt;" as the visible text "<T>".
+    Non-strings: ""."""
     if not isinstance(text, str):
         return ""
     return squash(html.unescape(clean_text(text)))
@@ -303,7 +304,7 @@ def web_url(raw: Any) -> str | None:
     """The unwrapped target when ``raw`` is an absolute http(s) URL, else None (a malformed row)."""
     if not isinstance(raw, str) or not raw.strip():
         return None
-    # No entity decoding here: HTML parsers already decode attributes, and "&copy=2" in a JSON URL is a parameter.
+    # No entity decoding: HTML parsers already decode attributes, and "&copy=2" in a JSON URL is a parameter.
     url = unwrap_redirect(raw.strip())
     if url.startswith("//"):
         url = "https:" + url

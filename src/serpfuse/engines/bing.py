@@ -54,7 +54,7 @@ CHALLENGE_MARKERS = (
 
 RESULTS = "li.b_algo"  # one selector: a comma list would match a node once per alternative
 TITLE_LINK = "h2 a, .b_algoheader a[href], a.tilk"
-# Tried in order; "p.b_paractl" is the text of a rich (Wikipedia) card. The caption's <cite> is never a snippet.
+# Tried in order; "p.b_paractl" is a rich (Wikipedia) card's text. The caption's <cite> is never a snippet.
 SNIPPETS = (
     ".b_caption p",
     "p.b_lineclamp2",

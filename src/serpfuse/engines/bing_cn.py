@@ -1,4 +1,4 @@
-"""Bing China (cn.bing.com): the same page layout as Bing, the index that answers Chinese sources (keyless)."""
+"""Bing China (cn.bing.com, keyless): Bing's page layout, with the index that answers Chinese sources."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Brave Search API, web results (keyed: header X-Subscription-Token; free plan 1 request/s).
 
-GET https://api.search.brave.com/res/v1/web/search?q=&count=(1..20)&freshness=pd|pw|pm|py|YYYY-MM-DDtoYYYY-MM-DD.
-Rows are ``web.results[]`` with ``title``, ``url``, ``description``, ``page_age`` (ISO) and ``age``
-("3 days ago" or "May 12, 2023").
+GET https://api.search.brave.com/res/v1/web/search with ``q``, ``count`` (1..20) and ``freshness``
+(pd|pw|pm|py or YYYY-MM-DDtoYYYY-MM-DD). Rows are ``web.results[]`` with ``title``, ``url``,
+``description``, ``page_age`` (ISO) and ``age`` ("3 days ago" or "May 12, 2023").
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Exa search API (keyed: header x-api-key). Neural/keyword search with published dates.
 
-POST https://api.exa.ai/search {query, type: "auto", numResults, contents: {highlights: {maxCharacters: 300}}}.
-``contents`` is always sent: without it Exa returns up to 10,000 characters of text per row, and bills them.
+POST https://api.exa.ai/search
+{query, type: "auto", numResults, contents: {highlights: {maxCharacters: 300}}}. ``contents`` is always sent:
+without it Exa returns up to 10,000 characters of text per row, and bills them.
 """
 
 from __future__ import annotations

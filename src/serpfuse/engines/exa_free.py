@@ -1,10 +1,10 @@
 """Exa's keyless MCP endpoint (https://mcp.exa.ai/mcp): Exa's neural index without a key, rate-limited per IP.
 
 One search is one MCP session of three JSON-RPC POSTs: ``initialize``, the ``notifications/initialized``
-notification, then ``tools/call`` of ``web_search_exa`` with ``{query, numResults}`` (at most 10). Replies may be
-plain JSON or a server-sent-events stream whose ``data:`` lines carry the JSON-RPC message. The tool answers with
-text blocks ("Title: ...", "URL: ...", "Published Date: ...", "Highlights:"/"Text: ...") separated by ``---``
-lines; a JSON ``{results: [...]}`` text (older servers) is read too.
+notification, then ``tools/call`` of ``web_search_exa`` with ``{query, numResults}`` (at most 10). Replies may
+be plain JSON or a server-sent-events stream whose ``data:`` lines carry the JSON-RPC message. The tool
+answers with text blocks ("Title: ...", "URL: ...", "Published Date: ...", "Highlights:"/"Text: ...")
+separated by ``---`` lines; a JSON ``{results: [...]}`` text (older servers) is read too.
 
 This engine is multi-step, so it defines ``run(client, q)`` instead of ``build_request``; ``parse`` reads one
 recorded ``tools/call`` reply (for replays).

@@ -1,7 +1,7 @@
 """A self-hosted SearXNG instance, read through its JSON API (keyless; needs a base URL).
 
-GET {base_url}/search?q=...&format=json[&time_range=day|week|month|year][&language=..]. JSON must be enabled in
-the instance's ``search.formats``; otherwise SearXNG answers 403.
+GET {base_url}/search?q=...&format=json[&time_range=day|week|month|year][&language=..]. JSON must be enabled
+in the instance's ``search.formats``; otherwise SearXNG answers 403.
 
 SearXNG has already merged its engines' lists. Each result carries ``engines`` (a set, in no useful order) and
 ``positions`` (one per sighting, the first belonging to ``engine``). We split them back into one row per
@@ -50,7 +50,10 @@ INFO = EngineInfo(
 
 SEARCH_PATH = "/search"
 PREFIX = "searxng:"
-JSON_DISABLED = "SearXNG refused JSON (HTTP 403): enable it on the instance by adding `json` to search.formats in settings.yml"
+JSON_DISABLED = (
+    "SearXNG refused JSON (HTTP 403): enable it on the instance by adding `json` to search.formats"
+    " in settings.yml"
+)
 SOLVER_BUDGET = 20_000  # backtracking steps before falling back to the listed order
 
 Pairs = tuple[tuple[str, int], ...]

@@ -1,8 +1,8 @@
 """Tavily search API (keyed: Authorization Bearer). Built for agents; native domain filters.
 
 POST https://api.tavily.com/search {query, search_depth: "basic", max_results, include_answer: false,
-include_raw_content: false, time_range | start_date/end_date, include_domains, exclude_domains}. The API answers
-400 when ``time_range`` and a date are both sent, so a request carries one or the other, never both.
+include_raw_content: false, time_range | start_date/end_date, include_domains, exclude_domains}. The API
+answers 400 when ``time_range`` and a date are both sent, so a request carries one or the other, never both.
 """
 
 from __future__ import annotations

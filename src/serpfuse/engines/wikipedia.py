@@ -1,8 +1,8 @@
 """Wikipedia full-text search through the MediaWiki API, in the query's language (keyless).
 
-GET https://{lang}.wikipedia.org/w/api.php?action=query&list=search&srsearch=...&srprop=snippet|timestamp.
-The language comes from the request, else from the query's script (Chinese for Han, Japanese for kana,
-Korean for hangul), else English. ``published`` is the article's last edit time: the only date MediaWiki gives.
+GET https://{lang}.wikipedia.org/w/api.php?action=query&list=search&srsearch=...&srprop=snippet|timestamp. The
+language comes from the request, else from the query's script (Chinese for Han, Japanese for kana, Korean for
+hangul), else English. ``published`` is the article's last edit time: the only date MediaWiki gives.
 """
 
 from __future__ import annotations
