@@ -159,6 +159,8 @@ class FakeServer:
             await self._serve(reader, writer)
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
             pass
+        except asyncio.CancelledError:
+            pass  # our own shutdown cancelled a reply in progress: end quietly, the server is going away
         finally:
             self.open_connections -= 1
             self._conn_tasks.discard(task)

@@ -96,11 +96,11 @@ class KeyStore:
         self,
         *,
         env: Mapping[str, str] | None = None,
-        keys_file: Path | None = None,
+        keys_file: str | os.PathLike[str] | None = None,
         infos: Mapping[str, EngineInfo] | None = None,
     ) -> None:
         self._env = dict(os.environ if env is None else env)
-        self.keys_file = keys_file if keys_file is not None else default_keys_file(self._env)
+        self.keys_file = Path(keys_file) if keys_file is not None else default_keys_file(self._env)
         self._file_keys = read_keys_file(self.keys_file)
         self._infos = infos
 
