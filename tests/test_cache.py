@@ -1,0 +1,220 @@
+"""The result cache: what the key holds (every request field, every ranking knob, the score version, the
+source), the SQLite store's TTL, and the service's cache policy on the crw56 recording."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pytest
+
+import serpfuse.cache as cache_module
+from conftest import need
+from serpfuse.cache import SqliteResultCache, cache_key
+from serpfuse.config import RankingConfig
+from serpfuse.engines.base import RateLimited
+from serpfuse.models import SearchRequest, SearchResponse
+from serpfuse.service import SearchService, cached_search
+from serpfuse.settings import Settings
+
+QUERY = "top restaurants in belgrad"
+SOURCE = "replay:/data/x.json:1:2"
+
+
+def _key(
+    request: SearchRequest, config: RankingConfig | None = None, source: str = SOURCE, explain=False
+) -> str:
+    return cache_key(request, config or RankingConfig(), source, explain=explain)
+
+
+# --- the key -----------------------------------------------------------------------------------------------------
+
+
+def test_equivalent_requests_share_a_key():
+    base = SearchRequest(query="rust  async\truntime", include_domains=["b.org", "a.com"])
+    same = SearchRequest(query=" rust async runtime ", include_domains=["A.com", "https://b.org/x"])
+    assert _key(base) == _key(same)
+    # An absent strategy is the configuration's default one.
+    assert _key(SearchRequest(query="q")) == _key(SearchRequest(query="q", strategy="consensus"))
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"query": "rust async runtimes"},
+        {"limit": 9},
+        {"engines": ["ddg"]},
+        {"engines": ["ddg", "bing"]},
+        {"include_domains": ["rust-lang.org"]},
+        {"exclude_domains": ["reddit.com"]},
+        {"time_range": "week"},
+        {"date_from": dt.date(2025, 1, 1)},
+        {"date_to": dt.date(2025, 1, 1)},
+        {"region": "de"},
+        {"language": "de"},
+        {"strategy": "rrf"},
+        {"min_score": 0.5},
+    ],
+)
+def test_every_request_field_changes_the_key(change):
+    base = SearchRequest(query="rust async runtime")
+    assert _key(base) != _key(base.model_copy(update=change))
+
+
+def test_explain_and_source_change_the_key():
+    request = SearchRequest(query="q")
+    assert _key(request) != _key(request, explain=True)
+    assert _key(request) != _key(request, source="replay:/data/x.json:1:3")
+    assert _key(request) != _key(request, source="live:bing,ddg")
+
+
+def test_score_version_changes_the_key(monkeypatch):
+    request = SearchRequest(query="q")
+    before = _key(request)
+    monkeypatch.setattr(cache_module, "SCORE_VERSION", "serpfuse-999")
+    assert _key(request) != before
+
+
+def _leaves(value: Any, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    if isinstance(value, dict) and value:
+        return [leaf for k, v in value.items() for leaf in _leaves(v, (*path, k))]
+    return [path]
+
+
+def _changed(value: Any) -> Any:
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + 1
+    if isinstance(value, float):  # halving stays inside every bound (gt 0, ge 0, le 1)
+        return value / 2 if value else 0.5
+    if isinstance(value, str):
+        return "rrf" if value == "consensus" else value + "-x"
+    if isinstance(value, dict):  # an empty table: give it an entry
+        return {"some-engine": 1.5}
+    raise AssertionError(f"no change defined for {value!r}")
+
+
+def _set(data: dict, path: tuple[str, ...], value: Any) -> dict:
+    node = data
+    for part in path[:-1]:
+        node = node[part]
+    node[path[-1]] = value
+    return data
+
+
+def test_every_ranking_knob_changes_the_key():
+    request = SearchRequest(query="rust async runtime")
+    base_config = RankingConfig()
+    base = _key(request, base_config)
+    leaves = _leaves(base_config.model_dump(mode="json"))
+    assert len(leaves) > 40  # every ranker's knobs, the filters, the tables: a real walk, not a token one
+    seen = {base}
+    for path in leaves:
+        dumped = base_config.model_dump(mode="json")
+        node: Any = dumped
+        for part in path:
+            node = node[part]
+        changed = RankingConfig.model_validate(_set(dumped, path, _changed(node)))
+        key = _key(request, changed)
+        assert key != base, f"changing ranking knob {'.'.join(path)} left the cache key unchanged"
+        seen.add(key)
+    assert len(seen) == len(leaves) + 1
+
+
+# --- SQLite -------------------------------------------------------------------------------------------------------
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _response(query: str = "q") -> SearchResponse:
+    return SearchResponse(
+        query=query, strategy="consensus", results=[], engines=[], score_version="v", config_fingerprint="f"
+    )
+
+
+async def test_sqlite_round_trip_ttl_and_purge(tmp_path):
+    clock = Clock()
+    store = SqliteResultCache(tmp_path / "c" / "results.sqlite3", clock=clock)
+    assert await store.get("k1") is None
+    await store.set("k1", _response("one"), ttl_s=60)
+    hit = await store.get("k1")
+    assert hit is not None and hit.cached is True and hit.query == "one"
+    clock.now += 61
+    assert await store.get("k1") is None  # expired: never served
+    assert store.count_rows() == 1
+    await store.set("k2", _response("two"), ttl_s=60)
+    assert store.count_rows() == 1  # writing purged the expired row
+    await store.set("k3", _response("three"), ttl_s=0)
+    assert await store.get("k3") is None  # ttl 0 stores nothing
+
+
+async def test_sqlite_ignores_unreadable_rows(tmp_path):
+    store = SqliteResultCache(tmp_path / "results.sqlite3")
+    await store.set("k", _response(), ttl_s=60)
+    conn = store._connect()
+    with conn:
+        conn.execute("UPDATE results SET body = ?", ('{"query": 1}',))
+    conn.close()
+    assert await store.get("k") is None
+
+
+# --- the service's cache policy -----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def recording(data_dir):
+    return need(data_dir / "crw56" / "searxng_raw.json")
+
+
+async def test_service_serves_the_second_search_from_the_cache(recording, tmp_path):
+    settings = Settings(replay=recording, cache_dir=tmp_path)
+    service = SearchService.from_settings(settings)
+    try:
+        request = service.make_request(query=QUERY)
+        first = await service.search(request)
+        second = await service.search(request)
+        bypass = await service.search(request, use_cache=False)
+        explained = await service.search(request, explain=True)
+        nothing = await service.search(service.make_request(query=QUERY, min_score=1e6))
+        again = await service.search(service.make_request(query=QUERY, min_score=1e6))
+    finally:
+        await service.aclose()
+    assert (first.cached, second.cached, bypass.cached) == (False, True, False)
+    assert second.model_dump(exclude={"cached"}) == first.model_dump(exclude={"cached"})
+    assert explained.cached is False and explained.candidates  # explain has its own entry
+    assert not nothing.results and again.cached is False  # empty answers are never cached
+    assert 'result="hit"} 1' in service.metrics.render()
+
+
+async def test_a_changed_knob_misses_the_cache(recording, tmp_path):
+    request = SearchRequest(query=QUERY)
+    base = Settings(replay=recording, cache_dir=tmp_path)
+    assert (await cached_search(request, settings=base)).cached is False
+    assert (await cached_search(request, settings=base)).cached is True
+    tweaked = base.model_copy(
+        update={"ranking": RankingConfig.model_validate({"consensus": {"kappa": 11.0}})}
+    )
+    assert (await cached_search(request, settings=tweaked)).cached is False
+    assert (await cached_search(request, settings=base, use_cache=False)).cached is False
+    off = base.model_copy(update={"cache": "off"})
+    assert (await cached_search(request, settings=off)).cached is False
+
+
+async def test_cooling_engine_is_skipped_and_reported(recording):
+    service = SearchService.from_settings(Settings(replay=recording, cache="off"))
+    try:
+        await service.cooldowns.record_failure("duckduckgo", RateLimited(retry_after_s=300))
+        response = await service.search(service.make_request(query=QUERY))
+    finally:
+        await service.aclose()
+    report = next(e for e in response.engines if e.engine == "duckduckgo")
+    assert report.status == "skipped" and report.reason.startswith("cooling down")
+    assert all("duckduckgo" not in r.engines for r in response.results)
+    assert response.results  # the other engines still answer
