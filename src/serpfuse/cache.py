@@ -7,7 +7,7 @@ set). A change of any ranking knob therefore changes the key: a cache can never 
 another configuration.
 
 Two stores share one protocol: SQLite (stdlib, one file in the user's cache directory, run in a thread) for one
-machine, Redis (SETEX) for several server processes. Both store the response's own JSON and hand it back marked
+machine, Redis (SET ... EX) for several server processes. Both store the response's own JSON and hand it back marked
 ``cached: true``.
 """
 
@@ -154,7 +154,7 @@ class SqliteResultCache:
 
 
 class RedisResultCache:
-    """``SETEX serpfuse:result:<key>``: Redis expires the rows itself."""
+    """``SET serpfuse:result:<key> ... EX ttl`` (SETEX's modern form): Redis expires the rows itself."""
 
     def __init__(self, client: Any, *, prefix: str = REDIS_PREFIX) -> None:
         self._redis = client  # a redis.asyncio.Redis, shared with the cooldown store
@@ -171,7 +171,7 @@ class RedisResultCache:
         seconds = int(round(ttl_s))
         if seconds <= 0:
             return
-        await self._redis.setex(self._prefix + key, seconds, _encode(response))
+        await self._redis.set(self._prefix + key, _encode(response), ex=seconds)
 
     async def aclose(self) -> None:
         return None  # the client belongs to whoever made it

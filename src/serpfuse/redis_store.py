@@ -71,7 +71,7 @@ class RedisCooldownStore:
                     state = next_state(previous, engine, error, now, self._policy)
                     ttl = max(1, math.ceil(state.remaining_s(now) + MEMORY_S))
                     pipe.multi()
-                    pipe.setex(key, ttl, json.dumps(state.to_json()))
+                    pipe.set(key, json.dumps(state.to_json()), ex=ttl)
                     await pipe.execute()
                     return state
                 except WatchError:
