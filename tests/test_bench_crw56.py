@@ -240,3 +240,33 @@ def test_cli_mq2008_metasearch_reference_rows(cli, data_dir):
     assert [f["config"] for f in fusers] == ["rrf", "combmnz", "borda"]
     assert out["report"]["summary"]["queries"] == 564
     assert set(out["report"]["perEngine"]) == {f"r{i}" for i in range(1, 6)}
+
+
+def test_cli_mq2008_classic_reproduces_trec_eval_convention(cli, data_dir):
+    need(data_dir / "mq2008-agg" / "S1.txt")
+    out = _json(
+        cli(
+            "--data",
+            str(data_dir),
+            "--corpus",
+            "mq2008",
+            "--protocol",
+            "classic",
+            "--strategy",
+            "combmnz",
+            "--json",
+        )
+    )
+    single, rrf = out["references"]
+    assert single["config"] == "best single (r9)" and single["summary"]["MAP"] == pytest.approx(
+        0.4433, abs=5e-5
+    )
+    assert rrf["summary"]["MAP"] == pytest.approx(0.4772, abs=5e-5)
+    assert rrf["summary"]["P@10"] == pytest.approx(0.2450, abs=5e-5)
+    assert out["report"]["summary"]["queries"] == 784
+
+
+def test_cli_several_strategies_share_one_table(cli, data_dir):
+    out = _json(cli("--data", str(data_dir), "--strategy", "searxng,lexical", "--json"))
+    assert [r["config"] for r in out["reports"]] == ["searxng", "lexical"]
+    assert [r["config"] for r in out["references"]] == ["baseline"]

@@ -41,6 +41,8 @@ from ..bench.report import (
     render_comparison,
     render_report,
     render_sweep,
+    rows_table,
+    summary_table,
     sweep_json,
     worst_queries,
 )
@@ -156,7 +158,8 @@ class Bench:
     metrics: list[MetricSpec]
     queries: int  # per run, for the progress bar
     run: Callable[[str, RankingConfig | None, Callable[[], None] | None], BenchReport]
-    references: Callable[[Callable[[], None] | None], list[BenchReport]] = lambda progress: []
+    # what to show beside the runs (a label in ``skip`` is one of the runs already)
+    references: Callable[[Callable[[], None] | None, set[str]], list[BenchReport]] = lambda progress, skip: []
     reference_runs: int = 0
     notes: list[str] = field(default_factory=list)
 
@@ -188,7 +191,7 @@ def crw56_bench(root: Path, split: str, unjudged_irrelevant: bool, per_engine: b
         metrics=crw56.METRICS,
         queries=len(corpus.split(split)),
         run=run,
-        references=lambda progress: [run(crw56.BASELINE, None, progress)],
+        references=lambda progress, skip: [run(crw56.BASELINE, None, progress)],
         reference_runs=1,
     )
 
@@ -219,6 +222,21 @@ def parse_rankers(text: str | None, known: Sequence[int]) -> list[int]:
     return out
 
 
+def compact_ranges(numbers: Sequence[int]) -> str:
+    """[1, 2, 3, 5] -> "1-3,5" (the form --rankers accepts)."""
+    parts: list[str] = []
+    ordered = sorted(set(numbers))
+    start = prev = ordered[0] if ordered else 0
+    for n in [*ordered[1:], None]:
+        if n is not None and n == prev + 1:
+            prev = n
+            continue
+        parts.append(str(start) if start == prev else f"{start}-{prev}")
+        if n is not None:
+            start = prev = n
+    return ",".join(parts)
+
+
 def mq2008_bench(root: Path, protocol: str, rankers_text: str | None, depth: int) -> Bench:
     from ..bench import mq2008 as mq
 
@@ -233,7 +251,7 @@ def mq2008_bench(root: Path, protocol: str, rankers_text: str | None, depth: int
     queries = mq.queries_of(corpus)
     subset_of = {qid: q.subset for qid, q in queries.items()}
     text_of = {qid: f"MQ2008 {qid}" for qid in queries}
-    engines = ", ".join(map(str, rankers))
+    engines = compact_ranges(rankers)
 
     def report(
         label: str, fingerprint: str, scores: list[QueryScore], metrics: list[MetricSpec]
@@ -271,10 +289,12 @@ def mq2008_bench(root: Path, protocol: str, rankers_text: str | None, depth: int
 
         def strategy_run(config: RankingConfig):
             from ..fusion import fuse_lists
+            from .fuse import depth_config
 
             def run_fn(q):
                 lists = {mq.engine_name(r): q.ranking(r) for r in rankers if q.ranking(r)}
-                return fuse_lists(lists, config.strategy, config)
+                longest = max((len(d) for d in lists.values()), default=1)  # full depth: nothing is cut
+                return fuse_lists(lists, config.strategy, depth_config(config, longest))
 
             return run_fn
 
@@ -287,7 +307,7 @@ def mq2008_bench(root: Path, protocol: str, rankers_text: str | None, depth: int
                 MQ_CLASSIC_METRICS,
             )
 
-        def classic_references(progress) -> list[BenchReport]:
+        def classic_references(progress, skip: set[str]) -> list[BenchReport]:
             rrf = report(
                 "rrf k=60 (original positions)",
                 "reference",
@@ -308,6 +328,7 @@ def mq2008_bench(root: Path, protocol: str, rankers_text: str | None, depth: int
             name="mq2008",
             primary="MAP",
             headline=("MAP", "P@10"),
+            metrics=MQ_CLASSIC_METRICS,
             queries=len(queries),
             run=run_classic,
             references=classic_references,
@@ -333,34 +354,32 @@ def mq2008_bench(root: Path, protocol: str, rankers_text: str | None, depth: int
 
         return depth_config(config, depth)
 
+    singles: dict[int, list[QueryScore]] = {}  # each ranker alone does not depend on the configuration
+
+    def single(ranker: int, progress=None) -> list[QueryScore]:
+        if ranker not in singles:
+            singles[ranker] = meta_scores(mq.single_fuser(ranker), progress)
+        return singles[ranker]
+
     def run_meta(label: str, config: RankingConfig | None, progress) -> BenchReport:
         config = depth_matched(config or RankingConfig())
         scores = meta_scores(mq.strategy_fuser(config.strategy, config), progress)
         out = report(label, config.fingerprint(), scores, MQ_METRICS)
         for r in rankers:
-            out.per_engine[mq.engine_name(r)] = aggregate(meta_scores(mq.single_fuser(r), None), MQ_METRICS)
+            out.per_engine[mq.engine_name(r)] = aggregate(single(r), MQ_METRICS)
         return out
 
-    def meta_references(progress) -> list[BenchReport]:
-        best, _ = mq.best_single(judged, rankers, depth)
-        out = [
-            report(
-                f"best single (r{best})",
-                "reference",
-                meta_scores(mq.single_fuser(best), progress),
-                MQ_METRICS,
-            )
-        ]
+    def meta_references(progress, skip: set[str]) -> list[BenchReport]:
+        # the best single ranker on these queries, as mq2008.best_single picks it (ties: the lower number)
+        means = {r: aggregate(single(r), MQ_METRICS)["nDCG@8"] for r in rankers}
+        best = max(rankers, key=lambda r: (means[r], -r))
+        out = [report(f"best single (r{best})", "reference", single(best), MQ_METRICS)]
         for name in ("rrf", "combmnz", "borda"):
+            if name in skip:
+                continue
             config = depth_matched(RankingConfig(strategy=name))
-            out.append(
-                report(
-                    name,
-                    config.fingerprint(),
-                    meta_scores(mq.strategy_fuser(name, config), progress),
-                    MQ_METRICS,
-                )
-            )
+            scores = meta_scores(mq.strategy_fuser(name, config), progress)
+            out.append(report(name, config.fingerprint(), scores, MQ_METRICS))
         return out
 
     return Bench(
@@ -492,7 +511,12 @@ def register(app: typer.Typer) -> None:
     def bench_command(
         corpus: Annotated[Corpus, typer.Option("--corpus", "-c", help="which judged corpus")] = Corpus.crw56,
         strategy: Annotated[
-            str | None, typer.Option("--strategy", "-s", help=f"ranker: {', '.join(available())}")
+            str | None,
+            typer.Option(
+                "--strategy",
+                "-s",
+                help=f"ranker ({', '.join(available())}); several: a,b,c or all (one table)",
+            ),
         ] = None,
         settings: Annotated[
             list[str] | None, typer.Option("--set", help="a ranking knob, section.knob=value (repeatable)")
@@ -533,8 +557,10 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Measure ranking quality on a judged corpus: overall, per group, per engine, worst queries."""
         root = data_root(data)
+        names = strategy_names(strategy)
         try:
-            config = config_from(strategy, settings or [])
+            configs = [config_from(name, settings or []) for name in names]
+            config = configs[0]
             pairs = [parse_spec(s) for s in compare_specs] if compare_specs else []
         except UnknownStrategy as exc:
             fail(str(exc))
@@ -546,6 +572,8 @@ def register(app: typer.Typer) -> None:
             fail("'baseline' (SearXNG's own order) exists only for --corpus crw56")
         if compare_specs and do_sweep:
             fail("--compare and --sweep are separate runs: choose one")
+        if len(configs) > 1 and (compare_specs or do_sweep):
+            fail("--compare and --sweep take one strategy")
 
         if corpus is Corpus.crw56:
             bench = crw56_bench(root, split.value, not judged_only)
@@ -558,21 +586,30 @@ def register(app: typer.Typer) -> None:
         if lead_spec is None:
             names = ", ".join(s.name for s in bench.metrics if s.agg != "ratio")
             fail(f"unknown metric {lead!r} for {bench.name}; choose one of: {names}")
-        label = strategy or config.strategy
-        if settings:
-            label = ",".join([label, *settings])
+        labels = [",".join([c.strategy, *(settings or [])]) for c in configs]
 
         if pairs:
             _run_compare(bench, pairs, lead, as_json)
         elif do_sweep:
             _run_sweep(bench, config, lead_spec, grid_items or [], settings or [], as_json)
+        elif len(configs) > 1:
+            _run_many(bench, list(zip(labels, configs, strict=True)), as_json)
         else:
-            _run_one(bench, label, config, as_json)
+            _run_one(bench, labels[0], config, as_json)
+
+
+def strategy_names(text: str | None) -> list[str | None]:
+    """``None`` (the default ranker), one name, ``a,b,c`` or ``all``."""
+    if not text:
+        return [None]
+    if text == "all":
+        return list(available())
+    return [name.strip() for name in text.split(",") if name.strip()] or [None]
 
 
 def _run_one(bench: Bench, label: str, config: RankingConfig, as_json: bool) -> None:
     with Progress(bench.queries * (1 + bench.reference_runs), not as_json) as progress:
-        references = bench.references(progress.step)
+        references = bench.references(progress.step, set())
         report = bench.run(label, config, progress.step)
     report.notes.extend(bench.notes)
     if as_json:
@@ -581,6 +618,28 @@ def _run_one(bench: Bench, label: str, config: RankingConfig, as_json: bool) -> 
         )
         return
     render_report(_console(), report, extra=references, names=bench.headline)
+
+
+def _run_many(bench: Bench, runs: list[tuple[str, RankingConfig]], as_json: bool) -> None:
+    """Several configurations in one summary table (per-group and worst-query tables need a single run)."""
+    with Progress(bench.queries * (len(runs) + bench.reference_runs), not as_json) as progress:
+        references = bench.references(progress.step, {label for label, _ in runs})
+        reports = [bench.run(label, config, progress.step) for label, config in runs]
+    if as_json:
+        _print_json(
+            {"reports": [r.to_json() for r in reports], "references": [r.to_json() for r in references]}
+        )
+        return
+    console = _console()
+    first = reports[0]
+    console.print(summary_table([*references, *reports], f"{first.corpus} · {first.split}", bench.headline))
+    if first.per_engine:
+        specs = [s for s in first.metrics if s.name in bench.headline and s.name in first.summary]
+        console.print(
+            rows_table("per engine (each engine's own list alone)", "engine", first.per_engine, specs)
+        )
+    for note in bench.notes:
+        console.print(f"[dim]note: {note}[/dim]")
 
 
 def _run_compare(

@@ -69,11 +69,11 @@ def fuse_runs(
     from ..fusion import fuse_lists
 
     lists = per_query_lists(runs, depth)
-    longest = max((len(d) for engines in lists.values() for d in engines.values()), default=1)
-    config = depth_config((config or RankingConfig()).with_strategy(strategy), depth or longest)
+    config = (config or RankingConfig()).with_strategy(strategy)
     fused: dict[str, list[tuple[str, float]]] = {}
     for qid in trec.qid_order(lists):
-        rows = fuse_lists(lists[qid], strategy=strategy, config=config)
+        longest = max(len(d) for d in lists[qid].values())  # without --depth nothing may be cut
+        rows = fuse_lists(lists[qid], strategy=strategy, config=depth_config(config, depth or longest))
         ordered = trec.order_by_score(rows)  # trec_eval's reading of equal scores
         scores = dict(rows)
         fused[qid] = [(docid, scores[docid]) for docid in ordered][:limit]
