@@ -136,12 +136,29 @@ def http(
         return err.code, {k.lower(): v for k, v in err.headers.items()}, err.read()
 
 
-def start_serpfuse(home: Path, args: list[str], env: Mapping[str, str] | None = None) -> ServeProcess:
-    """``serpfuse serve --port <free> ARGS`` with an isolated environment, up once /healthz answers."""
+def _accepts(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def start_serpfuse(
+    home: Path,
+    args: list[str],
+    env: Mapping[str, str] | None = None,
+    *,
+    command: tuple[str, ...] = ("serve",),
+) -> ServeProcess:
+    """``serpfuse serve --port <free> ARGS`` with an isolated environment, up once /healthz answers.
+
+    Another ``command`` (e.g. ``("mcp", "--http")``) is up once its port accepts connections.
+    """
     home.mkdir(parents=True, exist_ok=True)
     port = free_port()
     log = home / f"serve-{port}.log"
-    cmd = [sys.executable, "-c", CLI, "serve", "--host", "127.0.0.1", "--port", str(port), *args]
+    cmd = [sys.executable, "-c", CLI, *command, "--host", "127.0.0.1", "--port", str(port), *args]
     with log.open("wb") as out:
         proc = subprocess.Popen(
             cmd, stdout=out, stderr=subprocess.STDOUT, cwd=home, env=isolated_env(home, env)
@@ -152,7 +169,8 @@ def start_serpfuse(home: Path, args: list[str], env: Mapping[str, str] | None = 
         if proc.poll() is not None:
             raise RuntimeError(f"serpfuse serve exited with {proc.returncode}: {log.read_text()[-800:]}")
         try:
-            if http("GET", base + "/healthz")[0] == 200:
+            up = http("GET", base + "/healthz")[0] == 200 if command == ("serve",) else _accepts(port)
+            if up:
                 return ServeProcess(base=base, port=port, proc=proc, log=log)
         except OSError:
             pass

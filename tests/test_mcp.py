@@ -8,11 +8,13 @@ from __future__ import annotations
 import re
 import sys
 
+import httpx2
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 
 from conftest import need
-from redis_server import CLI, isolated_env
+from redis_server import CLI, isolated_env, start_serpfuse, stop
 from serpfuse.cooldown import InMemoryCooldownStore
 from serpfuse.engines.base import RateLimited
 from serpfuse.mcp_server import build_server, fit_blocks, one_line_error
@@ -198,3 +200,26 @@ async def test_stdio_subprocess_serves_the_same_tools(recording, tmp_path):
     assert not result.is_error and len(result.structured_content["results"]) == 3
     assert "tripadvisor.com" in _text(result)
     assert bad.is_error and "unknown strategy" in _text(bad)
+
+
+async def test_streamable_http_subprocess_requires_the_token(recording, tmp_path):
+    token = "mcp-token-31c"
+    server = start_serpfuse(
+        tmp_path,
+        ["--replay", str(recording), "--no-cache"],
+        {"SERPFUSE_API_TOKEN": token},
+        command=("mcp", "--http"),
+    )
+    try:
+        async with httpx2.AsyncClient() as anonymous:
+            refused = await anonymous.post(server.base + "/mcp", json={})
+        assert refused.status_code == 401 and "bearer token" in refused.json()["error"]["message"]
+        auth = {"Authorization": f"Bearer {token}"}
+        async with (
+            httpx2.AsyncClient(headers=auth) as http_client,
+            Client(streamable_http_client(server.base + "/mcp", http_client=http_client)) as client,
+        ):
+            result = await client.call_tool("web_search", {"query": QUERY, "limit": 2})
+        assert not result.is_error and len(result.structured_content["results"]) == 2
+    finally:
+        stop(server.proc)
