@@ -236,20 +236,26 @@ class SearchService:
         modules = getattr(self.source, "modules", None)
         return list(modules) if isinstance(modules, Mapping) else sorted(self._last_seen)
 
+    def _static_reasons(self) -> dict[str, str]:
+        """Why an engine cannot serve a plain query (no key, no base URL), as the live source itself says."""
+        if isinstance(self.source, ReplaySource):  # a recording answers only its own queries
+            return {}
+        slots = self.source.slots(SearchRequest(query="engine status"))
+        return {s.name: s.unavailable_reason or "unavailable" for s in slots if not s.available}
+
     async def engine_status(self) -> list[EngineHealth]:
         """Per engine: ready / cooling down / unavailable (and why), key status, what the last search saw."""
         names = self.engine_names()
         states = await asyncio.gather(*(self.cooldowns.get(n) for n in names))
         modules = getattr(self.source, "modules", None) or {}
         keys = getattr(self.source, "keys", None)
+        static_reasons = self._static_reasons()
         now = time.time()
         out = []
         for name, state in zip(names, states, strict=True):
             info = getattr(modules.get(name), "INFO", None)
             key_status = keys.status(name) if keys is not None else None
-            static = None
-            if info is not None and info.needs_key and key_status == "missing":
-                static = f"no API key ({keys.hint(name)})"
+            static = static_reasons.get(name)
             seen = self._last_seen.get(name)
             if state is not None:
                 kind, reason = "cooling down", state.describe(now)
