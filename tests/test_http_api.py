@@ -140,6 +140,14 @@ def test_searxng_other_formats_and_pages(api: ServeProcess):
     assert status == 200 and body["results"] == []
 
 
+def test_searxng_ignores_engine_names_it_does_not_know_as_searxng_does(api: ServeProcess):
+    status, _, body = api.json("GET", f"/search?q={Q}&format=json&engines=google,qwant")
+    assert status == 200 and body["results"]
+    assert all(r["engines"] == ["google"] for r in body["results"])
+    status, _, body = api.json("GET", f"/search?q={Q}&format=json&engines=qwant")
+    assert status == 200 and {e for r in body["results"] for e in r["engines"]} > {"google"}
+
+
 # --- Tavily shape ------------------------------------------------------------------------------------------------
 
 

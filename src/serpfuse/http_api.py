@@ -459,6 +459,13 @@ def create_app(service: SearchService, *, clock: Clock = time.monotonic) -> ASGI
         request = service.make_request(**fields)
         return await service.search(request, explain=explain, use_cache=use_cache, interface=interface)
 
+    def known_engines(fields: dict[str, Any], named: list[str] | None) -> list[str] | None:
+        """SearXNG ignores engine names it does not have, and its clients name SearXNG's engines: so do we."""
+        if not named:
+            return None
+        known = {s.name for s in service.source.slots(service.make_request(**fields))}
+        return [e for e in named if e in known] or None
+
     async def native(request: Request) -> Response:
         if request.method == "POST":
             body = await read_json(request, max_body)
@@ -506,8 +513,8 @@ def create_app(service: SearchService, *, clock: Clock = time.monotonic) -> ASGI
             "language": None
             if params.get("language") in (None, "", "all", "auto")
             else params.get("language"),
-            "engines": _many([params.get("engines") or ""]),
         }
+        fields["engines"] = known_engines(fields, _many([params.get("engines") or ""]))
         resp = await search(fields, explain=False, use_cache=True, interface="searxng")
         shaped = searxng_shape(resp)
         if page > 1:  # one fused page: later pages are empty, which ends a client's paging
