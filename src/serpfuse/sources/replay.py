@@ -123,22 +123,52 @@ def _from_searxng(entry: dict) -> RecordedQuery:
     return RecordedQuery(query=entry["query"], variants={"": answers})
 
 
-def _from_serpfuse(entry: dict) -> RecordedQuery:
+def reparse(engine: str, variant: str, raw: dict, root: Path) -> list[EngineRow] | EngineAnswer | None:
+    """Parse a recorded raw body again with today's parser, so a parser fix also fixes old recordings.
+
+    Returns the rows, an error answer when today's parser rejects the page, or None when there is nothing to
+    re-parse (no raw body kept, a multi-step engine, an engine serpfuse no longer has).
+    """
+    from ..engines import ENGINES, is_multi_step
+    from ..engines.base import EngineError, EngineQuery
+
+    module = ENGINES.get(engine)
+    raw_file, status = raw.get("raw_file"), raw.get("http_status")
+    if module is None or is_multi_step(module) or not raw_file or not status or raw.get("raw_files"):
+        return None
+    path = (root / raw_file).resolve()
+    if root.resolve() not in path.parents:  # a recording never points outside itself
+        return None
+    try:
+        body = path.read_bytes()
+    except OSError:
+        return None
+    try:
+        rows = module.parse(
+            int(status), {"content-type": raw.get("content_type") or ""}, body, EngineQuery(text=variant)
+        )
+    except EngineError as exc:
+        return EngineAnswer(engine=engine, status=exc.status, reason=exc.message, variant=variant)
+    return [r.model_copy(update={"engine": engine, "variant": variant}) for r in rows]
+
+
+def _from_serpfuse(entry: dict, root: Path | None = None) -> RecordedQuery:
     variants_raw = entry.get("variants") or {"": entry.get("engines") or {}}
     variants: dict[str, dict[str, EngineAnswer]] = {}
     for variant, engines in variants_raw.items():
         answers = {}
         for name, raw in engines.items():
-            payload = {
-                "engine": name,
-                **{k: v for k, v in raw.items() if k in EngineAnswer.model_fields or k in _ALIASES},
-            }
-            answers[name] = EngineAnswer.model_validate(payload)
+            answer = EngineAnswer.model_validate(
+                {"engine": name, **{k: v for k, v in raw.items() if k in EngineAnswer.model_fields}}
+            )
+            again = reparse(name, variant, raw, root) if root is not None else None
+            if isinstance(again, EngineAnswer):
+                answer = again.model_copy(update={"latency_ms": answer.latency_ms, "tier": answer.tier})
+            elif again is not None:
+                answer = answer.model_copy(update={"rows": again, "status": "ok" if again else "empty"})
+            answers[name] = answer
         variants[variant] = answers
     return RecordedQuery(query=entry["query"], variants=variants)
-
-
-_ALIASES = {"latencyMs", "retryAfterS"}
 
 
 def load_recording(path: str | Path) -> dict[str, RecordedQuery]:
@@ -157,8 +187,10 @@ def load_recording(path: str | Path) -> dict[str, RecordedQuery]:
                 entries, kind = data["queries"], "serpfuse"
             else:
                 raise ReplayError(f"replay file {p} is neither a SearXNG recording nor {FORMAT}")
-        parse = _from_searxng if kind == "searxng" else _from_serpfuse
-        recorded = [parse(e) for e in entries]
+        if kind == "searxng":
+            recorded = [_from_searxng(e) for e in entries]
+        else:
+            recorded = [_from_serpfuse(e, p if p.is_dir() else None) for e in entries]
     except ReplayError:
         raise
     except FileNotFoundError as exc:
