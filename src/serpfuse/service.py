@@ -12,6 +12,7 @@ process is skipped, and the replay source behaves like the live one.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Mapping
 from dataclasses import replace
@@ -19,7 +20,8 @@ from typing import Any, Literal
 
 from .cache import RedisResultCache, ResultCache, SqliteResultCache, cache_key
 from .config import RankingConfig
-from .cooldown import CooldownStore, InMemoryCooldownStore
+from .cooldown import CooldownPolicy, CooldownState, CooldownStore, InMemoryCooldownStore, next_state
+from .engines.base import EngineError
 from .metrics import Metrics
 from .models import EngineReport, Model, SearchRequest, SearchResponse
 from .pipeline import search as run_pipeline
@@ -27,6 +29,8 @@ from .rankers import get_ranker
 from .settings import ConfigError, Settings
 from .sources.base import EngineSlot, Source
 from .sources.replay import ReplaySource
+
+log = logging.getLogger(__name__)
 
 # A response some engine failed on is kept briefly: the engine may be back in a minute.
 DEGRADED_TTL_S = 120.0
@@ -52,6 +56,38 @@ class EngineHealth(Model):
     cooldown_failures: int | None = None
     last_status: str | None = None  # what this process saw on its last search
     last_latency_ms: float | None = None
+
+
+class FailSoftCooldowns:
+    """A shared store that cannot be reached must not take searches down: reads say "not cooling", writes
+    are logged and computed locally. Any exception counts (redis, socket, sqlite): an outage has many faces."""
+
+    def __init__(self, inner: CooldownStore, *, policy: CooldownPolicy | None = None) -> None:
+        self.inner = inner
+        self._policy = policy or CooldownPolicy()
+
+    def __repr__(self) -> str:
+        return f"FailSoftCooldowns({self.inner!r})"
+
+    async def get(self, engine: str) -> CooldownState | None:
+        try:
+            return await self.inner.get(engine)
+        except Exception as exc:
+            log.warning("cooldown store unreachable, treating %s as ready: %s", engine, type(exc).__name__)
+            return None
+
+    async def record_failure(self, engine: str, error: EngineError) -> CooldownState:
+        try:
+            return await self.inner.record_failure(engine, error)
+        except Exception as exc:
+            log.warning("cooldown store unreachable, %s's failure not shared: %s", engine, type(exc).__name__)
+            return next_state(None, engine, error, time.time(), self._policy)
+
+    async def record_success(self, engine: str) -> None:
+        try:
+            await self.inner.record_success(engine)
+        except Exception as exc:
+            log.warning("cooldown store unreachable: %s", type(exc).__name__)
 
 
 class _CooldownGate:
@@ -154,7 +190,7 @@ class SearchService:
             from .redis_store import RedisCooldownStore, redis_client
 
             redis = redis_client(settings.redis_url)
-            cooldowns: CooldownStore = RedisCooldownStore(redis)
+            cooldowns: CooldownStore = FailSoftCooldowns(RedisCooldownStore(redis))
         else:
             cooldowns = InMemoryCooldownStore()
         cache: ResultCache | None = None
@@ -206,7 +242,7 @@ class SearchService:
         cache = self.cache if use_cache else None
         key = cache_key(request, self.config, self.identity, explain=explain)
         if cache is not None:
-            hit = await cache.get(key)
+            hit = await self._cache_get(cache, key)
             if hit is not None:
                 self.metrics.observe_cache("hit")
                 self.metrics.observe_search(interface, "cached")
@@ -225,8 +261,19 @@ class SearchService:
         if cache is not None and response.results:
             degraded = any(e.status in _FAILED for e in response.engines)
             ttl = min(self.settings.cache_ttl_s, DEGRADED_TTL_S) if degraded else self.settings.cache_ttl_s
-            await cache.set(key, response, ttl)
+            try:
+                await cache.set(key, response, ttl)
+            except Exception as exc:  # an unreachable cache costs a recomputation later, never this answer
+                log.warning("result cache write failed: %s", type(exc).__name__)
         return response
+
+    @staticmethod
+    async def _cache_get(cache: ResultCache, key: str) -> SearchResponse | None:
+        try:
+            return await cache.get(key)
+        except Exception as exc:  # an unreachable cache is a miss, not a failed search
+            log.warning("result cache read failed: %s", type(exc).__name__)
+            return None
 
     # --- engines -----------------------------------------------------------------------------------------
 
