@@ -270,3 +270,15 @@ def test_cli_several_strategies_share_one_table(cli, data_dir):
     out = _json(cli("--data", str(data_dir), "--strategy", "searxng,lexical", "--json"))
     assert [r["config"] for r in out["reports"]] == ["searxng", "lexical"]
     assert [r["config"] for r in out["references"]] == ["baseline"]
+
+
+def test_cli_markdown_is_the_table_benchmarks_md_shows(cli, data_dir):
+    result = cli("--data", str(data_dir), "--strategy", "searxng", "--markdown")
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("| configuration | queries | nDCG@8 |")
+    assert lines[1].startswith("|---|---:|")
+    assert lines[2].startswith("| baseline | 28 | 0.8926 |")
+    assert "| google |" in result.stdout  # the per-engine table follows
+    both = cli("--data", str(data_dir), "--json", "--markdown")
+    assert both.exit_code == 2

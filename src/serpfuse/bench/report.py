@@ -209,7 +209,13 @@ def sweep_json(s: Sweep) -> dict[str, Any]:
         "bestMean": s.best_mean,
         "bestVsDefault": s.best_vs_default.as_dict(),
         "marginals": [
-            {"knob": m.knob, "value": m.value, "mean": m.mean, "configs": m.configs, "isDefault": m.is_default}
+            {
+                "knob": m.knob,
+                "value": m.value,
+                "mean": m.mean,
+                "configs": m.configs,
+                "isDefault": m.is_default,
+            }
             for m in s.marginals
         ],
         "points": [{"point": p, "mean": m} for p, m in s.points],
@@ -362,4 +368,70 @@ def render_sweep(console, s: Sweep) -> None:
         f"default {s.default_mean:.4f}; best grid point ({best}) {s.best_mean:.4f}: "
         f"Δ {iv.delta:+.4f}, 95 % interval [{iv.low:+.4f}, {iv.high:+.4f}]"
         + (" (excludes zero)" if iv.excludes_zero else " (touches zero: a direction, not a proven win)")
+    )
+
+
+# --- Markdown (for BENCHMARKS.md: the table a command prints is the table the page shows) -------------------
+
+
+def _md(header: Sequence[str], rows: Iterable[Sequence[str]], right_from: int = 1) -> str:
+    lines = ["| " + " | ".join(header) + " |"]
+    lines.append("|" + "|".join("---" if i < right_from else "---:" for i in range(len(header))) + "|")
+    lines.extend("| " + " | ".join(row) + " |" for row in rows)
+    return "\n".join(lines)
+
+
+def markdown_summary(reports: Sequence[BenchReport], names: Sequence[str] | None = None) -> str:
+    specs = _summary_columns(reports[0], names)
+    rows = [
+        [r.label, str(int(r.summary["queries"])), *(_fmt(s, r.summary.get(s.name)) for s in specs)]
+        for r in reports
+    ]
+    return _md(["configuration", "queries", *(s.name for s in specs)], rows)
+
+
+def markdown_rows(first: str, rows: Mapping[str, Mapping[str, float]], specs: Sequence[MetricSpec]) -> str:
+    body = [[name, *(_fmt(s, values.get(s.name)) for s in specs)] for name, values in rows.items()]
+    return _md([first, *(s.name for s in specs)], body)
+
+
+def markdown_report(report: BenchReport, extra: Sequence[BenchReport] = (), names=None) -> str:
+    parts = [markdown_summary([*extra, report], names)]
+    specs = _summary_columns(report, names)
+    for kind, groups in report.by_group.items():
+        parts.append(f"Per {kind} ({report.label}):\n\n" + markdown_rows(kind, groups, specs))
+    if report.per_engine:
+        parts.append(
+            "Per engine (each engine's own list alone):\n\n"
+            + markdown_rows("engine", report.per_engine, specs)
+        )
+    return "\n\n".join(parts)
+
+
+def markdown_comparison(c: Comparison) -> str:
+    rows = [
+        [
+            f"{name} per query" if c.a.spec(name).agg == "sum" else name,
+            str(iv.n),
+            f"{iv.mean_a:.4f}",
+            f"{iv.mean_b:.4f}",
+            f"{iv.delta:+.4f}",
+            f"[{iv.low:+.4f}, {iv.high:+.4f}]",
+        ]
+        for name, iv in c.intervals.items()
+    ]
+    return _md(["metric", "n", c.a.label, c.b.label, "Δ", "95 % interval"], rows)
+
+
+def markdown_sweep(s: Sweep) -> str:
+    rows = [
+        [m.knob, f"**{m.value}**" if m.is_default else str(m.value), f"{m.mean:.4f}", str(m.configs)]
+        for m in s.marginals
+    ]
+    iv = s.best_vs_default
+    best = ", ".join(f"{k}={v}" for k, v in s.best.items())
+    return (
+        _md(["knob", "value", s.metric, "configs"], rows, right_from=1)
+        + f"\n\nDefault {s.default_mean:.4f}; best grid point ({best}) {s.best_mean:.4f}: "
+        + f"Δ {iv.delta:+.4f}, 95 % interval [{iv.low:+.4f}, {iv.high:+.4f}]."
     )

@@ -38,6 +38,11 @@ from ..bench.report import (
     by_group,
     compare,
     comparison_json,
+    markdown_comparison,
+    markdown_report,
+    markdown_rows,
+    markdown_summary,
+    markdown_sweep,
     render_comparison,
     render_report,
     render_sweep,
@@ -483,6 +488,10 @@ def _print_json(payload: Any) -> None:
     sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
+def _print_text(text: str) -> None:
+    sys.stdout.write(text.rstrip("\n") + "\n")
+
+
 def _grid(strategy: str, grid_items: Sequence[str]) -> dict[str, list[Any]]:
     if not grid_items:
         if strategy not in DEFAULT_GRIDS:
@@ -538,6 +547,9 @@ def register(app: typer.Typer) -> None:
             typer.Option("--metric", help="metric for --compare/--sweep (default: the corpus's lead)"),
         ] = None,
         as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
+        as_markdown: Annotated[
+            bool, typer.Option("--markdown", help="Markdown tables (what BENCHMARKS.md shows)")
+        ] = False,
         split: Annotated[Split, typer.Option("--split", help="crw56: dev (judged), test or all")] = Split.dev,
         judged_only: Annotated[
             bool, typer.Option("--judged-only", help="crw56: Irrelevant@5 ignores unjudged rows")
@@ -570,6 +582,9 @@ def register(app: typer.Typer) -> None:
             fail(str(exc))
         if corpus is not Corpus.crw56 and any(c is None for _, c in pairs):
             fail("'baseline' (SearXNG's own order) exists only for --corpus crw56")
+        if as_json and as_markdown:
+            fail("--json and --markdown are two output formats: choose one")
+        output = "json" if as_json else "markdown" if as_markdown else "table"
         if compare_specs and do_sweep:
             fail("--compare and --sweep are separate runs: choose one")
         if len(configs) > 1 and (compare_specs or do_sweep):
@@ -589,13 +604,13 @@ def register(app: typer.Typer) -> None:
         labels = [",".join([c.strategy, *(settings or [])]) for c in configs]
 
         if pairs:
-            _run_compare(bench, pairs, lead, as_json)
+            _run_compare(bench, pairs, lead, output)
         elif do_sweep:
-            _run_sweep(bench, config, lead_spec, grid_items or [], settings or [], as_json)
+            _run_sweep(bench, config, lead_spec, grid_items or [], settings or [], output)
         elif len(configs) > 1:
-            _run_many(bench, list(zip(labels, configs, strict=True)), as_json)
+            _run_many(bench, list(zip(labels, configs, strict=True)), output)
         else:
-            _run_one(bench, labels[0], config, as_json)
+            _run_one(bench, labels[0], config, output)
 
 
 def strategy_names(text: str | None) -> list[str | None]:
@@ -607,34 +622,45 @@ def strategy_names(text: str | None) -> list[str | None]:
     return [name.strip() for name in text.split(",") if name.strip()] or [None]
 
 
-def _run_one(bench: Bench, label: str, config: RankingConfig, as_json: bool) -> None:
-    with Progress(bench.queries * (1 + bench.reference_runs), not as_json) as progress:
+def _run_one(bench: Bench, label: str, config: RankingConfig, output: str) -> None:
+    with Progress(bench.queries * (1 + bench.reference_runs), output == "table") as progress:
         references = bench.references(progress.step, set())
         report = bench.run(label, config, progress.step)
     report.notes.extend(bench.notes)
-    if as_json:
+    if output == "json":
         _print_json(
             {"report": report.to_json(with_rows=True), "references": [r.to_json() for r in references]}
         )
-        return
-    render_report(_console(), report, extra=references, names=bench.headline)
+    elif output == "markdown":
+        _print_text(markdown_report(report, extra=references, names=bench.headline))
+    else:
+        render_report(_console(), report, extra=references, names=bench.headline)
 
 
-def _run_many(bench: Bench, runs: list[tuple[str, RankingConfig]], as_json: bool) -> None:
+def _run_many(bench: Bench, runs: list[tuple[str, RankingConfig]], output: str) -> None:
     """Several configurations in one summary table (per-group and worst-query tables need a single run)."""
-    with Progress(bench.queries * (len(runs) + bench.reference_runs), not as_json) as progress:
+    with Progress(bench.queries * (len(runs) + bench.reference_runs), output == "table") as progress:
         references = bench.references(progress.step, {label for label, _ in runs})
         reports = [bench.run(label, config, progress.step) for label, config in runs]
-    if as_json:
+    if output == "json":
         _print_json(
             {"reports": [r.to_json() for r in reports], "references": [r.to_json() for r in references]}
         )
         return
-    console = _console()
     first = reports[0]
+    specs = [s for s in first.metrics if s.name in bench.headline and s.name in first.summary]
+    if output == "markdown":
+        parts = [markdown_summary([*references, *reports], bench.headline)]
+        if first.per_engine:
+            parts.append(
+                "Per engine (each engine's own list alone):\n\n"
+                + markdown_rows("engine", first.per_engine, specs)
+            )
+        _print_text("\n\n".join(parts))
+        return
+    console = _console()
     console.print(summary_table([*references, *reports], f"{first.corpus} · {first.split}", bench.headline))
     if first.per_engine:
-        specs = [s for s in first.metrics if s.name in bench.headline and s.name in first.summary]
         console.print(
             rows_table("per engine (each engine's own list alone)", "engine", first.per_engine, specs)
         )
@@ -643,15 +669,17 @@ def _run_many(bench: Bench, runs: list[tuple[str, RankingConfig]], as_json: bool
 
 
 def _run_compare(
-    bench: Bench, pairs: list[tuple[str, RankingConfig | None]], metric: str, as_json: bool
+    bench: Bench, pairs: list[tuple[str, RankingConfig | None]], metric: str, output: str
 ) -> None:
-    with Progress(bench.queries * 2, not as_json) as progress:
+    with Progress(bench.queries * 2, output == "table") as progress:
         a, b = (bench.run(label, config, progress.step) for label, config in pairs)
     result = compare(a, b, metric)
-    if as_json:
+    if output == "json":
         _print_json(comparison_json(result))
-        return
-    render_comparison(_console(), result, names=bench.headline)
+    elif output == "markdown":
+        _print_text(markdown_comparison(result))
+    else:
+        render_comparison(_console(), result, names=bench.headline)
 
 
 def _run_sweep(
@@ -660,7 +688,7 @@ def _run_sweep(
     metric: MetricSpec,
     grid_items: Sequence[str],
     settings: Sequence[str],
-    as_json: bool,
+    output: str,
 ) -> None:
     try:
         grid = _grid(config.strategy, grid_items)
@@ -681,10 +709,12 @@ def _run_sweep(
         report = bench.run(config.strategy, point_config, progress.step)
         return [q.values[metric.name] for q in report.per_query if metric.name in q.values]
 
-    with Progress(bench.queries * (points + 1), not as_json) as progress:
+    with Progress(bench.queries * (points + 1), output == "table") as progress:
         progress.describe(f"sweep {points} points")
         result = sweep(grid, default, evaluate, metric=metric.name, higher_is_better=metric.higher_is_better)
-    if as_json:
+    if output == "json":
         _print_json(sweep_json(result))
-        return
-    render_sweep(_console(), result)
+    elif output == "markdown":
+        _print_text(markdown_sweep(result))
+    else:
+        render_sweep(_console(), result)
