@@ -3,10 +3,13 @@ source), the SQLite store's TTL, and the service's cache policy on the crw56 rec
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
+import re
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 import serpfuse.cache as cache_module
 from conftest import need
@@ -103,6 +106,21 @@ def _set(data: dict, path: tuple[str, ...], value: Any) -> dict:
     return data
 
 
+def _validated(dumped: dict, path: tuple[str, ...], value: Any) -> RankingConfig:
+    """The config with one leaf changed; a closed choice (Literal) takes another of its allowed values."""
+    try:
+        return RankingConfig.model_validate(_set(copy.deepcopy(dumped), path, value))
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        if err["type"] not in ("literal_error", "enum"):
+            raise
+        current = dumped
+        for part in path:
+            current = current[part]
+        choices = [c for c in re.findall(r"'([^']*)'", str(err["ctx"]["expected"])) if c != current]
+        return RankingConfig.model_validate(_set(copy.deepcopy(dumped), path, choices[0]))
+
+
 def test_every_ranking_knob_changes_the_key():
     request = SearchRequest(query="rust async runtime")
     base_config = RankingConfig()
@@ -115,7 +133,7 @@ def test_every_ranking_knob_changes_the_key():
         node: Any = dumped
         for part in path:
             node = node[part]
-        changed = RankingConfig.model_validate(_set(dumped, path, _changed(node)))
+        changed = _validated(dumped, path, _changed(node))
         key = _key(request, changed)
         assert key != base, f"changing ranking knob {'.'.join(path)} left the cache key unchanged"
         seen.add(key)
