@@ -120,3 +120,13 @@ def test_sweep_marginals_and_best_point():
 def test_sweep_needs_a_default_for_every_knob():
     with pytest.raises(ValueError, match="z"):
         sweep({"z": [1]}, {}, lambda p: [0.0])
+
+
+def test_sweep_keeps_the_default_on_a_tie():
+    result = sweep({"x": [1, 2, 3]}, {"x": 2}, lambda p: [0.5, 0.5])
+    assert result.best == {"x": 2} and result.best_vs_default.delta == 0
+
+
+def test_sweep_lower_is_better():
+    result = sweep({"x": [1, 2, 3]}, {"x": 2}, lambda p: [float(p["x"])], higher_is_better=False)
+    assert result.best == {"x": 1} and result.best_vs_default.delta == -1

@@ -167,10 +167,13 @@ def sweep(
             marginals.append(Marginal(knob, value, mean(means), len(means), value == default[knob]))
     pick = max if higher_is_better else min
     best, best_mean = pick(points, key=lambda pm: pm[1])
+    default_mean = mean(default_values)
+    if best_mean == default_mean:  # a tie with the default is no reason to move
+        best = default_point
     return Sweep(
         metric=metric,
         default=default_point,
-        default_mean=mean(default_values),
+        default_mean=default_mean,
         points=points,
         marginals=marginals,
         best=best,
