@@ -145,3 +145,12 @@ def test_real_command_line(runs):
         [str(exe), "fuse", str(runs[0]), "--strategy", "nope"], capture_output=True, text=True
     )
     assert bad.returncode == 2 and "unknown strategy" in bad.stderr
+
+
+def test_set_changes_a_ranker_knob(app, runs):
+    default = _parse(CliRunner().invoke(app, ["fuse", *map(str, runs), "-s", "rrf"]).stdout)["q1"]
+    tuned = CliRunner().invoke(app, ["fuse", *map(str, runs), "-s", "rrf", "--set", "rrf.rrf_constant=1"])
+    assert tuned.exit_code == 0, tuned.stderr
+    assert [s for *_, s, _ in _parse(tuned.stdout)["q1"]] != [s for *_, s, _ in default]
+    bad = CliRunner().invoke(app, ["fuse", *map(str, runs), "--set", "rrf.rrf_constant=-1"])
+    assert bad.exit_code == 2 and "rrf.rrf_constant" in bad.stderr
