@@ -11,6 +11,7 @@ import hashlib
 import json
 from functools import cache
 from importlib import resources
+from typing import Literal
 
 from pydantic import Field
 
@@ -52,6 +53,12 @@ class FilterConfig(Model):
     cjk_gate_units: int = Field(2, ge=1)
     # Seed 001's fallback: when coverage/geo leave nothing, fall back to the non-junk rows.
     fallback_when_empty: bool = True
+    # Which coverage guard runs: "relevance" (filters/relevance.py: stems, weak terms, the pool gate) or
+    # "seed001" (exact tokens, as seed 001). The fallback never overrides the relevance guard's pool gate.
+    coverage_rule: Literal["relevance", "seed001"] = "relevance"
+    pool_gate: bool = True  # drop every row when none mentions the query's key terms together
+    # What a weak term (a year, "latest", "guide", "speed") counts in a row's coverage; a key term counts 1.
+    weak_term_weight: float = Field(0.5, ge=0, le=1)
 
 
 class RRFConfig(Model):

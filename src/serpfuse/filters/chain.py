@@ -1,11 +1,15 @@
 """The filter stage: run every filter in order, record why each dropped row was dropped, apply the fallback.
 
 Order: domains, timerange, cjk_gate (hard: what the caller asked for and what is not even about the query),
-then junk, then the relevance guards coverage and geo. Only the relevance guards have a fallback.
+then junk, then the relevance guards (the coverage guard, filters.coverage_rule picking the relevance guard
+or seed 001's, then geo). A relevance guard may look at the whole pool of non-junk rows first (``for_pool``)
+and decide that no row is about the query; that verdict is final. Otherwise, when the relevance guards leave
+nothing, seed 001's fallback may show the non-junk rows.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..rankers.base import Candidate, Cut
@@ -15,6 +19,7 @@ from .coverage import COVERAGE
 from .domains import DOMAINS
 from .geo import GEO
 from .junk import JUNK
+from .relevance import RELEVANCE
 from .timerange import TIMERANGE
 
 
@@ -24,6 +29,12 @@ class FilterOutcome:
     cut: dict[str, Cut]  # candidate key -> the filter that dropped it and why
     warnings: list[str] = field(default_factory=list)
     fallback_used: bool = False
+
+
+def bind_to_pool(flt: Filter, pool: Sequence[Candidate], ctx: FilterContext) -> Filter:
+    """The filter itself, or, for one that judges the pool as a whole, its bound form for this pool."""
+    for_pool = getattr(flt, "for_pool", None)
+    return for_pool(pool, ctx) if for_pool is not None else flt
 
 
 def _run(
@@ -44,7 +55,8 @@ def enabled_filters(ctx: FilterContext) -> tuple[list[Filter], list[Filter], lis
     cfg = ctx.config
     hard: list[Filter] = [DOMAINS, TIMERANGE, *([CJK_GATE] if cfg.cjk_gate else [])]
     junk: list[Filter] = [JUNK] if cfg.junk else []
-    relevance: list[Filter] = [*([COVERAGE] if cfg.coverage else []), *([GEO] if cfg.geo else [])]
+    guard: Filter = RELEVANCE if cfg.coverage_rule == "relevance" else COVERAGE
+    relevance: list[Filter] = [*([guard] if cfg.coverage else []), *([GEO] if cfg.geo else [])]
     return hard, junk, relevance
 
 
@@ -60,13 +72,22 @@ def apply_filters(candidates: list[Candidate], ctx: FilterContext) -> FilterOutc
     for flt in junk:
         rows = _run(flt, rows, ctx, cut)
     non_junk = rows
+    verdicts: list[str] = []
     for flt in relevance:
-        rows = _run(flt, rows, ctx, cut)
+        bound = bind_to_pool(flt, rows, ctx)
+        rows = _run(bound, rows, ctx, cut)
+        if verdict := getattr(bound, "verdict", None):
+            verdicts.append(verdict)
 
     if before_junk and not non_junk:
         # Seed 001 falls back to the raw rows when every row is junk; serpfuse deliberately does not: an
         # agent is better served by an empty answer it can retry than by dictionary pages and shop homepages.
         warnings.append(f"all {len(before_junk)} results were junk; none is shown")
+        return FilterOutcome(kept=[], cut=cut, warnings=warnings)
+
+    if non_junk and not rows and verdicts:
+        # The pool gate found that no row is about the query: falling back would show exactly those rows.
+        warnings.append(f"{verdicts[0]}; none of {len(non_junk)} results is shown")
         return FilterOutcome(kept=[], cut=cut, warnings=warnings)
 
     if non_junk and not rows and ctx.config.fallback_when_empty:
