@@ -1,4 +1,9 @@
-"""Borda count (de Borda, 1781; Aslam & Montague, 2001): each list gives ``depth - rank + 1`` points, missing 0."""
+"""Borda count (de Borda, 1781; Aslam & Montague, 2001).
+
+Each engine's list gives ``N - rank + 1`` points, where N is the number of distinct results in the pool; a
+result an engine did not show gets nothing from it. (Cutting lists at ``depth`` first keeps long lists from
+outvoting short ones.)
+"""
 
 from __future__ import annotations
 
@@ -8,13 +13,14 @@ from .base import Candidate, RankContext, Scored, Selection
 
 class BordaRanker:
     name = "borda"
-    score_version = "borda-1"
+    score_version = "borda-2"
 
     def rank(self, candidates: list[Candidate], ctx: RankContext) -> list[Scored]:
         depth = ctx.config.borda.depth
+        pool = len(candidates)
         scored = []
         for cand in candidates:
-            points = {e: float(depth - r + 1) for e, r in cand.engine_ranks.items() if r <= depth}
+            points = {e: float(pool - r + 1) for e, r in cand.engine_ranks.items() if r <= depth}
             total = sum(points.values())
             scored.append(Scored(cand, total, total, contributions=points, parts={"borda": total}))
         return sorted(scored, key=lambda s: (-s.score, s.candidate.key))
