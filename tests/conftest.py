@@ -27,3 +27,10 @@ def need(path: Path) -> Path:
     if not path.exists():
         pytest.skip(f"recorded data file missing: {path}")
     return path
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache_dir(tmp_path_factory):
+    """Tests (and the serpfuse processes they start) never read or fill the user's real result cache."""
+    os.environ["SERPFUSE_CACHE_DIR"] = str(tmp_path_factory.mktemp("serpfuse-cache"))
+    yield

@@ -53,7 +53,7 @@ def test_replay_from_environment(replay):
     ("args", "message"),
     [
         (["search", ""], "query is empty"),
-        (["search", "x" * 501], "longer than 500"),
+        (["search", "x" * 501], "the limit is 500"),
         (["search", BELGRAD, "--limit", "0"], "limit"),
         (["search", BELGRAD, "--limit", "21"], "limit"),
         (["search", BELGRAD, "--strategy", "magic"], "unknown strategy 'magic'"),

@@ -14,11 +14,12 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from ..api import REPLAY_ENV, asearch, open_source
-from ..config import RankingConfig
-from ..fanout import DEFAULT_DEADLINE_S, UnknownEngine
-from ..models import SearchRequest, SearchResponse
+from ..api import REPLAY_ENV
+from ..fanout import UnknownEngine
+from ..models import SearchResponse
 from ..rankers import UnknownStrategy, available
+from ..service import QueryTooLong, SearchService
+from ..settings import ConfigError, load_settings
 from ..sources.base import SourceError
 from .errors import EXIT_NO_RESULTS, fail, validation_message
 
@@ -82,7 +83,9 @@ def register(app: typer.Typer) -> None:
         query: Annotated[
             str, typer.Argument(help='What to search for. site:, -site:, "phrases" and OR work.')
         ],
-        limit: Annotated[int, typer.Option("--limit", "-n", help="How many results (1-20).")] = 8,
+        limit: Annotated[
+            int | None, typer.Option("--limit", "-n", help="How many results (1-20, default 8).")
+        ] = None,
         strategy: Annotated[str | None, typer.Option(help=f"Ranker: {', '.join(available())}.")] = None,
         engine: Annotated[
             list[str] | None, typer.Option("--engine", "-e", help="Engine to ask (repeatable).")
@@ -104,7 +107,15 @@ def register(app: typer.Typer) -> None:
         replay: Annotated[
             str | None, typer.Option(envvar=REPLAY_ENV, help="Answer from a recording instead of the web.")
         ] = None,
-        deadline: Annotated[float, typer.Option(help="Overall deadline in seconds.")] = DEFAULT_DEADLINE_S,
+        deadline: Annotated[
+            float | None, typer.Option(help="Overall deadline in seconds (default 20).")
+        ] = None,
+        no_cache: Annotated[
+            bool, typer.Option("--no-cache", help="Ignore and do not fill the result cache.")
+        ] = False,
+        config_file: Annotated[
+            str | None, typer.Option("--config", help="Settings file (default serpfuse.toml).")
+        ] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print the response object as JSON.")] = False,
         explain: Annotated[
             bool, typer.Option(help="List every candidate with its score parts and what cut it.")
@@ -112,34 +123,41 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Search the web (or a recording) and print the fused list."""
         try:
-            request = SearchRequest(
-                query=query,
-                limit=limit,
-                strategy=strategy,
-                engines=engine or None,
-                include_domains=include_domain or [],
-                exclude_domains=exclude_domain or [],
-                time_range=time_range.value if time_range else None,
-                date_from=dt.date.fromisoformat(date_from) if date_from else None,
-                date_to=dt.date.fromisoformat(date_to) if date_to else None,
-                region=region,
-                language=language,
-                min_score=min_score,
+            settings = load_settings(
+                config_file, replay=replay, deadline_s=deadline, limit=limit, strategy=strategy
             )
+        except ConfigError as exc:
+            fail(str(exc))
+
+        async def run() -> SearchResponse:
+            service = SearchService.from_settings(settings, use_cache=not no_cache)
+            try:
+                request = service.make_request(
+                    query=query,
+                    limit=limit,
+                    strategy=strategy,
+                    engines=engine or None,
+                    include_domains=include_domain or [],
+                    exclude_domains=exclude_domain or [],
+                    time_range=time_range.value if time_range else None,
+                    date_from=dt.date.fromisoformat(date_from) if date_from else None,
+                    date_to=dt.date.fromisoformat(date_to) if date_to else None,
+                    region=region,
+                    language=language,
+                    min_score=min_score,
+                )
+                return await service.search(request, explain=explain, use_cache=not no_cache, interface="cli")
+            finally:
+                await service.aclose()
+
+        try:
+            response = asyncio.run(run())
         except ValidationError as exc:
             fail(validation_message(exc))
+        except (UnknownStrategy, UnknownEngine, SourceError, ConfigError, QueryTooLong) as exc:
+            fail(str(exc))
         except ValueError as exc:
             fail(f"bad date: {exc}")
-        if deadline <= 0:
-            fail("deadline must be positive")
-        config = RankingConfig()
-        try:
-            source = open_source(replay)
-            response = asyncio.run(
-                asearch(request, source=source, config=config, deadline_s=deadline, explain=explain)
-            )
-        except (UnknownStrategy, UnknownEngine, SourceError) as exc:
-            fail(str(exc))
         if as_json:
             print(json.dumps(response.to_json_dict(), ensure_ascii=False, indent=2))
         else:
