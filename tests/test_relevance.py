@@ -14,16 +14,21 @@ from serpfuse.filters import FilterContext, apply_filters
 from serpfuse.filters.relevance import (
     RELEVANCE,
     RowText,
+    asked_words,
     coverage,
     found_terms,
     gate_need,
     is_english,
     light_stem,
+    one_edit_apart,
     parse_variants,
     parse_word_sections,
     pool_verdict,
     query_terms,
+    relative_min_coverage,
+    same_word_ending_aside,
     strip_date_stamp,
+    with_spelling_fixes,
     word_role,
     word_stems,
     word_tables,
@@ -105,6 +110,36 @@ def test_word_stems(word: str, stems: set[str]) -> None:
 
 
 @pytest.mark.parametrize(
+    ("a", "b", "apart"),
+    [
+        ("hisotry", "history", True),  # two neighbouring letters swapped
+        ("brittney", "britney", True),  # one letter too many
+        ("diver", "driver", True),  # one too few
+        ("vienna", "vienne", True),  # one changed
+        ("history", "history", False),  # the same word is no fix
+        ("tratorirs", "traitors", False),  # two slips
+        ("react", "reactor", False),
+    ],
+)
+def test_one_edit_apart(a: str, b: str, apart: bool) -> None:
+    assert one_edit_apart(a, b) is apart and one_edit_apart(b, a) is apart
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("bretonne", "breton", True),
+        ("psychosen", "psychose", True),
+        ("paris", "parisian", False),  # three letters more
+        ("tour", "tours", False),  # the shorter word is under five letters
+        ("breton", "breton", False),
+    ],
+)
+def test_same_word_ending_aside(a: str, b: str, same: bool) -> None:
+    assert same_word_ending_aside(a, b) is same
+
+
+@pytest.mark.parametrize(
     ("snippet", "left"),
     [
         ("May 4, 2026 · Nvidia's earnings beat", "Nvidia's earnings beat"),
@@ -142,6 +177,21 @@ def test_word_role(word: str, role: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "phrases", "plain"),
+    [
+        ("kyoto autumn", [], ["kyoto", "autumn"]),
+        ('"Atalanta Bergamasca" -wikipedia', [["atalanta", "bergamasca"]], []),  # -word asks for its absence
+        ('tomato -"green tomato" recipes', [], ["tomato", "recipes"]),
+        ("diaframma lang:IT", [], ["diaframma"]),  # an operator that names no word
+        ("intitle:esbuild syntaxerror", [], ["esbuild", "syntaxerror"]),  # one that does
+        ("why: a question", [], ["why", "a", "question"]),  # a colon alone is no operator
+    ],
+)
+def test_asked_words(text: str, phrases: list[list[str]], plain: list[str]) -> None:
+    assert asked_words(text) == (phrases, plain)
+
+
+@pytest.mark.parametrize(
     ("query", "expected"),
     [
         ("how to install python on macos", [("install", True), ("python", False), ("macos", False)]),
@@ -176,14 +226,23 @@ def test_query_terms(query: str, expected: list[tuple[str, bool]]) -> None:
         # a regional variant
         ("things to do in kyoto in autumn", "Kyoto in the Fall", "", ["kyoto", "autumn"]),
         ("kyoto fall colours", "Autumn colors in Kyoto", "", ["kyoto", "fall", "colours"]),
-        # a quoted phrase needs its words in order
+        # a quoted phrase is one term: its words in order ...
         (
             '"server components" react',
             "React Server Components explained",
             "",
             ["server components", "react"],
         ),
-        ('"server components" react', "React components", "render on the server", ["react"]),
+        # ... or all of them apart, since the engines held the quote against the whole page
+        (
+            '"server components" react',
+            "React components",
+            "render on the server",
+            ["server components", "react"],
+        ),
+        ('"server components" react', "React components", "", ["react"]),
+        # the URL is text of the row too
+        ("bc gov", "BC Parks", "Parks of British Columbia", ["bc"]),
         # a leading date stamp is not text
         (
             "nvidia earnings 2026",
@@ -300,7 +359,68 @@ def test_pool_verdict(query: str, rows: list[RowText], verdict: str | None) -> N
     assert pool_verdict(terms_of(query), rows) == verdict
 
 
-@pytest.mark.parametrize(("key_terms", "need"), [(1, 1), (2, 2), (3, 3), (4, 3), (5, 4), (8, 6)])
+@pytest.mark.parametrize(
+    ("query", "rows", "fixed"),
+    [
+        # the engines corrected the spelling: the pool has a word one slip away
+        ("hisotry of tomato", rows_of(("Tomato History", "From poison to obsession")), ["history"]),
+        ("musique bretonne", rows_of(("Musique celtique", "rock breton")), ["breton"]),
+        # nothing to fix when the word is there, it is short, weak, or the pool has nothing close
+        ("react hooks", rows_of(("React reach", "hooks")), []),
+        ("gpu benchmark", rows_of(("GPU", "bench marks")), []),
+        ("python install", rows_of(("Python", "installer")), []),
+        ("python install", rows_of(("Chrome", "install it")), []),
+    ],
+)
+def test_with_spelling_fixes(query: str, rows: list[RowText], fixed: list[str]) -> None:
+    before = terms_of(query)
+    after = with_spelling_fixes(before, rows)
+    added = sorted(f[0] for b, a in zip(before, after, strict=True) for f in a.forms - b.forms)
+    assert added == sorted(light_stem(w) for w in fixed)
+
+
+def test_a_corrected_spelling_passes_the_gate_and_the_row() -> None:
+    rows = [cand("https://a.example/1", "Tomato History", "How the tomato came to India")]
+    outcome = apply_filters(rows, ctx("hisotry of tomato in india"))
+    assert outcome.kept == rows
+
+
+def test_the_gate_wants_snippets_to_judge() -> None:
+    titles_only = rows_of(("Pen Pals", ""), ("Prison Pen Pals", ""), ("German Food", "sausages"))
+    assert pool_verdict(terms_of("german pen pals"), titles_only) is None
+    with_snippets = rows_of(("Pen Pals", "write letters"), ("Prison Pen Pals", "inmates"), ("Food", "x"))
+    assert pool_verdict(terms_of("german pen pals"), with_snippets) is not None
+
+
+def test_long_queries_hold_rows_to_the_pools_best() -> None:
+    query = "martin buber hidden dialogue dan avnon rowman littlefield lanham boulder oxford"
+    terms = terms_of(query)
+    rows = rows_of(
+        ("Martin Buber: The Hidden Dialogue, by Dan Avnon", "Rowman & Littlefield"),
+        ("Martin Buber: The Hidden Dialogue", "a book by Avnon"),
+        ("Martin Buber", "philosopher"),
+    )
+    best = coverage(terms, rows[0], 0.5).score
+    assert best == pytest.approx(8 / 11)
+    assert relative_min_coverage(terms, rows, 0.5, 0.5) == pytest.approx(0.5 * best)
+    cands = [
+        cand(
+            "https://a.example/1", "Martin Buber: The Hidden Dialogue, by Dan Avnon", "Rowman & Littlefield"
+        ),
+        cand("https://b.example/2", "Martin Buber: The Hidden Dialogue", "a book by Avnon"),
+        cand("https://c.example/3", "Martin Buber", "philosopher"),
+    ]
+    outcome = apply_filters(cands, ctx(query))
+    # 5 of 11 key terms is under half the query, but over half of what the best row has (8)
+    assert outcome.kept == cands[:2]
+    assert outcome.cut[cands[2].key].reason.startswith("mentions martin, buber but not hidden")
+    # a row alone is held to the whole query
+    assert RELEVANCE.check(cands[1], ctx(query)) is not None
+
+
+@pytest.mark.parametrize(
+    ("key_terms", "need"), [(1, 1), (2, 2), (3, 3), (4, 3), (5, 3), (6, 4), (8, 5), (10, 6)]
+)
 def test_gate_need(key_terms: int, need: int) -> None:
     assert gate_need(key_terms) == need
 

@@ -5,21 +5,24 @@ loses "Restaurants in Belgrade" for "belgrad" and "Kyoto in the Fall" for "autum
 that shares only the query's bait word ("fix", "install", "best"). This guard keeps its idea (a row must
 mention enough of what the query is about) and fixes how terms are chosen, weighed and found:
 
-- **Terms.** The query's words minus seed 001's stopwords and English function words. A word that says what
-  kind of answer is wanted rather than what it is about (a year, "latest", "guide", "speed", "install"; the
-  table ``data/relevance_words.txt``) is a *weak* term; the rest are the *key* terms. A "quoted phrase" is
-  one key term whose words must appear in order.
-- **Matching.** A term is found in a row when a light stem of it is (plurals, -ing, -ed, a final -e:
-  "models" ~ "model", "belgrade" ~ "belgrad"), when two adjacent words are written as one on either side
-  ("da nang" ~ "danang"), or when a regional variant is (``data/relevance_variants.txt``: autumn ~ fall).
-  A snippet's leading date stamp ("May 4, 2026 · ") is not text and is skipped.
+- **Terms.** The query's words minus seed 001's stopwords and English function words; ``-word`` and
+  operators such as ``lang:it`` ask for nothing. A word that says what kind of answer is wanted rather than
+  what it is about (a year, "latest", "guide", "speed", "install"; ``data/relevance_words.txt``) is a *weak*
+  term; the rest are the *key* terms. A "quoted phrase" is one key term.
+- **Matching.** A term is found in a row (title, snippet and URL) when a light stem of it is (plurals, -ing,
+  -ed, a final -e: "models" ~ "model", "belgrade" ~ "belgrad"), when two adjacent words are written as one
+  on either side ("da nang" ~ "danang"), or when a regional variant is (``data/relevance_variants.txt``:
+  autumn ~ fall). A snippet's leading date stamp ("May 4, 2026 · ") is not text. A key word that no row of
+  the pool has also counts as a pool word one typing slip or one inflection away ("hisotry" ~ "history"):
+  the engines corrected it.
 - **Row coverage.** Key terms count 1 and weak terms ``weak_term_weight``; a row needs ``min_coverage`` of
-  the total, and covering every key term is always enough.
-- **Pool gate.** When no row of the pool mentions the key terms together (all of up to three, three in
-  four of more), the engines answered a different question (Bing answering "how to install python on macos"
-  with Chrome and WhatsApp downloads): every row is cut and nothing is shown. Weak terms never fire it, since
-  a page that answers "jaguar top speed" need not say "speed". The tables are English, so the gate stands
-  down when the request names another language.
+  the total, and covering every key term is always enough. For a long query (more than three key terms)
+  the bar is ``min_coverage`` of what the pool's best row covers, as no snippet repeats a long query whole.
+- **Pool gate.** When no row of the pool mentions the key terms together (all of up to three, 60 % of more),
+  the engines answered a different question (Bing answering "how to install python on macos" with Chrome and
+  WhatsApp downloads): every row is cut and nothing is shown. Weak terms never fire it, since a page that
+  answers "jaguar top speed" need not say "speed". It stands down when the request names a language other
+  than English (the tables are English) and when most rows have no snippet to judge by.
 
 Every cut row gets one line saying which terms it has and lacks, or what no row mentions.
 """
@@ -33,6 +36,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING
+from urllib.parse import unquote
 
 from ..query import STOPWORDS
 from ..text import words
@@ -43,10 +47,36 @@ if TYPE_CHECKING:
     from ..rankers.base import Candidate
 
 WEAK_SECTIONS = ("recency", "answer-type", "facet", "intent")
-# The pool gate wants some row with this share of the key terms (rounded up): all of up to three, then one
-# in four may be missing, since a long query is rarely repeated whole in one snippet.
-GATE_SHARE = 0.75
+# A query with up to this many key terms is short: the pool gate wants a row with all of them, and every
+# row is held to min_coverage of the whole query. Past it, the gate wants GATE_SHARE of them (rounded up, at
+# least three) and rows are held to min_coverage of what the pool's best row covers.
+SHORT_QUERY_KEY_TERMS = 3
+GATE_SHARE = 0.6
+MIN_FIXABLE = 5  # the shortest query word whose misspelling the guard looks for in the pool
 _YEAR = re.compile(r"^(19|20)\d\d$")
+_QUOTED = re.compile(r'(-?)"([^"]*)"')
+# Search operators written name:value; True when the value is a word the query asks for.
+_OPERATORS = {
+    "intitle": True,
+    "allintitle": True,
+    "intext": True,
+    "allintext": True,
+    "inanchor": True,
+    "inurl": True,
+    "allinurl": True,
+    "lang": False,
+    "language": False,
+    "filetype": False,
+    "ext": False,
+    "before": False,
+    "after": False,
+    "loc": False,
+    "location": False,
+    "site": False,
+    "related": False,
+    "cache": False,
+    "source": False,
+}
 # A leading date stamp, as Google and Bing put before a snippet ("Oct 7, 2025 · ", "2 days ago · ").
 _DATE_STAMP = re.compile(
     r"^\s*(?:\d{1,2}\s+(?:minute|hour|day|week|month|year)s?\s+ago"
@@ -175,16 +205,42 @@ def word_role(word: str) -> str:
     return "key"
 
 
+def asked_words(text: str) -> tuple[list[list[str]], list[str]]:
+    """(quoted phrases, other words) the query asks for: ``-word`` and ``-"a phrase"`` ask for their absence,
+    ``lang:xx``-style operators are not words, and ``intitle:word`` asks for ``word``."""
+    phrases: list[list[str]] = []
+
+    def pull(match: re.Match[str]) -> str:
+        if not match.group(1):
+            phrases.append(words(match.group(2)))
+        return " "
+
+    rest = _QUOTED.sub(pull, text)
+    plain: list[str] = []
+    for token in rest.split():
+        if token.startswith("-"):
+            continue
+        name, colon, value = token.partition(":")
+        if colon and name.lower() in _OPERATORS:
+            if _OPERATORS[name.lower()]:
+                plain.extend(words(value))
+            continue
+        plain.extend(words(token))
+    return [p for p in phrases if p], plain
+
+
 def query_terms(query: QueryAnalysis) -> list[Term]:
     """The terms of a query's text, in order: quoted phrases first as key terms, then the other words."""
     terms: list[Term] = []
+    phrases, plain = asked_words(query.text)
     phrase_words: set[str] = set()
-    for phrase in query.phrases:
-        tokens = words(phrase)
-        if len(tokens) > 1:
-            terms.append(Term(" ".join(tokens), frozenset({tuple(map(light_stem, tokens))}), weak=False))
-            phrase_words.update(tokens)
-    for word in dict.fromkeys(words(query.text)):
+    for tokens in phrases:
+        if len(tokens) == 1:
+            plain.insert(0, tokens[0])
+            continue
+        terms.append(Term(" ".join(tokens), frozenset({tuple(map(light_stem, tokens))}), weak=False))
+        phrase_words.update(tokens)
+    for word in dict.fromkeys(plain):
         role = word_role(word)
         if role == "function" or word in phrase_words:
             continue
@@ -197,26 +253,31 @@ def query_terms(query: QueryAnalysis) -> list[Term]:
 
 @dataclass(frozen=True)
 class RowText:
-    """A row's title and snippet as stemmed words, plus every two adjacent words written as one."""
+    """A row's words as the guard reads them: the stems of its title and snippet words, of every two adjacent
+    words written as one, and of the words of its URL."""
 
-    stems: tuple[str, ...]
     vocabulary: frozenset[str]
+    plain_words: frozenset[str]  # unstemmed title and snippet words, where a misspelt query word is looked up
+    has_snippet: bool
 
     @classmethod
-    def of(cls, title: str, snippet: str) -> RowText:
-        fields = [words(title), words(strip_date_stamp(snippet))]
-        stems = tuple(light_stem(t) for tokens in fields for t in tokens)
-        vocabulary = {s for tokens in fields for t in tokens for s in word_stems(t)}
+    def of(cls, title: str, snippet: str, url: str = "") -> RowText:
+        snippet = strip_date_stamp(snippet)
+        fields = [words(title), words(snippet)]
+        vocabulary = {s for tokens in [*fields, words(unquote(url))] for t in tokens for s in word_stems(t)}
         vocabulary |= {
             light_stem(a + b) for tokens in fields for a, b in zip(tokens, tokens[1:], strict=False)
         }
-        return cls(stems=stems, vocabulary=frozenset(vocabulary))
+        return cls(
+            vocabulary=frozenset(vocabulary),
+            plain_words=frozenset(t for tokens in fields for t in tokens),
+            has_snippet=bool(fields[1]),
+        )
 
     def has(self, form: tuple[str, ...]) -> bool:
-        if len(form) == 1:
-            return form[0] in self.vocabulary
-        n = len(form)
-        return any(self.stems[i : i + n] == form for i in range(len(self.stems) - n + 1))
+        # A quoted phrase counts when all its words are there: the engines held the quote against the whole
+        # page, and a snippet often shows its words apart ("Conflict: Middle East" -> "Conflict in the ...").
+        return all(word in self.vocabulary for word in form)
 
 
 def _adjacent_pairs(terms: Sequence[Term]) -> list[tuple[Term, Term, str]]:
@@ -277,14 +338,63 @@ def coverage_reason(cov: Coverage) -> str:
 
 
 def gate_need(key_terms: int) -> int:
-    """How many key terms the pool's best row must mention together."""
-    return math.ceil(GATE_SHARE * key_terms - 1e-9)
+    """How many key terms the pool's best row must mention together: all of up to three, then three or
+    ``GATE_SHARE`` of them, since a long query is rarely repeated whole in one snippet."""
+    if key_terms <= SHORT_QUERY_KEY_TERMS:
+        return key_terms
+    return max(SHORT_QUERY_KEY_TERMS, math.ceil(GATE_SHARE * key_terms - 1e-9))
+
+
+def one_edit_apart(a: str, b: str) -> bool:
+    """True when one insertion, deletion, substitution or swap of two neighbouring letters turns a into b."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+        if len(diff) == 1:
+            return True
+        i, j = diff[0], diff[-1]
+        return len(diff) == 2 and j == i + 1 and a[i] == b[j] and a[j] == b[i]
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    i = 0
+    while i < len(short) and short[i] == long_[i]:
+        i += 1
+    return short[i:] == long_[i + 1 :]
+
+
+def same_word_ending_aside(a: str, b: str) -> bool:
+    """True when one word is the other plus one or two letters ("bretonne"/"breton", "psychosen"/"psychose"):
+    an inflection the English stemmer does not know."""
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    return len(short) >= MIN_FIXABLE and 0 < len(long_) - len(short) <= 2 and long_.startswith(short)
+
+
+def with_spelling_fixes(terms: Sequence[Term], rows: Sequence[RowText]) -> list[Term]:
+    """The terms, where a one-word key term that no row mentions also counts as a word of the pool one
+    typing slip ("hisotry" -> "history") or one inflection ("bretonne" -> "breton") away: the engines
+    corrected or normalised the word. Only for words of five letters or more, and the pool word must start
+    with the same letter, so short words do not drift into others."""
+    out = []
+    for term in terms:
+        word = term.text
+        fixable = not term.weak and len(word) >= MIN_FIXABLE and word.isalpha()
+        if fixable and not any(row.has(f) for row in rows for f in term.forms):
+            pool = {w for row in rows for w in row.plain_words if w[:1] == word[:1] and w.isalpha()}
+            fixes = {
+                light_stem(w) for w in pool if one_edit_apart(word, w) or same_word_ending_aside(word, w)
+            }
+            if fixes:
+                term = Term(term.text, term.forms | {(f,) for f in fixes}, term.weak)
+        out.append(term)
+    return out
 
 
 def pool_verdict(terms: Sequence[Term], rows: Sequence[RowText]) -> str | None:
-    """Why no row of the pool is about the query, or None when some row mentions its key terms together."""
+    """Why no row of the pool is about the query, or None when some row mentions its key terms together.
+
+    The gate stands down when most rows have no snippet: a title alone is too little text to judge by."""
     key_terms = [t for t in terms if not t.weak]
-    if not key_terms or not rows:
+    if not key_terms or not rows or 2 * sum(r.has_snippet for r in rows) < len(rows):
         return None
     per_row = [{t.text for t in found_terms(key_terms, row)} for row in rows]
     best = max(len(found) for found in per_row)
@@ -299,38 +409,54 @@ def pool_verdict(terms: Sequence[Term], rows: Sequence[RowText]) -> str | None:
     )
 
 
-# --- the filter ----------------------------------------------------------------------------------------------
-
-
 def is_english(language: str | None) -> bool:
     """True when the request asks for English or names no language (the word tables are English)."""
     return not language or language.lower().replace("_", "-").split("-")[0] in ("en", "all", "auto")
 
 
 class PoolRelevance:
-    """The relevance guard bound to one pool of candidates: the pool verdict is decided once, up front."""
+    """The relevance guard bound to one pool of candidates: the pool verdict and the coverage a row needs
+    are decided once, up front."""
 
     name = "relevance"
 
-    def __init__(self, terms: list[Term], verdict: str | None, weak_weight: float, min_coverage: float):
+    def __init__(
+        self,
+        terms: list[Term],
+        verdict: str | None,
+        weak_weight: float,
+        min_coverage: float,
+        rows: dict[str, RowText] | None = None,
+    ):
         self.terms = terms
         self.verdict = verdict
         self.weak_weight = weak_weight
         self.min_coverage = min_coverage
+        self.rows = rows or {}
 
     def check(self, candidate: Candidate, ctx: FilterContext) -> str | None:
         if not self.terms:
             return None
         if self.verdict:
             return self.verdict
-        cov = coverage(self.terms, RowText.of(candidate.title, candidate.snippet), self.weak_weight)
+        row = self.rows.get(candidate.key) or RowText.of(candidate.title, candidate.snippet, candidate.url)
+        cov = coverage(self.terms, row, self.weak_weight)
         return None if cov.passes(self.min_coverage) else coverage_reason(cov)
 
 
+def relative_min_coverage(
+    terms: Sequence[Term], rows: Sequence[RowText], weak_weight: float, min_coverage: float
+) -> float:
+    """``min_coverage`` of what the pool's best row covers: when even the best result of a long query
+    repeats only part of it, the others are held to that, not to the whole query."""
+    best = max((coverage(terms, row, weak_weight).score for row in rows), default=1.0)
+    return min_coverage * best
+
+
 class RelevanceFilter:
-    """See the module doc. ``check`` alone judges one row; the filter chain calls ``for_pool`` first so the
-    pool gate can see every candidate. CJK and mixed queries are the CJK gate's business, as for seed 001's
-    coverage guard."""
+    """See the module doc. ``check`` alone judges one row against the whole query; the filter chain calls
+    ``for_pool`` first so that the pool gate can see every candidate and rows are held to the pool's best.
+    CJK and mixed queries are the CJK gate's business, as for seed 001's coverage guard."""
 
     name = "relevance"
 
@@ -338,15 +464,27 @@ class RelevanceFilter:
         return [] if ctx.query.is_cjk else query_terms(ctx.query)
 
     def for_pool(self, candidates: Sequence[Candidate], ctx: FilterContext) -> PoolRelevance:
+        cfg = ctx.config
         terms = self.terms_for(ctx)
+        if not terms:
+            return PoolRelevance(terms, None, cfg.weak_term_weight, cfg.min_coverage)
+        rows = {c.key: RowText.of(c.title, c.snippet, c.url) for c in candidates}
+        terms = with_spelling_fixes(terms, list(rows.values()))
+        min_coverage = cfg.min_coverage
         verdict = None
-        if terms and ctx.config.pool_gate and is_english(ctx.request.language):
-            verdict = pool_verdict(terms, [RowText.of(c.title, c.snippet) for c in candidates])
-        return PoolRelevance(terms, verdict, ctx.config.weak_term_weight, ctx.config.min_coverage)
+        if cfg.pool_gate and is_english(ctx.request.language):
+            verdict = pool_verdict(terms, list(rows.values()))
+            if verdict is None and sum(not t.weak for t in terms) > SHORT_QUERY_KEY_TERMS:
+                # Only where the gate vouches for the pool (a pool of bait must not lower the bar), and only
+                # for long queries: a short one has a row with every key term, the bar for the rest.
+                min_coverage = relative_min_coverage(
+                    terms, list(rows.values()), cfg.weak_term_weight, min_coverage
+                )
+        return PoolRelevance(terms, verdict, cfg.weak_term_weight, min_coverage, rows)
 
     def check(self, candidate: Candidate, ctx: FilterContext) -> str | None:
-        terms = self.terms_for(ctx)
-        return PoolRelevance(terms, None, ctx.config.weak_term_weight, ctx.config.min_coverage).check(
+        cfg = ctx.config
+        return PoolRelevance(self.terms_for(ctx), None, cfg.weak_term_weight, cfg.min_coverage).check(
             candidate, ctx
         )
 
