@@ -33,7 +33,7 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
@@ -139,6 +139,7 @@ def word_tables() -> WordTables:
 # --- words ---------------------------------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=1 << 16)  # the same few thousand words come back in every result list
 def light_stem(word: str) -> str:
     """A conservative English suffix stripper: plural -s/-es/-ies, then -ing/-ed, then a final -e.
 
