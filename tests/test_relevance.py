@@ -513,8 +513,9 @@ def test_shipped_tables_are_consistent() -> None:
     assert set(tables.weak_words.values()) == {"recency", "answer-type", "facet", "intent"}
     # a word has one role, and every table word is a single lowercase token
     assert not tables.function_words & tables.weak_words.keys()
-    for word in [*tables.function_words, *tables.weak_words, *tables.variants]:
+    for word in [*tables.function_words, *tables.weak_words, *tables.variants, *tables.operators]:
         assert word == word.lower() and word.isalnum(), word
+    assert tables.operators["intitle"] is True and tables.operators["lang"] is False
 
 
 # --- crw56: issue 4's target through the bench code ------------------------------------------------------------

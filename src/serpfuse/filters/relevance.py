@@ -55,28 +55,6 @@ GATE_SHARE = 0.6
 MIN_FIXABLE = 5  # the shortest query word whose misspelling the guard looks for in the pool
 _YEAR = re.compile(r"^(19|20)\d\d$")
 _QUOTED = re.compile(r'(-?)"([^"]*)"')
-# Search operators written name:value; True when the value is a word the query asks for.
-_OPERATORS = {
-    "intitle": True,
-    "allintitle": True,
-    "intext": True,
-    "allintext": True,
-    "inanchor": True,
-    "inurl": True,
-    "allinurl": True,
-    "lang": False,
-    "language": False,
-    "filetype": False,
-    "ext": False,
-    "before": False,
-    "after": False,
-    "loc": False,
-    "location": False,
-    "site": False,
-    "related": False,
-    "cache": False,
-    "source": False,
-}
 # A leading date stamp, as Google and Bing put before a snippet ("Oct 7, 2025 · ", "2 days ago · ").
 _DATE_STAMP = re.compile(
     r"^\s*(?:\d{1,2}\s+(?:minute|hour|day|week|month|year)s?\s+ago"
@@ -98,6 +76,7 @@ class WordTables:
     function_words: frozenset[str]
     weak_words: dict[str, str]  # word -> its section (recency, answer-type, facet, intent)
     variants: dict[str, frozenset[str]]  # stem of a word -> stems of every word of its class (itself too)
+    operators: dict[str, bool]  # name of a name:value operator -> whether its value is a word asked for
 
 
 def parse_word_sections(lines: Iterable[str]) -> dict[str, set[str]]:
@@ -133,6 +112,11 @@ def word_tables() -> WordTables:
         function_words=frozenset(sections.get("function", ())),
         weak_words=weak,
         variants=parse_variants(line for line in _data_lines("relevance_variants.txt") if line),
+        operators={
+            name: section == "word"
+            for section, names in parse_word_sections(_data_lines("relevance_operators.txt")).items()
+            for name in names
+        },
     )
 
 
@@ -222,8 +206,9 @@ def asked_words(text: str) -> tuple[list[list[str]], list[str]]:
         if token.startswith("-"):
             continue
         name, colon, value = token.partition(":")
-        if colon and name.lower() in _OPERATORS:
-            if _OPERATORS[name.lower()]:
+        operators = word_tables().operators
+        if colon and name.lower() in operators:
+            if operators[name.lower()]:
                 plain.extend(words(value))
             continue
         plain.extend(words(token))
