@@ -1,0 +1,167 @@
+"""Agreement-weighted fusion: each engine's weight is estimated, per query and without labels, from how well its
+list agrees with what the *other* engines say; then a weighted reciprocal-rank fusion.
+
+For every engine ``e`` showing ``n_e`` rows:
+
+    backing_-e(d) = sum over the other engines f of  w_f / (k + rank_f(d))          (leave-one-out)
+    support_e     = sum_{j<=m} backing_-e(row j of e) / max backing_-e / log2(j + 1)
+                    / sum_{j<=m} 1 / log2(j + 1)                                  (position-aware, 0..1)
+    w_e           = coverage_e * (support_e / max support) ** power,  coverage_e = (n_e / max n) ** coverage
+    score(d)      = sum over engines e showing d of  w_e / (k + rank_e(d))
+
+``support_e`` asks how strongly the other engines back the rows ``e`` puts on top: an engine whose top rows
+nobody else returns is likely noise, one whose top rows everybody returns is likely sound. ``w`` starts at
+``coverage`` and the support step is repeated ``iterations`` times, so backing from weak engines counts less.
+Support is measured against the others only, so an engine cannot vote for itself. With fewer than
+``min_engines`` engines support is symmetric (two engines back each other exactly as much) and carries no
+information: the weights stay at ``coverage`` and the ranker is plain weighted RRF.
+
+Each row's ``contributions`` hold every engine's vote ``w_e / (k + rank)``; ``parts`` hold the estimated weight
+(``weight:<engine>``) and support (``support:<engine>``) of each engine that voted for it.
+
+Measured on MQ2008-agg (bench-notes/mq2008-fusion.md): see there for where it wins and by how much.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from pydantic import Field
+
+from ..models import Model
+from ..selection import select_top
+from .base import Candidate, RankContext, Scored, Selection
+
+
+class AgreementConfig(Model):
+    """Knobs of the agreement-weighted fusion (strategy ``agree``)."""
+
+    rrf_constant: float = Field(
+        10.0, gt=0, description="k of the reciprocal-rank votes, in fusion and consensus"
+    )
+    power: float = Field(1.0, ge=0, description="sharpening of support into weight; 0 = ignore support")
+    coverage: float = Field(
+        1.0, ge=0, description="exponent of an engine's list length relative to the longest"
+    )
+    iterations: int = Field(1, ge=1, le=10, description="support -> weight rounds")
+    support_depth: int = Field(
+        8, ge=1, description="m: how many of an engine's top rows its support looks at"
+    )
+    min_engines: int = Field(3, ge=2, description="fewer engines than this: support is not informative")
+
+
+EngineLists = Mapping[str, Sequence[str]]  # engine -> keys, best first
+
+
+@dataclass(frozen=True)
+class EngineEstimate:
+    weight: float
+    support: float | None  # 0..1; None when not estimated (too few engines)
+
+
+def engine_lists(candidates: Sequence[Candidate]) -> dict[str, list[str]]:
+    """Each engine's list of candidate keys, best first (ties of rank by key, so the order is deterministic)."""
+    rows: dict[str, list[tuple[int, str]]] = {}
+    for cand in candidates:
+        for engine, rank in cand.engine_ranks.items():
+            rows.setdefault(engine, []).append((rank, cand.key))
+    return {engine: [key for _, key in sorted(pairs)] for engine, pairs in sorted(rows.items())}
+
+
+def _votes(
+    lists: EngineLists, weights: Mapping[str, float], k: float, skip: str | None = None
+) -> dict[str, float]:
+    scores: dict[str, float] = {}
+    for engine, keys in lists.items():
+        if engine == skip:
+            continue
+        for rank, key in enumerate(keys, start=1):
+            scores[key] = scores.get(key, 0.0) + weights[engine] / (k + rank)
+    return scores
+
+
+def support(keys: Sequence[str], backing: Mapping[str, float], depth: int) -> float:
+    """How strongly ``backing`` (the other engines' votes) supports the top ``depth`` of ``keys``, in 0..1.
+
+    Each row counts its backing relative to the best-backed row, discounted by log2(position + 1); the sum is
+    divided by the discounts of a full ``depth``-row list, so a list with fewer rows cannot score as high.
+    """
+    top = max(backing.values(), default=0.0)
+    if top <= 0:
+        return 0.0
+    discounts = [1.0 / math.log2(j + 2) for j in range(depth)]
+    backed = math.fsum(backing.get(key, 0.0) / top * discounts[j] for j, key in enumerate(keys[:depth]))
+    return backed / math.fsum(discounts)
+
+
+def estimate_engines(
+    lists: EngineLists, cfg: AgreementConfig, list_sizes: Mapping[str, int] | None = None
+) -> dict[str, EngineEstimate]:
+    """Each engine's weight (and support) for this query, from the lists alone."""
+    if not lists:
+        return {}
+    sizes = {e: max(len(keys), (list_sizes or {}).get(e, 0)) for e, keys in lists.items()}
+    longest = max(sizes.values()) or 1
+    coverage = {e: (sizes[e] / longest) ** cfg.coverage for e in lists}
+    if len(lists) < cfg.min_engines or cfg.power == 0:
+        return {e: EngineEstimate(coverage[e], None) for e in lists}
+    weights = dict(coverage)
+    supports: dict[str, float] = {}
+    for _ in range(cfg.iterations):
+        supports = {
+            e: support(keys, _votes(lists, weights, cfg.rrf_constant, skip=e), cfg.support_depth)
+            for e, keys in lists.items()
+        }
+        best = max(supports.values())
+        if best <= 0:  # nobody backs anybody: support says nothing, keep the coverage weights
+            return {e: EngineEstimate(coverage[e], 0.0) for e in lists}
+        # The floor keeps an engine nobody backs in play: its unique rows still rank, just last.
+        weights = {e: coverage[e] * max((supports[e] / best) ** cfg.power, 1e-6) for e in lists}
+    return {e: EngineEstimate(weights[e], supports[e]) for e in lists}
+
+
+def fuse(
+    lists: EngineLists, cfg: AgreementConfig, list_sizes: Mapping[str, int] | None = None
+) -> tuple[list[tuple[str, float]], dict[str, EngineEstimate]]:
+    """(key, score) best first (ties by key) and the engine estimates: the whole method on bare lists."""
+    estimates = estimate_engines(lists, cfg, list_sizes)
+    scores = _votes(lists, {e: est.weight for e, est in estimates.items()}, cfg.rrf_constant)
+    return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0])), estimates
+
+
+def config_of(ctx: RankContext) -> AgreementConfig:
+    # Until RankingConfig carries an ``agree`` section, the defaults apply.
+    return getattr(ctx.config, "agree", None) or AgreementConfig()
+
+
+class AgreementRanker:
+    name = "agree"
+    score_version = "agree-1"
+
+    def rank(self, candidates: list[Candidate], ctx: RankContext) -> list[Scored]:
+        cfg = config_of(ctx)
+        # The engines' own ranks (not list positions) give the votes, as in RRF; the lists give the support.
+        lists = engine_lists(candidates)
+        estimates = estimate_engines(lists, cfg, ctx.engine_list_sizes)
+        scored = []
+        for cand in candidates:
+            votes = {
+                e: estimates[e].weight / (cfg.rrf_constant + rank)
+                for e, rank in sorted(cand.engine_ranks.items())
+            }
+            evidence = math.fsum(votes.values())
+            parts: dict[str, float] = {"agree": evidence}
+            for e in votes:
+                parts[f"weight:{e}"] = estimates[e].weight
+                if estimates[e].support is not None:
+                    parts[f"support:{e}"] = estimates[e].support
+            scored.append(Scored(cand, evidence, evidence, contributions=votes, parts=parts))
+        return sorted(scored, key=lambda s: (-s.score, s.candidate.key))
+
+    def select(self, scored: list[Scored], ctx: RankContext) -> Selection:
+        return select_top(scored, ctx.request.limit, per_domain=ctx.config.selection.per_domain)
+
+
+RANKER = AgreementRanker()
