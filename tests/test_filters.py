@@ -471,8 +471,9 @@ def test_chain_order_and_reasons() -> None:
         cand("https://www.merriam-webster.com/dictionary/tutorial", "TUTORIAL Definition & Meaning"),
         cand("https://medium.example/k8s", "Kubernetes", "an orchestrator"),
     ]
+    seed001 = FilterConfig(coverage_rule="seed001")
     outcome = apply_filters(
-        rows, ctx("kubernetes ingress controller tutorial", exclude_domains=["merriam-webster.com"])
+        rows, ctx("kubernetes ingress controller tutorial", seed001, exclude_domains=["merriam-webster.com"])
     )
     assert [c.url for c in outcome.kept] == ["https://kubernetes.io/docs/ingress"]
     assert {k: c.step for k, c in outcome.cut.items()} == {
@@ -490,13 +491,21 @@ def test_chain_falls_back_to_non_junk_rows() -> None:
         cand("https://www.thingiverse.com/", "Thingiverse - open hardware", "Find and print things"),
         cand("https://culturedcode.com/things/", "Things - To-Do List App", "plan your day"),
     ]
-    outcome = apply_filters(rows, ctx("things to do in kyoto in autumn"))
+    outcome = apply_filters(
+        rows, ctx("things to do in kyoto in autumn", FilterConfig(coverage_rule="seed001"))
+    )
     assert outcome.fallback_used
     assert [c.url for c in outcome.kept] == [rows[1].url, rows[2].url]  # upstream order kept
     assert list(outcome.cut) == [rows[0].key] and outcome.cut[rows[0].key].step == "junk"
     assert len(outcome.warnings) == 1 and "coverage and geo" in outcome.warnings[0]
 
-    off = apply_filters(rows, ctx("things to do in kyoto in autumn", FilterConfig(fallback_when_empty=False)))
+    off = apply_filters(
+        rows,
+        ctx(
+            "things to do in kyoto in autumn",
+            FilterConfig(coverage_rule="seed001", fallback_when_empty=False),
+        ),
+    )
     assert off.kept == [] and not off.fallback_used
     assert {c.step for c in off.cut.values()} == {"junk", "coverage"}
 
