@@ -9,12 +9,11 @@ import random
 import pytest
 
 from serpfuse.candidates import candidates_from_lists
-from serpfuse.config import RankingConfig
+from serpfuse.config import AgreementConfig, RankingConfig
 from serpfuse.models import SearchRequest
 from serpfuse.query import analyze_query
 from serpfuse.rankers.agreement import (
     RANKER,
-    AgreementConfig,
     engine_lists,
     estimate_engines,
     fuse,

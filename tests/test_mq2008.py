@@ -234,9 +234,6 @@ def test_the_reference_borda_and_combmnz_convention(queries, method, rankers, de
     assert round(m.metasearch(queries, fuser, rankers, depth).mean_ndcg, 4) == expected
 
 
-@pytest.mark.xfail(
-    reason="the project's borda/combmnz must score by the engine's own list length (see above)"
-)
 @pytest.mark.parametrize(
     ("strategy", "rankers", "depth", "expected"),
     [("borda", m.RANKERS, 20, 0.6871), ("borda", S7, 20, 0.6416), ("combmnz", m.RANKERS, 20, 0.6847)],

@@ -115,6 +115,23 @@ class CombConfig(Model):
     depth: int = Field(20, ge=1)
 
 
+class AgreementConfig(Model):
+    """Knobs of the agreement-weighted fusion (strategy ``agree``)."""
+
+    rrf_constant: float = Field(
+        10.0, gt=0, description="k of the reciprocal-rank votes, in fusion and consensus"
+    )
+    power: float = Field(1.0, ge=0, description="sharpening of support into weight; 0 = ignore support")
+    coverage: float = Field(
+        1.0, ge=0, description="exponent of an engine's list length relative to the longest"
+    )
+    iterations: int = Field(1, ge=1, le=10, description="support -> weight rounds")
+    support_depth: int = Field(
+        8, ge=1, description="m: how many of an engine's top rows its support looks at"
+    )
+    min_engines: int = Field(3, ge=2, description="fewer engines than this: support is not informative")
+
+
 class SelectionConfig(Model):
     """How the fused list is cut to ``limit`` for the rankers without a selection rule of their own."""
 
@@ -130,6 +147,7 @@ class RankingConfig(Model):
     lexical: LexicalConfig = Field(default_factory=LexicalConfig)
     combmnz: CombConfig = Field(default_factory=CombConfig)
     borda: CombConfig = Field(default_factory=CombConfig)
+    agree: AgreementConfig = Field(default_factory=AgreementConfig)
     selection: SelectionConfig = Field(default_factory=SelectionConfig)
 
     def fingerprint(self) -> str:
@@ -141,4 +159,8 @@ class RankingConfig(Model):
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
     def with_strategy(self, strategy: str | None) -> RankingConfig:
-        return self if not strategy or strategy == self.strategy else self.model_copy(update={"strategy": strategy})
+        return (
+            self
+            if not strategy or strategy == self.strategy
+            else self.model_copy(update={"strategy": strategy})
+        )

@@ -14,6 +14,7 @@ _MODULES: dict[str, str] = {
     "lexical": "lexical",
     "combmnz": "combmnz",
     "borda": "borda",
+    "agree": "agreement",
 }
 
 

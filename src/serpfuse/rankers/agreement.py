@@ -28,29 +28,9 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from pydantic import Field
-
-from ..models import Model
+from ..config import AgreementConfig
 from ..selection import select_top
 from .base import Candidate, RankContext, Scored, Selection
-
-
-class AgreementConfig(Model):
-    """Knobs of the agreement-weighted fusion (strategy ``agree``)."""
-
-    rrf_constant: float = Field(
-        10.0, gt=0, description="k of the reciprocal-rank votes, in fusion and consensus"
-    )
-    power: float = Field(1.0, ge=0, description="sharpening of support into weight; 0 = ignore support")
-    coverage: float = Field(
-        1.0, ge=0, description="exponent of an engine's list length relative to the longest"
-    )
-    iterations: int = Field(1, ge=1, le=10, description="support -> weight rounds")
-    support_depth: int = Field(
-        8, ge=1, description="m: how many of an engine's top rows its support looks at"
-    )
-    min_engines: int = Field(3, ge=2, description="fewer engines than this: support is not informative")
-
 
 EngineLists = Mapping[str, Sequence[str]]  # engine -> keys, best first
 
@@ -132,8 +112,7 @@ def fuse(
 
 
 def config_of(ctx: RankContext) -> AgreementConfig:
-    # Until RankingConfig carries an ``agree`` section, the defaults apply.
-    return getattr(ctx.config, "agree", None) or AgreementConfig()
+    return ctx.config.agree
 
 
 class AgreementRanker:

@@ -1,26 +1,26 @@
 """Borda count (de Borda, 1781; Aslam & Montague, 2001).
 
-Each engine's list gives ``N - rank + 1`` points, where N is the number of distinct results in the pool; a
-result an engine did not show gets nothing from it. (Cutting lists at ``depth`` first keeps long lists from
-outvoting short ones.)
+Each engine's list gives ``n - rank + 1`` points, n being the length of that engine's shown list (cut at
+``depth``); a result an engine did not show gets nothing from it.
 """
 
 from __future__ import annotations
 
 from ..selection import select_top
 from .base import Candidate, RankContext, Scored, Selection
+from .combmnz import list_sizes
 
 
 class BordaRanker:
     name = "borda"
-    score_version = "borda-2"
+    score_version = "borda-3"
 
     def rank(self, candidates: list[Candidate], ctx: RankContext) -> list[Scored]:
         depth = ctx.config.borda.depth
-        pool = len(candidates)
+        sizes = list_sizes(candidates, ctx, depth)
         scored = []
         for cand in candidates:
-            points = {e: float(pool - r + 1) for e, r in cand.engine_ranks.items() if r <= depth}
+            points = {e: float(sizes[e] - r + 1) for e, r in cand.engine_ranks.items() if r <= depth}
             total = sum(points.values())
             scored.append(Scored(cand, total, total, contributions=points, parts={"borda": total}))
         return sorted(scored, key=lambda s: (-s.score, s.candidate.key))

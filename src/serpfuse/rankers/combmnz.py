@@ -1,7 +1,8 @@
 """CombMNZ (Fox & Shaw, 1994): the sum of an item's normalised scores times the number of lists holding it.
 
-Each engine's list, cut to ``depth``, is scored by rank: ``(depth - rank + 1) / depth`` (1 at the top, 1/depth
-at the cut), the rank-based normalisation that suits engines reporting no comparable scores.
+Each engine's list, cut to ``depth``, is scored by rank: ``(n - rank + 1) / n`` with n the length of that engine's
+shown list (1 at the top, 1/n at its end), the rank-based normalisation that suits engines reporting no
+comparable scores.
 """
 
 from __future__ import annotations
@@ -16,15 +17,25 @@ def rank_score(rank: int, depth: int) -> float:
     return max(0.0, (depth - rank + 1) / depth)
 
 
+def list_sizes(candidates: list[Candidate], ctx: RankContext, depth: int) -> dict[str, int]:
+    """How many rows each engine showed (at most ``depth``): its list length when known, else its worst rank."""
+    sizes: dict[str, int] = {}
+    for cand in candidates:
+        for e, r in cand.engine_ranks.items():
+            sizes[e] = max(sizes.get(e, 0), r)
+    return {e: min(depth, max(n, ctx.engine_list_sizes.get(e, 0))) for e, n in sizes.items()}
+
+
 class CombMNZRanker:
     name = "combmnz"
-    score_version = "combmnz-1"
+    score_version = "combmnz-2"
 
     def rank(self, candidates: list[Candidate], ctx: RankContext) -> list[Scored]:
         depth = ctx.config.combmnz.depth
+        sizes = list_sizes(candidates, ctx, depth)
         scored = []
         for cand in candidates:
-            parts = {e: rank_score(r, depth) for e, r in cand.engine_ranks.items() if r <= depth}
+            parts = {e: rank_score(r, sizes[e]) for e, r in cand.engine_ranks.items() if r <= depth}
             total = math.fsum(parts.values()) * len(parts)
             scored.append(
                 Scored(
