@@ -38,7 +38,7 @@ def test_equivalent_requests_share_a_key():
     same = SearchRequest(query=" rust async runtime ", include_domains=["A.com", "https://b.org/x"])
     assert _key(base) == _key(same)
     # An absent strategy is the configuration's default one.
-    assert _key(SearchRequest(query="q")) == _key(SearchRequest(query="q", strategy="consensus"))
+    assert _key(SearchRequest(query="q")) == _key(SearchRequest(query="q", strategy=RankingConfig().strategy))
 
 
 @pytest.mark.parametrize(

@@ -139,7 +139,7 @@ class SelectionConfig(Model):
 
 
 class RankingConfig(Model):
-    strategy: str = "consensus"
+    strategy: str = "adaptive"
     filters: FilterConfig = Field(default_factory=FilterConfig)
     rrf: RRFConfig = Field(default_factory=RRFConfig)
     consensus: ConsensusConfig = Field(default_factory=ConsensusConfig)

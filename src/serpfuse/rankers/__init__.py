@@ -8,6 +8,7 @@ from .base import Candidate, RankContext, Ranker, Scored, Selection
 
 # strategy name -> module holding ``RANKER``; the CLI choices, MCP schema and errors all derive from this.
 _MODULES: dict[str, str] = {
+    "adaptive": "adaptive",
     "consensus": "consensus",
     "rrf": "rrf",
     "searxng": "searxng",

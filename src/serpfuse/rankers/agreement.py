@@ -51,14 +51,20 @@ def engine_lists(candidates: Sequence[Candidate]) -> dict[str, list[str]]:
 
 
 def _votes(
-    lists: EngineLists, weights: Mapping[str, float], k: float, skip: str | None = None
+    lists: EngineLists,
+    weights: Mapping[str, float],
+    k: float,
+    skip: frozenset[str] = frozenset(),
+    share: Mapping[str, float] | None = None,
 ) -> dict[str, float]:
+    """Weighted reciprocal-rank votes; ``share`` scales an engine's votes (1 / its group's size when backing)."""
     scores: dict[str, float] = {}
     for engine, keys in lists.items():
-        if engine == skip:
+        if engine in skip:
             continue
+        w = weights[engine] * (share[engine] if share else 1.0)
         for rank, key in enumerate(keys, start=1):
-            scores[key] = scores.get(key, 0.0) + weights[engine] / (k + rank)
+            scores[key] = scores.get(key, 0.0) + w / (k + rank)
     return scores
 
 
@@ -77,21 +83,31 @@ def support(keys: Sequence[str], backing: Mapping[str, float], depth: int) -> fl
 
 
 def estimate_engines(
-    lists: EngineLists, cfg: AgreementConfig, list_sizes: Mapping[str, int] | None = None
+    lists: EngineLists,
+    cfg: AgreementConfig,
+    list_sizes: Mapping[str, int] | None = None,
+    groups: Mapping[str, str] | None = None,
 ) -> dict[str, EngineEstimate]:
-    """Each engine's weight (and support) for this query, from the lists alone."""
+    """Each engine's weight (and support) for this query, from the lists alone.
+
+    ``groups`` names engines that share an index (bing, ddg and yahoo): they never count as backing each other,
+    since their agreement is a copy, not a confirmation.
+    """
+    group_of = {e: (groups or {}).get(e, e) for e in lists}
+    peers = {e: frozenset(o for o in lists if group_of[o] == group_of[e]) for e in lists}
+    share = {e: 1.0 / len(peers[e]) for e in lists}  # a group backs others as one voter, not as many
     if not lists:
         return {}
     sizes = {e: max(len(keys), (list_sizes or {}).get(e, 0)) for e, keys in lists.items()}
     longest = max(sizes.values()) or 1
     coverage = {e: (sizes[e] / longest) ** cfg.coverage for e in lists}
-    if len(lists) < cfg.min_engines or cfg.power == 0:
+    if len(set(group_of.values())) < cfg.min_engines or cfg.power == 0:
         return {e: EngineEstimate(coverage[e], None) for e in lists}
     weights = dict(coverage)
     supports: dict[str, float] = {}
     for _ in range(cfg.iterations):
         supports = {
-            e: support(keys, _votes(lists, weights, cfg.rrf_constant, skip=e), cfg.support_depth)
+            e: support(keys, _votes(lists, weights, cfg.rrf_constant, peers[e], share), cfg.support_depth)
             for e, keys in lists.items()
         }
         best = max(supports.values())
