@@ -34,7 +34,7 @@ class TimeRangeChoice(StrEnum):
 def render_table(resp: SearchResponse, console: Console) -> None:
     table = Table(title=f"serpfuse · {resp.query!r} · {resp.strategy}", show_lines=True, expand=True)
     table.add_column("#", justify="right", width=3)
-    table.add_column("result", ratio=5)
+    table.add_column("result", ratio=5, overflow="fold")
     table.add_column("why", ratio=3)
     table.add_column("score", justify="right", width=7)
     for i, r in enumerate(resp.results, start=1):
@@ -67,11 +67,11 @@ def render_explain(resp: SearchResponse, console: Console) -> None:
     table.add_column("pos", justify="right", width=4)
     table.add_column("url", ratio=4, overflow="fold")
     table.add_column("engines", ratio=2)
-    table.add_column("score parts", ratio=3)
-    table.add_column("cut by", ratio=3)
+    table.add_column("score parts", ratio=3, overflow="fold")
+    table.add_column("cut by", ratio=3, overflow="fold")
     for c in resp.candidates or []:
         ranks = ", ".join(f"{e} #{r}" for e, r in sorted(c.engine_ranks.items()))
-        parts = ", ".join(f"{k}={v:.3g}" for k, v in c.score_parts.items())
+        parts = ", ".join(f"{k}={v:.3g}" for k, v in c.score_parts.items() if v)
         cut = "" if c.selected else f"{c.cut_by}: {c.cut_reason}"
         table.add_row(str(c.position or "-"), c.url, ranks, parts, cut)
     console.print(table)
