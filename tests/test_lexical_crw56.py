@@ -27,7 +27,7 @@ from serpfuse.filters import FilterContext, FilterOutcome, apply_filters, junk_v
 from serpfuse.models import Observation, SearchRequest
 from serpfuse.query import QueryAnalysis, analyze_query, clean_query
 from serpfuse.rankers.base import Candidate, RankContext
-from serpfuse.rankers.lexical import RANKER, searxng_score
+from serpfuse.rankers.lexical import RANKER, sighting_score
 from serpfuse.text import fold
 from serpfuse.urls import host_of, registrable_domain
 
@@ -246,7 +246,7 @@ def test_lexical_score_is_searxng_score(crw56: tuple[Query, ...]) -> None:
     for query in crw56:
         by_url = {c.url: c for c in candidates_of(query)}
         for row in query.rows:
-            score, _ = searxng_score(by_url[row["url"]], CRW56_WEIGHTS)
+            score, _ = sighting_score(by_url[row["url"]], CRW56_WEIGHTS)
             assert score == pytest.approx(row["score"], rel=1e-9), (query.text, row["url"])
 
 
@@ -411,9 +411,9 @@ def _ctx(limit: int = 8, min_score: float = 0.0, **lexical) -> RankContext:
 def test_score_formula_and_default_weights() -> None:
     both = _cand("https://a.example/1", ("google", 1), ("duckduckgo", 3))
     # SearXNG: (3.0 x 1.0) x 2 sightings x (1/1 + 1/3) = 8.0, as the field notes' worked example
-    assert searxng_score(both, CRW56_WEIGHTS)[0] == pytest.approx(8.0)
+    assert sighting_score(both, CRW56_WEIGHTS)[0] == pytest.approx(8.0)
     # unknown engines weigh 1.0: 1 x 2 x (1 + 1/3)
-    assert searxng_score(both, {})[0] == pytest.approx(2 + 2 / 3)
+    assert sighting_score(both, {})[0] == pytest.approx(2 + 2 / 3)
     scored = RANKER.rank([both], _ctx())
     assert scored[0].parts["sightings"] == 2 and scored[0].contributions == pytest.approx(
         {"google": 2.0, "duckduckgo": 2 / 3}

@@ -8,11 +8,8 @@ and its selection only removes second rows of a registrable domain.
 
 from __future__ import annotations
 
-import math
-
 from .base import Candidate, Cut, RankContext, Scored, Selection
-
-DEFAULT_ENGINE_WEIGHT = 1.0
+from .searxng import searxng_score
 
 
 def _sightings(candidate: Candidate) -> list[tuple[str, int]]:
@@ -22,17 +19,16 @@ def _sightings(candidate: Candidate) -> list[tuple[str, int]]:
     return sorted(candidate.engine_ranks.items())
 
 
-def searxng_score(candidate: Candidate, weights: dict[str, float]) -> tuple[float, dict[str, float]]:
-    """SearXNG's calculate_score and each engine's share of it (weights multiply over distinct engines)."""
+def sighting_score(candidate: Candidate, weights: dict[str, float]) -> tuple[float, dict[str, float]]:
+    """SearXNG's calculate_score over every sighting, and each engine's share of it."""
     sightings = _sightings(candidate)
-    if not sightings:
-        return 0.0, {}
-    weight = math.prod(weights.get(engine, DEFAULT_ENGINE_WEIGHT) for engine in {e for e, _ in sightings})
-    weight *= len(sightings)
+    engines, ranks = [e for e, _ in sightings], [r for _, r in sightings]
+    score = searxng_score(engines, ranks, weights)
+    share = score / sum(1.0 / r for r in ranks) if ranks else 0.0  # the common weight factor
     contributions: dict[str, float] = {}
     for engine, rank in sightings:
-        contributions[engine] = contributions.get(engine, 0.0) + weight / rank
-    return sum(contributions.values()), contributions
+        contributions[engine] = contributions.get(engine, 0.0) + share / rank
+    return score, contributions
 
 
 def _best_rank(candidate: Candidate) -> int:
@@ -48,7 +44,7 @@ class LexicalRanker:
         weights = ctx.config.lexical.searxng_weights
         scored = []
         for cand in candidates:
-            score, contributions = searxng_score(cand, weights)
+            score, contributions = sighting_score(cand, weights)
             sightings = _sightings(cand)
             parts = {
                 "searxng": score,
