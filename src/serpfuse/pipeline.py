@@ -163,6 +163,7 @@ def rank_answers(
         now=now,
         engine_tiers=tiers,
         engine_list_sizes=dict(sizes),
+        lead_engines=fanout.lead_engines if fanout else None,
     )
     ranked = ranker.rank(outcome.kept, ctx)
     selection = ranker.select(ranked, ctx)

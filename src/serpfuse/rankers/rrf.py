@@ -78,11 +78,11 @@ class RRFRanker:
         cfg = ctx.config.rrf
         lead: list[str] = []
         if cfg.region_policy:
-            lead = [
-                e
-                for e in {e for c in candidates for e in c.engine_ranks}
-                if (e in CJK_ENGINES) == ctx.query.is_cjk
-            ]
+            engines = {e for c in candidates for e in c.engine_ranks}
+            if ctx.lead_engines is not None:  # the fan-out knew each engine's region
+                lead = [e for e in engines if e in ctx.lead_engines]
+            else:  # bare lists or a recording: judge by name
+                lead = [e for e in engines if (e in CJK_ENGINES) == ctx.query.is_cjk]
         weights = {
             e: cfg.weights.get(e, 1.0) * (1 + cfg.region_lead_bonus * (e in lead))
             for c in candidates
