@@ -5,12 +5,14 @@
     serpfuse bench --compare baseline consensus      # per-query deltas and a paired bootstrap 95 % interval
     serpfuse bench --sweep --strategy rrf            # seed 000's grid: marginal means against the defaults
     serpfuse bench --corpus mq2008 --rankers 1-5 --depth 10
+    serpfuse bench --corpus mq2008 --compare single:9 adaptive --rankers 2,7,9,12,16,21,25
+    serpfuse bench --corpus mq2008 --random-subsets 14 --strategy all   # robustness over engine subsets
     serpfuse bench --json                            # machine-readable, for version diffs
 
 A configuration is written ``NAME[,section.knob=value...]`` (``--compare``) or ``--strategy NAME`` plus
 ``--set section.knob=value`` (repeatable); values are JSON (``3``, ``0.25``, ``true``, ``"text"``) or bare text.
-For crw56, ``baseline`` names SearXNG's own order. The corpora live in ``--data`` or $SERPFUSE_DATA
-(default ../shared/data).
+For crw56, ``baseline`` names SearXNG's own order; for MQ2008's metasearch protocol, ``single:N`` names ranker
+N's own list. The corpora live in ``--data`` or $SERPFUSE_DATA (default ../shared/data).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from ..bench.report import (
     MetricSpec,
     QueryScore,
     ShownRow,
+    _md,
     aggregate,
     by_group,
     compare,
@@ -58,6 +61,7 @@ from .errors import fail, validation_message
 
 DATA_ENV = "SERPFUSE_DATA"
 DEFAULT_DATA = Path("../shared/data")
+DEPTH = 20  # mq2008 metasearch: rows each engine shows, issue 4's main setup
 
 # Seed 000's sweep grid for rrf (27 points); a small one for consensus. Any ranker can be swept with --grid.
 DEFAULT_GRIDS: dict[str, dict[str, list[Any]]] = {
@@ -133,12 +137,19 @@ def config_from(strategy: str | None, settings: Sequence[str] = ()) -> RankingCo
     return apply_settings(config, settings)
 
 
+SINGLE_SPEC = re.compile(r"^single:(\d+)$")  # --compare on MQ2008: one ranker's own list, e.g. single:9
+
+
 def parse_spec(spec: str) -> tuple[str, RankingConfig | None]:
-    """``NAME[,section.knob=value...]`` -> (label, config); ``baseline`` -> (label, None)."""
+    """``NAME[,section.knob=value...]`` -> (label, config); ``baseline`` or ``single:N`` -> (label, None)."""
     name, *settings = [part.strip() for part in spec.split(",") if part.strip()]
     if name == crw56.BASELINE:
         if settings:
             raise ValueError("the baseline takes no settings")
+        return spec, None
+    if SINGLE_SPEC.match(name):
+        if settings:
+            raise ValueError(f"{name} (one ranker's own list) takes no settings")
         return spec, None
     return spec, config_from(name, settings)
 
@@ -167,6 +178,8 @@ class Bench:
     references: Callable[[Callable[[], None] | None, set[str]], list[BenchReport]] = lambda progress, skip: []
     reference_runs: int = 0
     notes: list[str] = field(default_factory=list)
+    # a reference --compare can name (``single:N`` on MQ2008); None: only ``baseline`` (crw56's run(label, None))
+    named: Callable[[str, Callable[[], None] | None], BenchReport] | None = None
 
 
 def crw56_bench(root: Path, split: str, unjudged_irrelevant: bool, per_engine: bool = True) -> Bench:
@@ -374,6 +387,12 @@ def mq2008_bench(root: Path, protocol: str, rankers_text: str | None, depth: int
             out.per_engine[mq.engine_name(r)] = aggregate(single(r), MQ_METRICS)
         return out
 
+    def named_single(label: str, progress) -> BenchReport:
+        match = SINGLE_SPEC.match(label.strip())
+        if not match or int(match[1]) not in rankers:
+            fail(f"{label!r}: --compare names one ranker of the setup as single:N, N among {engines}")
+        return report(label, "reference", single(int(match[1]), progress), MQ_METRICS)
+
     def meta_references(progress, skip: set[str]) -> list[BenchReport]:
         # the best single ranker on these queries, as mq2008.best_single picks it (ties: the lower number)
         means = {r: aggregate(single(r), MQ_METRICS)["nDCG@8"] for r in rankers}
@@ -399,6 +418,7 @@ def mq2008_bench(root: Path, protocol: str, rankers_text: str | None, depth: int
         notes=[
             "best single = the ranker with the highest mean nDCG@8 on these queries (chosen with hindsight)"
         ],
+        named=named_single,
     )
 
 
@@ -561,8 +581,24 @@ def register(app: typer.Typer) -> None:
             str | None, typer.Option("--rankers", help="mq2008: e.g. 1-5 or 2,7,9 (default all)")
         ] = None,
         depth: Annotated[
-            int, typer.Option("--depth", min=1, help="mq2008 metasearch: rows each engine shows")
-        ] = 20,
+            int | None,
+            typer.Option(
+                "--depth", min=1, help=f"mq2008 metasearch: rows each engine shows (default {DEPTH})"
+            ),
+        ] = None,
+        random_subsets: Annotated[
+            int | None,
+            typer.Option(
+                "--random-subsets",
+                min=0,
+                help="mq2008 metasearch: the 3 reference setups plus N random ranker subsets; each "
+                "strategy's gap to the best baseline per subset",
+            ),
+        ] = None,
+        seed: Annotated[
+            int | None,
+            typer.Option("--seed", help=f"--random-subsets: seed of the draw (default {SUBSET_SEED})"),
+        ] = None,
         data: Annotated[
             Path | None, typer.Option("--data", help=f"data directory (default ${DATA_ENV})")
         ] = None,
@@ -580,8 +616,14 @@ def register(app: typer.Typer) -> None:
             fail(validation_message(exc))
         except ValueError as exc:
             fail(str(exc))
-        if corpus is not Corpus.crw56 and any(c is None for _, c in pairs):
-            fail("'baseline' (SearXNG's own order) exists only for --corpus crw56")
+        meta = corpus is Corpus.mq2008 and protocol is Protocol.metasearch
+        for label, config in pairs:
+            if config is None and label.strip() == crw56.BASELINE and corpus is not Corpus.crw56:
+                fail("'baseline' (SearXNG's own order) exists only for --corpus crw56")
+            if config is None and label.strip() != crw56.BASELINE and not meta:
+                fail(
+                    f"{label.strip()!r} (one ranker's own list) exists only for --corpus mq2008 (metasearch)"
+                )
         if as_json and as_markdown:
             fail("--json and --markdown are two output formats: choose one")
         output = "json" if as_json else "markdown" if as_markdown else "table"
@@ -589,11 +631,24 @@ def register(app: typer.Typer) -> None:
             fail("--compare and --sweep are separate runs: choose one")
         if len(configs) > 1 and (compare_specs or do_sweep):
             fail("--compare and --sweep take one strategy")
+        labels = [",".join([c.strategy, *(settings or [])]) for c in configs]
+        if random_subsets is None and seed is not None:
+            fail("--seed goes with --random-subsets")
+        if random_subsets is not None:
+            if not meta:
+                fail("--random-subsets runs on --corpus mq2008 (metasearch protocol)")
+            if compare_specs or do_sweep:
+                fail("--random-subsets, --compare and --sweep are separate runs: choose one")
+            if rankers or depth is not None:
+                fail("--random-subsets draws its own rankers and depths: drop --rankers and --depth")
+            runs = list(zip(labels, configs, strict=True))
+            _run_subsets(root, runs, random_subsets, SUBSET_SEED if seed is None else seed, output)
+            return
 
         if corpus is Corpus.crw56:
             bench = crw56_bench(root, split.value, not judged_only)
         elif corpus is Corpus.mq2008:
-            bench = mq2008_bench(root, protocol.value, rankers, depth)
+            bench = mq2008_bench(root, protocol.value, rankers, DEPTH if depth is None else depth)
         else:
             bench = consensus_bench(root)
         lead = metric or bench.primary
@@ -601,7 +656,6 @@ def register(app: typer.Typer) -> None:
         if lead_spec is None:
             names = ", ".join(s.name for s in bench.metrics if s.agg != "ratio")
             fail(f"unknown metric {lead!r} for {bench.name}; choose one of: {names}")
-        labels = [",".join([c.strategy, *(settings or [])]) for c in configs]
 
         if pairs:
             _run_compare(bench, pairs, lead, output)
@@ -671,8 +725,13 @@ def _run_many(bench: Bench, runs: list[tuple[str, RankingConfig]], output: str) 
 def _run_compare(
     bench: Bench, pairs: list[tuple[str, RankingConfig | None]], metric: str, output: str
 ) -> None:
+    def run(label: str, config: RankingConfig | None, progress) -> BenchReport:
+        if config is None and bench.named is not None:
+            return bench.named(label, progress)
+        return bench.run(label, config, progress)
+
     with Progress(bench.queries * 2, output == "table") as progress:
-        a, b = (bench.run(label, config, progress.step) for label, config in pairs)
+        a, b = (run(label, config, progress.step) for label, config in pairs)
     result = compare(a, b, metric)
     if output == "json":
         _print_json(comparison_json(result))
@@ -718,3 +777,196 @@ def _run_sweep(
         _print_text(markdown_sweep(result))
     else:
         render_sweep(_console(), result)
+
+
+# --- robustness over engine subsets (MQ2008 metasearch) ------------------------------------------------------
+
+SUBSET_SEED = 7
+PLAIN_RRF = "rrf (plain)"
+BEST_SINGLE = "best single"
+BASELINES = (PLAIN_RRF, "combmnz", "borda", BEST_SINGLE)
+
+
+def plain_rrf(config: RankingConfig) -> RankingConfig:
+    """Issue 4's RRF k=60: the rrf ranker without seed 000's interleave tie-break and region policy."""
+    rrf = config.rrf.model_copy(update={"interleave": False, "region_policy": False})
+    return config.model_copy(update={"strategy": "rrf", "rrf": rrf})
+
+
+@dataclass
+class SubsetResult:
+    """One setup: each baseline's and each strategy's mean nDCG@8 (``best_single``: which ranker won alone)."""
+
+    name: str
+    rankers: tuple[int, ...]
+    depth: int
+    baselines: dict[str, float]
+    best_single: int
+    strategies: dict[str, float]
+
+    @property
+    def best_baseline(self) -> tuple[str, float]:
+        """The best baseline in hindsight (ties: the first in ``BASELINES``'s order)."""
+        return max(self.baselines.items(), key=lambda kv: kv[1])
+
+
+def evaluate_subsets(
+    queries, setups, runs: Sequence[tuple[str, RankingConfig]], progress: Callable[[], None] | None = None
+) -> list[SubsetResult]:
+    """Every baseline and every configuration in ``runs`` on every setup (MQ2008 metasearch, nDCG@8)."""
+    from ..bench import mq2008 as mq
+    from .fuse import depth_config
+
+    tick = progress or (lambda: None)
+    results = []
+    for setup in setups:
+
+        def mean_ndcg(config: RankingConfig, setup=setup) -> float:
+            config = depth_config(config, setup.depth)
+            fuser = mq.strategy_fuser(config.strategy, config)
+            value = mq.metasearch(queries, fuser, setup.rankers, setup.depth).mean_ndcg
+            tick()
+            return value
+
+        baselines = {
+            PLAIN_RRF: mean_ndcg(plain_rrf(RankingConfig())),
+            "combmnz": mean_ndcg(RankingConfig(strategy="combmnz")),
+            "borda": mean_ndcg(RankingConfig(strategy="borda")),
+        }
+        single, scores = mq.best_single(queries, setup.rankers, setup.depth)
+        for _ in setup.rankers:
+            tick()
+        baselines[BEST_SINGLE] = scores.mean_ndcg
+        strategies = {label: mean_ndcg(config) for label, config in runs}
+        results.append(SubsetResult(setup.name, setup.rankers, setup.depth, baselines, single, strategies))
+    return results
+
+
+def subset_summaries(results: Sequence[SubsetResult], labels: Sequence[str]) -> dict[str, Any]:
+    """Label -> GapSummary, for each strategy and then each baseline, against the per-subset best baseline."""
+    from ..bench import mq2008 as mq
+
+    bests = [r.best_baseline[1] for r in results]
+    out = {label: mq.gap_summary([r.strategies[label] for r in results], bests) for label in labels}
+    for name in BASELINES:
+        out.setdefault(name, mq.gap_summary([r.baselines[name] for r in results], bests))
+    return out
+
+
+def _subset_tables(
+    results: Sequence[SubsetResult], labels: Sequence[str], strong: Callable[[str], str]
+) -> tuple[tuple[list[str], list[list[str]]], tuple[list[str], list[list[str]]]]:
+    """(header, rows) of the per-subset table and of the summary; ``strong`` marks each subset's best baseline."""
+    from ..bench import mq2008 as mq
+
+    rows = []
+    for r in results:
+        best_name, best = r.best_baseline
+        cells = []
+        for name in BASELINES:
+            text = f"{r.baselines[name]:.4f}" + (f" (r{r.best_single})" if name == BEST_SINGLE else "")
+            cells.append(strong(text) if name == best_name else text)
+        for label in labels:
+            value = r.strategies[label]
+            cells.append(f"{value:.4f} ({mq.gap_percent(value, best):+.2f} %)")
+        rows.append([r.name, f"{compact_ranges(r.rankers)}@{r.depth}", *cells])
+    per_subset = (["subset", "engines@depth", *BASELINES, *labels], rows)
+    summaries = subset_summaries(results, labels)
+    summary_rows = [
+        [
+            label if label in labels else f"{label} (baseline)",
+            f"{g.mean:+.2f} %",
+            f"{g.worst:+.2f} %",
+            f"{g.best:+.2f} %",
+            f"{g.at_or_above} / {g.setups}",
+        ]
+        for label, g in summaries.items()
+    ]
+    summary = (["method", "mean gap", "worst gap", "best gap", "at or above best"], summary_rows)
+    return per_subset, summary
+
+
+def _run_subsets(
+    root: Path, runs: list[tuple[str, RankingConfig]], count: int, seed: int, output: str
+) -> None:
+    from ..bench import mq2008 as mq
+
+    folder = root / "mq2008-agg"
+    if not folder.is_dir():
+        fail(f"MQ2008-agg not found: {folder}")
+    try:
+        queries = mq.queries_of(mq.load_mq2008(folder))
+    except (ValueError, OSError) as exc:
+        fail(str(exc).splitlines()[0])
+    setups = [*mq.REFERENCE_SETUPS, *mq.random_setups(count, seed)]
+    labels = [label for label, _ in runs]
+    total = sum(3 + len(s.rankers) + len(runs) for s in setups)
+    with Progress(total, output == "table") as progress:
+        progress.describe(f"{len(setups)} setups")
+        results = evaluate_subsets(queries, setups, runs, progress.step)
+    note = (
+        f"Gap: nDCG@8 relative to the best of {', '.join(BASELINES)} on each subset, chosen in hindsight "
+        f"(bold). {len(setups)} subsets: the 3 reference setups and {count} random ones "
+        f"(sizes 3-10, depth 10 or 20, seed {seed})."
+    )
+    if output == "json":
+        summaries = subset_summaries(results, labels)
+        _print_json(
+            {
+                "metric": "nDCG@8",
+                "seed": seed,
+                "baselines": list(BASELINES),
+                "subsets": [
+                    {
+                        "name": r.name,
+                        "rankers": list(r.rankers),
+                        "depth": r.depth,
+                        "baselines": r.baselines,
+                        "bestSingle": r.best_single,
+                        "bestBaseline": r.best_baseline[0],
+                        "best": r.best_baseline[1],
+                        "strategies": {
+                            label: {
+                                "nDCG@8": value,
+                                "gap": mq.gap_percent(value, r.best_baseline[1]),
+                                "atOrAbove": mq.at_or_above(value, r.best_baseline[1]),
+                            }
+                            for label, value in r.strategies.items()
+                        },
+                    }
+                    for r in results
+                ],
+                "summary": {
+                    label: {
+                        "meanGap": g.mean,
+                        "worstGap": g.worst,
+                        "bestGap": g.best,
+                        "atOrAbove": g.at_or_above,
+                        "subsets": g.setups,
+                        "baseline": label not in labels,
+                    }
+                    for label, g in summaries.items()
+                },
+            }
+        )
+        return
+    if output == "markdown":
+        (head, rows), (shead, srows) = _subset_tables(results, labels, lambda t: f"**{t}**")
+        _print_text("\n\n".join([_md(head, rows, right_from=2), _md(shead, srows), note]))
+        return
+    from rich.table import Table
+
+    console = _console()
+    for title, (head, rows) in zip(
+        ("nDCG@8 per subset (gap to the best baseline)", "summary over the subsets"),
+        _subset_tables(results, labels, lambda t: f"[bold]{t}[/bold]"),
+        strict=True,
+    ):
+        table = Table(title=title)
+        text_columns = 2 if "engines@depth" in head else 1
+        for i, name in enumerate(head):
+            table.add_column(name, justify="left" if i < text_columns else "right")
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
+    console.print(f"[dim]{note}[/dim]")
