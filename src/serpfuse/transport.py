@@ -16,6 +16,7 @@ imported only when asked for.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 from collections.abc import Mapping
 from typing import Any, NamedTuple
@@ -111,10 +112,36 @@ def _map_httpx_error(exc: httpx2.HTTPError, host: str) -> EngineError:
 
 
 def _map_curl_error(exc: Exception, host: str) -> EngineError:
+    """curl_cffi's failures, by libcurl error code, onto the httpx path's messages, so callers (cooldowns,
+    answers, recordings) see one vocabulary whichever client sent the request. Never ``str(exc)``: it quotes
+    the URL."""
+    from curl_cffi.const import CurlECode as E  # only reached when curl_cffi raised, so it is installed
+
     name = type(exc).__name__
-    if "Timeout" in name:
-        return EngineTimeout(f"timed out ({host})")
-    return EngineError(f"connection failed: {name} ({host})")
+    code = getattr(exc, "code", None)
+    if code == E.OPERATION_TIMEDOUT or "Timeout" in name:
+        return EngineTimeout(f"{'connect timed out' if 'Connect' in name else 'timed out'} ({host})")
+    connect_failed = (E.COULDNT_RESOLVE_PROXY, E.COULDNT_RESOLVE_HOST, E.COULDNT_CONNECT)
+    if code in connect_failed or "SSL" in name or "Certificate" in name:
+        return EngineError(f"connection failed ({host})")
+    if name == "ProxyError":  # the proxy was reached but refused the tunnel
+        return EngineError("proxy error")
+    closed_early = (
+        E.GOT_NOTHING,
+        E.RECV_ERROR,
+        E.SEND_ERROR,
+        E.PARTIAL_FILE,
+        E.WEIRD_SERVER_REPLY,
+        E.HTTP2,
+        E.HTTP2_STREAM,
+    )
+    if code in closed_early:
+        return EngineError(f"connection reset or closed early ({host})")
+    if code == E.TOO_MANY_REDIRECTS:
+        return EngineError(f"too many redirects ({host})")
+    if code == E.BAD_CONTENT_ENCODING:
+        return EngineError(f"undecodable response body ({host})")
+    return EngineError(f"HTTP transport error: {name} ({host})")
 
 
 def _too_large(declared: str | None, limit: int) -> bool:
@@ -254,7 +281,9 @@ class Transport:
         if self._curl is None:
             from curl_cffi.requests import AsyncSession  # the optional extra, imported only on use
 
-            self._curl = AsyncSession(impersonate="chrome", proxy=self.proxy, trust_env=self.trust_env)
+            self._curl = AsyncSession(
+                impersonate="chrome", proxy=self.proxy, trust_env=self.trust_env, verify=self._verify
+            )
         return self._curl
 
     async def _send_curl(
@@ -262,7 +291,10 @@ class Transport:
     ) -> HttpResponse:
         # The impersonated browser sends its own User-Agent and Accept headers: only the engine's go on top.
         headers = {k: v for k, v in _headers_for(spec, True).items() if k not in BROWSER_HEADERS}
-        response = await self._curl_session().request(
+        session = self._curl_session()
+        # curl's own timeout bounds a transfer abandoned while still waiting for headers (a cancelled call
+        # cannot reach its handle yet); the body phase is cut by _abandon_curl_transfer below.
+        response = await session.request(
             spec.method.upper(),
             spec.url,
             params=spec.params,
@@ -274,7 +306,8 @@ class Transport:
             stream=True,
         )
         try:
-            headers_out = _joined_headers(response.headers.items())
+            # multi_items gives None for a header sent without a value.
+            headers_out = _joined_headers((k, v or "") for k, v in response.headers.multi_items())
             if not read_error_body and not 200 <= response.status_code < 300:
                 return HttpResponse(response.status_code, headers_out, b"")
             if _too_large(headers_out.get("content-length"), limit):
@@ -286,11 +319,30 @@ class Transport:
                     raise ResponseTooLarge(f"response too large (over {limit} bytes)")
             return HttpResponse(response.status_code, headers_out, bytes(body))
         finally:
-            await response.aclose()
+            _abandon_curl_transfer(session, response)
 
     def bind(self, **options: Any) -> BoundClient:
         """An ``EngineClient`` for a multi-step engine's ``run``, with this call's send options fixed."""
         return BoundClient(self, options)
+
+
+def _abandon_curl_transfer(session: Any, response: Any) -> None:
+    """Stop a streamed transfer we no longer read (size cap, deadline, cancellation, unread error body).
+
+    curl_cffi's ``Response.aclose`` waits for the whole body to arrive, so a dripping or endless server would
+    hold the call (and a connection) until curl's timeout. Removing the handle from curl's multi aborts the
+    transfer now and drops its connection; curl_cffi then returns the handle to its pool itself. A finished
+    transfer is left alone: its handle may already serve another request.
+    """
+    task = getattr(response, "astream_task", None)
+    if task is None or task.done():
+        return
+    quit_now = getattr(response, "quit_now", None)
+    if quit_now is not None:
+        quit_now.set()  # a write already queued in curl refuses its data
+    # Runs in a ``finally``: a failure to abort must not replace the error that got us here.
+    with contextlib.suppress(Exception):
+        session.acurl.remove_handle(response.curl)
 
 
 class BoundClient:
