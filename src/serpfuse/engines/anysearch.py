@@ -15,11 +15,12 @@ from .base import (
     EngineInfo,
     EngineQuery,
     ParseFailure,
+    Picked,
     RequestSpec,
     clamp,
     classify_http,
     json_body,
-    make_row,
+    rows_from_json_list,
 )
 
 INFO = EngineInfo(
@@ -58,6 +59,10 @@ def classify(status: int, headers: Mapping[str, str], body_head: bytes) -> Engin
     return error
 
 
+def _pick(item: dict) -> Picked:
+    return item.get("url"), item.get("title"), item.get("snippet") or item.get("content"), None
+
+
 def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) -> list[EngineRow]:
     if status != 200:
         raise classify(status, headers, b"") or EngineError(f"AnySearch: unexpected HTTP {status}")
@@ -67,15 +72,6 @@ def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) 
     if data.get("code") != 0:
         raise EngineError("AnySearch returned an error code")
     results = (data.get("data") or {}).get("results") if isinstance(data.get("data"), dict) else None
-    if not isinstance(results, list):
-        raise ParseFailure("AnySearch: no result list in the response")
-    rows: list[EngineRow] = []
-    for rank, item in enumerate(results, start=1):
-        if not isinstance(item, dict):
-            continue
-        row = make_row(
-            INFO.name, rank, item.get("url"), item.get("title"), item.get("snippet") or item.get("content")
-        )
-        if row:
-            rows.append(row)
-    return rows
+    return rows_from_json_list(
+        INFO.name, results, _pick, no_list_message="AnySearch: no result list in the response"
+    )

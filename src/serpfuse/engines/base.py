@@ -29,7 +29,7 @@ import email.utils
 import html
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -334,6 +334,37 @@ def make_row(
     return EngineRow(
         engine=engine, rank=rank, url=target, title=text(title), snippet=text(snippet), published=published
     )
+
+
+# What a JSON engine reads from one result object: (url, title, snippet, published); None skips the object.
+Picked = tuple[Any, Any, Any, dt.datetime | None]
+
+
+def rows_from_json_list(
+    engine: str,
+    items: Any,
+    pick: Callable[[dict[str, Any]], Picked | None],
+    *,
+    markup: bool = True,
+    no_list_message: str = "no result list in the response",
+) -> list[EngineRow]:
+    """The rows of a JSON API's result list (or of result objects an engine parsed out of text, as Exa's MCP
+    tool). The engine module says where the list lives (``items``) and which fields it reads (``pick``); this
+    loop does the rest, the same for every JSON engine.
+
+    Ranks are positions in ``items``, counted before malformed entries (not an object, ``pick`` gives None,
+    no usable URL) are dropped. ``items`` that is not a list raises ``ParseFailure(no_list_message)``.
+    ``markup`` as in ``make_row``.
+    """
+    if not isinstance(items, list):
+        raise ParseFailure(no_list_message)
+    rows: list[EngineRow] = []
+    for rank, item in enumerate(items, start=1):
+        picked = pick(item) if isinstance(item, dict) else None
+        row = make_row(engine, rank, *picked, markup=markup) if picked is not None else None
+        if row is not None:
+            rows.append(row)
+    return rows
 
 
 _RELATIVE = re.compile(

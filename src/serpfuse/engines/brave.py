@@ -15,12 +15,13 @@ from .base import (
     EngineInfo,
     EngineQuery,
     ParseFailure,
+    Picked,
     RequestSpec,
     check_status,
     clamp,
     json_body,
-    make_row,
     parse_published,
+    rows_from_json_list,
     split_locale,
 )
 
@@ -71,6 +72,11 @@ def build_request(q: EngineQuery) -> RequestSpec | None:
     return RequestSpec(method="GET", url=q.base_url or URL, params=params, headers=headers)
 
 
+def _pick(item: dict) -> Picked:
+    published = parse_published(item.get("page_age")) or parse_published(item.get("age"))
+    return item.get("url"), item.get("title"), item.get("description"), published
+
+
 def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) -> list[EngineRow]:
     check_status(status, headers, body)
     data = json_body(body)
@@ -80,16 +86,4 @@ def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) 
     if web is None:
         return []  # Brave leaves out the web section when nothing matched
     results = web.get("results") if isinstance(web, dict) else None
-    if not isinstance(results, list):
-        raise ParseFailure("Brave: no web result list")
-    rows: list[EngineRow] = []
-    for rank, item in enumerate(results, start=1):
-        if not isinstance(item, dict):
-            continue
-        published = parse_published(item.get("page_age")) or parse_published(item.get("age"))
-        row = make_row(
-            INFO.name, rank, item.get("url"), item.get("title"), item.get("description"), published
-        )
-        if row:
-            rows.append(row)
-    return rows
+    return rows_from_json_list(INFO.name, results, _pick, no_list_message="Brave: no web result list")

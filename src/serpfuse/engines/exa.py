@@ -14,14 +14,14 @@ from ..models import EngineRow
 from .base import (
     EngineInfo,
     EngineQuery,
-    ParseFailure,
+    Picked,
     RequestSpec,
     check_status,
     clamp,
     json_body,
-    make_row,
     parse_published,
     range_start,
+    rows_from_json_list,
 )
 
 INFO = EngineInfo(
@@ -85,25 +85,14 @@ def _snippet(item: dict) -> str:
     return ""
 
 
+def _pick(item: dict) -> Picked:
+    return item.get("url"), item.get("title"), _snippet(item), parse_published(item.get("publishedDate"))
+
+
 def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) -> list[EngineRow]:
     check_status(status, headers, body)
     data = json_body(body)
     results = data.get("results") if isinstance(data, dict) else None
-    if not isinstance(results, list):
-        raise ParseFailure("Exa: no result list in the response")
-    rows: list[EngineRow] = []
-    for rank, item in enumerate(results, start=1):
-        if not isinstance(item, dict):
-            continue
-        row = make_row(
-            INFO.name,
-            rank,
-            item.get("url"),
-            item.get("title"),
-            _snippet(item),
-            parse_published(item.get("publishedDate")),
-            markup=False,
-        )
-        if row:
-            rows.append(row)
-    return rows
+    return rows_from_json_list(
+        INFO.name, results, _pick, markup=False, no_list_message="Exa: no result list in the response"
+    )

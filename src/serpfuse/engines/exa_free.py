@@ -26,14 +26,15 @@ from .base import (
     EngineInfo,
     EngineQuery,
     ParseFailure,
+    Picked,
     RequestSpec,
     check_status,
     clamp,
     classify_http,
     decode_body,
     header,
-    make_row,
     parse_published,
+    rows_from_json_list,
 )
 
 INFO = EngineInfo(
@@ -117,6 +118,12 @@ def _field_blocks(text: str) -> list[dict[str, str]]:
     return blocks
 
 
+def _pick_block(item: dict) -> Picked:
+    snippet = next((item[k] for k in SNIPPET_FIELDS if isinstance(item.get(k), str) and item[k]), "")
+    published = parse_published(item.get("Published Date") or item.get("Published"))
+    return item.get("URL"), item.get("Title"), snippet[:SNIPPET_CHARS], published
+
+
 def parse_text(text: str) -> list[EngineRow]:
     """Rows of the ``web_search_exa`` tool text; rank counts every block, usable or not."""
     try:
@@ -136,22 +143,7 @@ def parse_text(text: str) -> list[EngineRow]:
         ]
     else:
         items = [b for b in _field_blocks(text) if "URL" in b or "Title" in b]
-    rows: list[EngineRow] = []
-    for rank, item in enumerate(items, start=1):
-        snippet = next((item[k] for k in SNIPPET_FIELDS if isinstance(item.get(k), str) and item[k]), "")
-        published = parse_published(item.get("Published Date") or item.get("Published"))
-        row = make_row(
-            INFO.name,
-            rank,
-            item.get("URL"),
-            item.get("Title"),
-            snippet[:SNIPPET_CHARS],
-            published,
-            markup=False,
-        )
-        if row:
-            rows.append(row)
-    return rows
+    return rows_from_json_list(INFO.name, items, _pick_block, markup=False)
 
 
 def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) -> list[EngineRow]:

@@ -14,11 +14,12 @@ from .base import (
     EngineInfo,
     EngineQuery,
     ParseFailure,
+    Picked,
     RequestSpec,
     check_status,
     clamp,
     json_body,
-    make_row,
+    rows_from_json_list,
     split_locale,
 )
 
@@ -53,6 +54,13 @@ def build_request(q: EngineQuery) -> RequestSpec | None:
     return RequestSpec(method="POST", url=q.base_url or URL, headers=headers, json=body)
 
 
+def _pick(item: dict) -> Picked:
+    metadata = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
+    title = item.get("title") or metadata.get("title")
+    snippet = item.get("description") or metadata.get("description")
+    return item.get("url"), title, snippet, None
+
+
 def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) -> list[EngineRow]:
     check_status(status, headers, body)
     data = json_body(body)
@@ -63,16 +71,6 @@ def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) 
     results = data.get("data")
     if isinstance(results, dict):
         results = results.get("web")
-    if not isinstance(results, list):
-        raise ParseFailure("Firecrawl: no result list in the response")
-    rows: list[EngineRow] = []
-    for rank, item in enumerate(results, start=1):
-        if not isinstance(item, dict):
-            continue
-        metadata = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
-        title = item.get("title") or metadata.get("title")
-        snippet = item.get("description") or metadata.get("description")
-        row = make_row(INFO.name, rank, item.get("url"), title, snippet, markup=False)
-        if row:
-            rows.append(row)
-    return rows
+    return rows_from_json_list(
+        INFO.name, results, _pick, markup=False, no_list_message="Firecrawl: no result list in the response"
+    )

@@ -18,12 +18,13 @@ from .base import (
     EngineInfo,
     EngineQuery,
     ParseFailure,
+    Picked,
     RequestSpec,
     check_status,
     clamp,
     json_body,
-    make_row,
     parse_published,
+    rows_from_json_list,
     split_locale,
 )
 
@@ -89,22 +90,14 @@ def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) 
     if "error" in data:
         raise EngineError("Wikipedia API error")
     hits = (data.get("query") or {}).get("search")
-    if not isinstance(hits, list):
-        raise ParseFailure("Wikipedia: no search list in the response")
     base = f"https://{language_of(q)}.wikipedia.org"
-    rows: list[EngineRow] = []
-    for rank, hit in enumerate(hits, start=1):
-        title = hit.get("title") if isinstance(hit, dict) else None
+
+    def pick(hit: dict) -> Picked | None:
+        title = hit.get("title")
         if not isinstance(title, str) or not title.strip():
-            continue
-        row = make_row(
-            INFO.name,
-            rank,
-            article_url(base, title),
-            title,
-            hit.get("snippet"),
-            parse_published(hit.get("timestamp")),
-        )
-        if row:
-            rows.append(row)
-    return rows
+            return None  # MediaWiki links by title: without one there is no URL
+        return article_url(base, title), title, hit.get("snippet"), parse_published(hit.get("timestamp"))
+
+    return rows_from_json_list(
+        INFO.name, hits, pick, no_list_message="Wikipedia: no search list in the response"
+    )
