@@ -579,7 +579,7 @@ def test_crw56_the_filter_loses_at_most_2_relevant_rows(corpus, runner):
 @pytest.mark.xfail(
     strict=True,
     reason="issue 4's kept@8 target is not met: the default weighs engines alike where the recording's SearXNG "
-    "weighted google 3x, so google #5-#7 rows give way to equally relevant ddg/bing rows (kept@8 0.94); "
+    "weighted google 3x, so google rows at the bottom of its top 8 give way to equally relevant ddg/bing rows (kept@8 0.94); "
     "see BENCHMARKS.md",
 )
 def test_crw56_default_keeps_98_percent(default):
