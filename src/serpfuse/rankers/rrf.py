@@ -12,26 +12,12 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from functools import cache
 
-from .. import tables
+from ..filters.tables import is_official
 from ..selection import select_top
-from ..urls import domain_matches
 from .base import Candidate, RankContext, Scored, Selection
 
 CJK_ENGINES = frozenset({"bing-cn", "anysearch", "baidu", "wikipedia-zh"})
-
-
-@cache
-def official_domains() -> tuple[str, ...]:
-    try:
-        return tables.lines("official_domains.txt")
-    except FileNotFoundError:
-        return ()
-
-
-def is_official(host: str) -> bool:
-    return any(domain_matches(host, d) for d in official_domains())
 
 
 def freshness(published: dt.datetime | None, now: dt.datetime, days: float) -> float:
