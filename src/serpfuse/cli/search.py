@@ -14,7 +14,6 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from ..api import REPLAY_ENV
 from ..fanout import UnknownEngine
 from ..models import SearchResponse
 from ..rankers import UnknownStrategy, available
@@ -105,7 +104,8 @@ def register(app: typer.Typer) -> None:
         language: Annotated[str | None, typer.Option(help="Language, e.g. en, zh.")] = None,
         min_score: Annotated[float, typer.Option(help="Drop results scoring below this.")] = 0.0,
         replay: Annotated[
-            str | None, typer.Option(envvar=REPLAY_ENV, help="Answer from a recording instead of the web.")
+            str | None,
+            typer.Option(help="Answer from a recording instead of the web (or set SERPFUSE_REPLAY)."),
         ] = None,
         deadline: Annotated[
             float | None, typer.Option(help="Overall deadline in seconds (default 20).")
