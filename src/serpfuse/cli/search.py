@@ -128,6 +128,11 @@ def register(app: typer.Typer) -> None:
             )
         except ConfigError as exc:
             fail(str(exc))
+        try:
+            day_from = dt.date.fromisoformat(date_from) if date_from else None
+            day_to = dt.date.fromisoformat(date_to) if date_to else None
+        except ValueError as exc:
+            fail(f"bad date: {exc}")
 
         async def run() -> SearchResponse:
             service = SearchService.from_settings(settings, use_cache=not no_cache)
@@ -140,8 +145,8 @@ def register(app: typer.Typer) -> None:
                     include_domains=include_domain or [],
                     exclude_domains=exclude_domain or [],
                     time_range=time_range.value if time_range else None,
-                    date_from=dt.date.fromisoformat(date_from) if date_from else None,
-                    date_to=dt.date.fromisoformat(date_to) if date_to else None,
+                    date_from=day_from,
+                    date_to=day_to,
                     region=region,
                     language=language,
                     min_score=min_score,
@@ -156,8 +161,6 @@ def register(app: typer.Typer) -> None:
             fail(validation_message(exc))
         except (UnknownStrategy, UnknownEngine, SourceError, ConfigError, QueryTooLong) as exc:
             fail(str(exc))
-        except ValueError as exc:
-            fail(f"bad date: {exc}")
         if as_json:
             print(json.dumps(response.to_json_dict(), ensure_ascii=False, indent=2))
         else:
