@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from pathlib import Path
 
 import pytest
+
+from serpfuse.config import FilterConfig
+from serpfuse.filters import FilterContext
+from serpfuse.models import DateStatus, SearchRequest
+from serpfuse.query import analyze_query
+from serpfuse.rankers.base import Candidate
+from serpfuse.urls import host_of, registrable_domain
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -27,6 +35,43 @@ def need(path: Path) -> Path:
     if not path.exists():
         pytest.skip(f"recorded data file missing: {path}")
     return path
+
+
+def cand(
+    url: str,
+    title: str = "",
+    snippet: str = "",
+    published: dt.datetime | None = None,
+    date_status: DateStatus = "unknown",
+) -> Candidate:
+    """A filter-stage row keyed by its URL, with the host and domain the pipeline would give it."""
+    return Candidate(
+        key=url,
+        url=url,
+        title=title,
+        snippet=snippet,
+        domain=registrable_domain(url),
+        host=host_of(url),
+        published=published,
+        date_status=date_status,
+    )
+
+
+def filter_ctx(
+    query: str,
+    config: FilterConfig | None = None,
+    *,
+    now: dt.datetime = dt.datetime(2026, 6, 1, 12, 0, tzinfo=dt.UTC),
+    **request,
+) -> FilterContext:
+    """What the filters see for `query` (request fields as keywords); the clock is fixed, as the time-range
+    cases in test_filters are written against 2026-06-01 12:00 UTC."""
+    return FilterContext(
+        request=SearchRequest(query=query, **request),
+        query=analyze_query(query),
+        config=config or FilterConfig(),
+        now=now,
+    )
 
 
 @pytest.fixture(autouse=True, scope="session")

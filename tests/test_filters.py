@@ -6,6 +6,7 @@ import datetime as dt
 
 import pytest
 
+from conftest import cand, filter_ctx
 from serpfuse.config import FilterConfig
 from serpfuse.filters import (
     CJK_GATE,
@@ -14,7 +15,6 @@ from serpfuse.filters import (
     GEO,
     JUNK,
     TIMERANGE,
-    FilterContext,
     apply_filters,
     cjk_overlap,
     host_category,
@@ -24,41 +24,9 @@ from serpfuse.filters import (
     passes_cjk_gate,
 )
 from serpfuse.filters.tables import geo_competitors, official_domains
-from serpfuse.models import DateStatus, SearchRequest
+from serpfuse.models import DateStatus
 from serpfuse.query import analyze_query
-from serpfuse.rankers.base import Candidate
-from serpfuse.urls import host_of, registrable_domain
-
-NOW = dt.datetime(2026, 6, 1, 12, 0, tzinfo=dt.UTC)
-
-
-def cand(
-    url: str,
-    title: str = "",
-    snippet: str = "",
-    published: dt.datetime | None = None,
-    date_status: DateStatus = "unknown",
-) -> Candidate:
-    return Candidate(
-        key=url,
-        url=url,
-        title=title,
-        snippet=snippet,
-        domain=registrable_domain(url),
-        host=host_of(url),
-        published=published,
-        date_status=date_status,
-    )
-
-
-def ctx(query: str, config: FilterConfig | None = None, **request) -> FilterContext:
-    return FilterContext(
-        request=SearchRequest(query=query, **request),
-        query=analyze_query(query),
-        config=config or FilterConfig(),
-        now=NOW,
-    )
-
+from serpfuse.urls import host_of
 
 # --- junk ---------------------------------------------------------------------------------------------------
 
@@ -159,8 +127,10 @@ def test_dictionary_rules_stand_down_for_definition_queries(query: str, junk: bo
 def test_junk_filter_object() -> None:
     row = cand("https://dictionary.cambridge.org/dictionary/english/top", "TOP | English meaning - Cambridge")
     assert JUNK.name == "junk"
-    assert JUNK.check(row, ctx("top gaming laptops")) == "dictionary page (3-word title with 'meaning')"
-    assert JUNK.check(cand("https://www.rtings.com/monitor", "Best monitors"), ctx("monitors")) is None
+    assert (
+        JUNK.check(row, filter_ctx("top gaming laptops")) == "dictionary page (3-word title with 'meaning')"
+    )
+    assert JUNK.check(cand("https://www.rtings.com/monitor", "Best monitors"), filter_ctx("monitors")) is None
 
 
 def test_junk_host_table_is_by_category() -> None:
@@ -221,15 +191,17 @@ def test_official_domains() -> None:
     ],
 )
 def test_coverage(query: str, title: str, snippet: str, reason: str | None) -> None:
-    assert COVERAGE.check(cand("https://a.example/x", title, snippet), ctx(query)) == reason
+    assert COVERAGE.check(cand("https://a.example/x", title, snippet), filter_ctx(query)) == reason
 
 
 def test_coverage_threshold_is_a_knob() -> None:
     row = cand("https://a.example/x", "Kubernetes ingress", "")
     query = "kubernetes ingress controller tutorial"
-    assert COVERAGE.check(row, ctx(query, FilterConfig(min_coverage=0.5))) is None
-    assert COVERAGE.check(row, ctx(query, FilterConfig(min_coverage=0.75))) == "covers 2 of 4 query terms"
-    assert COVERAGE.check(row, ctx(query, FilterConfig(min_coverage=0.0))) is None
+    assert COVERAGE.check(row, filter_ctx(query, FilterConfig(min_coverage=0.5))) is None
+    assert (
+        COVERAGE.check(row, filter_ctx(query, FilterConfig(min_coverage=0.75))) == "covers 2 of 4 query terms"
+    )
+    assert COVERAGE.check(row, filter_ctx(query, FilterConfig(min_coverage=0.0))) is None
 
 
 # --- geo ----------------------------------------------------------------------------------------------------
@@ -304,7 +276,7 @@ def test_coverage_threshold_is_a_knob() -> None:
     ],
 )
 def test_geo(query: str, title: str, snippet: str, url: str, reason: str | None) -> None:
-    assert GEO.check(cand(url, title, snippet), ctx(query)) == reason
+    assert GEO.check(cand(url, title, snippet), filter_ctx(query)) == reason
 
 
 def test_geo_table_is_sane() -> None:
@@ -367,7 +339,7 @@ MIXED_QUERY = "如何配置 postgres 逻辑复制"
 def test_cjk_gate(query: str, title: str, snippet: str, url: str, passes: bool) -> None:
     analysis = analyze_query(query)
     assert passes_cjk_gate(analysis, title, snippet, url) is passes
-    reason = CJK_GATE.check(cand(url, title, snippet), ctx(query))
+    reason = CJK_GATE.check(cand(url, title, snippet), filter_ctx(query))
     assert (reason is None) is passes
 
 
@@ -379,7 +351,7 @@ def test_cjk_gate_units() -> None:
     assert passes_cjk_gate(analysis, "PostgreSQL", "", "https://example.org/", units=2)
     assert not passes_cjk_gate(analysis, "PostgreSQL", "", "https://example.org/", units=3)
     row = cand("https://example.org/", "PostgreSQL", "")
-    assert CJK_GATE.check(row, ctx(MIXED_QUERY, FilterConfig(cjk_gate_units=3))) == (
+    assert CJK_GATE.check(row, filter_ctx(MIXED_QUERY, FilterConfig(cjk_gate_units=3))) == (
         "shares 2 of 3 needed units with the query (postgres)"
     )
     # short ASCII words must match whole words: "go" is not found in "google"
@@ -402,13 +374,13 @@ def test_cjk_gate_units() -> None:
 )
 def test_exclude_domain(url: str, reason: str | None) -> None:
     row = cand(url, "t")
-    assert DOMAINS.check(row, ctx("rust async", exclude_domains=["example.com"])) == reason
-    assert DOMAINS.check(row, ctx("rust async -site:example.com")) == reason
+    assert DOMAINS.check(row, filter_ctx("rust async", exclude_domains=["example.com"])) == reason
+    assert DOMAINS.check(row, filter_ctx("rust async -site:example.com")) == reason
 
 
 def test_include_domains() -> None:
-    request_side = ctx("python docs", include_domains=["python.org"])
-    query_side = ctx("python docs site:python.org")
+    request_side = filter_ctx("python docs", include_domains=["python.org"])
+    query_side = filter_ctx("python docs site:python.org")
     for c in (request_side, query_side):
         assert DOMAINS.check(cand("https://docs.python.org/3/"), c) is None
         assert DOMAINS.check(cand("https://python.org/"), c) is None
@@ -416,9 +388,9 @@ def test_include_domains() -> None:
             DOMAINS.check(cand("https://realpython.com/"), c) == "not under the included domains (python.org)"
         )
     # exclude wins over include
-    both = ctx("python docs site:python.org", exclude_domains=["docs.python.org"])
+    both = filter_ctx("python docs site:python.org", exclude_domains=["docs.python.org"])
     assert DOMAINS.check(cand("https://docs.python.org/3/"), both) == "excluded domain docs.python.org"
-    assert DOMAINS.check(cand("https://anything.example/"), ctx("no domains")) is None
+    assert DOMAINS.check(cand("https://anything.example/"), filter_ctx("no domains")) is None
 
 
 # --- time range ---------------------------------------------------------------------------------------------
@@ -453,7 +425,7 @@ def test_time_range(
     request_args: dict, published: dt.datetime | None, status: DateStatus, kept: bool
 ) -> None:
     row = cand("https://a.example/x", "t", published=published, date_status=status)
-    reason = TIMERANGE.check(row, ctx("news", **request_args))
+    reason = TIMERANGE.check(row, filter_ctx("news", **request_args))
     assert (reason is None) is kept
     if reason:
         assert reason.startswith("published ")
@@ -473,7 +445,10 @@ def test_chain_order_and_reasons() -> None:
     ]
     seed001 = FilterConfig(coverage_rule="seed001")
     outcome = apply_filters(
-        rows, ctx("kubernetes ingress controller tutorial", seed001, exclude_domains=["merriam-webster.com"])
+        rows,
+        filter_ctx(
+            "kubernetes ingress controller tutorial", seed001, exclude_domains=["merriam-webster.com"]
+        ),
     )
     assert [c.url for c in outcome.kept] == ["https://kubernetes.io/docs/ingress"]
     assert {k: c.step for k, c in outcome.cut.items()} == {
@@ -492,7 +467,7 @@ def test_chain_falls_back_to_non_junk_rows() -> None:
         cand("https://culturedcode.com/things/", "Things - To-Do List App", "plan your day"),
     ]
     outcome = apply_filters(
-        rows, ctx("things to do in kyoto in autumn", FilterConfig(coverage_rule="seed001"))
+        rows, filter_ctx("things to do in kyoto in autumn", FilterConfig(coverage_rule="seed001"))
     )
     assert outcome.fallback_used
     assert [c.url for c in outcome.kept] == [rows[1].url, rows[2].url]  # upstream order kept
@@ -501,7 +476,7 @@ def test_chain_falls_back_to_non_junk_rows() -> None:
 
     off = apply_filters(
         rows,
-        ctx(
+        filter_ctx(
             "things to do in kyoto in autumn",
             FilterConfig(coverage_rule="seed001", fallback_when_empty=False),
         ),
@@ -516,7 +491,7 @@ def test_chain_never_falls_back_to_junk() -> None:
         cand("https://www.merriam-webster.com/dictionary/best", "BEST Definition & Meaning"),
         cand("https://www.bestbuy.com/", "Best Buy | Official Online Store | Shop Now & Save"),
     ]
-    outcome = apply_filters(rows, ctx("best ramen in tokyo"))
+    outcome = apply_filters(rows, filter_ctx("best ramen in tokyo"))
     assert outcome.kept == [] and not outcome.fallback_used
     assert {c.step for c in outcome.cut.values()} == {"junk"}
     assert outcome.warnings == ["all 2 results were junk; none is shown"]
@@ -527,9 +502,11 @@ def test_hard_drops_have_no_fallback() -> None:
         cand("https://a.example.com/x", "Kyoto in autumn"),
         cand("https://b.example.com/y", "Autumn in Kyoto"),
     ]
-    outcome = apply_filters(rows, ctx("things to do in kyoto in autumn", exclude_domains=["example.com"]))
+    outcome = apply_filters(
+        rows, filter_ctx("things to do in kyoto in autumn", exclude_domains=["example.com"])
+    )
     assert outcome.kept == [] and not outcome.fallback_used and outcome.warnings == []
-    cjk = apply_filters([cand("https://x.example/", "李在东")], ctx(POLICY_QUERY))
+    cjk = apply_filters([cand("https://x.example/", "李在东")], filter_ctx(POLICY_QUERY))
     assert cjk.kept == [] and cjk.cut["https://x.example/"].step == "cjk_gate"
 
 
@@ -540,9 +517,9 @@ def test_filters_can_be_switched_off() -> None:
         cand("https://y.example/b", "Restaurants in Belgrad", ""),
     ]
     query = "top restaurants in belgrad"
-    everything = apply_filters(rows, ctx(query))
+    everything = apply_filters(rows, filter_ctx(query))
     assert [c.url for c in everything.kept] == [rows[2].url]
     nothing = FilterConfig(junk=False, coverage=False, geo=False, cjk_gate=False)
-    assert [c.url for c in apply_filters(rows, ctx(query, nothing)).kept] == [r.url for r in rows]
-    no_geo = apply_filters(rows, ctx(query, FilterConfig(geo=False)))
+    assert [c.url for c in apply_filters(rows, filter_ctx(query, nothing)).kept] == [r.url for r in rows]
+    no_geo = apply_filters(rows, filter_ctx(query, FilterConfig(geo=False)))
     assert [c.url for c in no_geo.kept] == [rows[1].url, rows[2].url]

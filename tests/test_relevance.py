@@ -3,14 +3,12 @@ the pool verdict, and issue 4's crw56 target through the real bench code path.""
 
 from __future__ import annotations
 
-import datetime as dt
-
 import pytest
 
-from conftest import need
+from conftest import cand, filter_ctx, need
 from serpfuse.bench import crw56
 from serpfuse.config import FilterConfig, RankingConfig
-from serpfuse.filters import FilterContext, apply_filters
+from serpfuse.filters import apply_filters
 from serpfuse.filters.relevance import (
     RELEVANCE,
     RowText,
@@ -33,32 +31,7 @@ from serpfuse.filters.relevance import (
     word_stems,
     word_tables,
 )
-from serpfuse.models import SearchRequest
 from serpfuse.query import analyze_query
-from serpfuse.rankers.base import Candidate
-from serpfuse.urls import host_of, registrable_domain
-
-NOW = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
-
-
-def cand(url: str, title: str = "", snippet: str = "") -> Candidate:
-    return Candidate(
-        key=url,
-        url=url,
-        title=title,
-        snippet=snippet,
-        domain=registrable_domain(url),
-        host=host_of(url),
-    )
-
-
-def ctx(query: str, config: FilterConfig | None = None, **request) -> FilterContext:
-    return FilterContext(
-        request=SearchRequest(query=query, **request),
-        query=analyze_query(query),
-        config=config or FilterConfig(),
-        now=NOW,
-    )
 
 
 def terms_of(query: str):
@@ -303,7 +276,7 @@ def test_found_terms(query: str, title: str, snippet: str, expected: list[str]) 
     ],
 )
 def test_row_coverage(query: str, title: str, snippet: str, reason: str | None) -> None:
-    assert RELEVANCE.check(cand("https://a.example/x", title, snippet), ctx(query)) == reason
+    assert RELEVANCE.check(cand("https://a.example/x", title, snippet), filter_ctx(query)) == reason
 
 
 @pytest.mark.parametrize(
@@ -319,7 +292,7 @@ def test_coverage_knobs(weak_weight: float, min_coverage: float, passes: bool) -
     assert cov.passes(min_coverage) is passes
     row = cand("https://a.example/x", "The 2026 AI Index Report", "generative AI tools")
     config = FilterConfig(weak_term_weight=weak_weight, min_coverage=min_coverage)
-    assert (RELEVANCE.check(row, ctx("latest ai model releases 2026", config)) is None) is passes
+    assert (RELEVANCE.check(row, filter_ctx("latest ai model releases 2026", config)) is None) is passes
 
 
 # --- the pool gate ---------------------------------------------------------------------------------------------
@@ -381,7 +354,7 @@ def test_with_spelling_fixes(query: str, rows: list[RowText], fixed: list[str]) 
 
 def test_a_corrected_spelling_passes_the_gate_and_the_row() -> None:
     rows = [cand("https://a.example/1", "Tomato History", "How the tomato came to India")]
-    outcome = apply_filters(rows, ctx("hisotry of tomato in india"))
+    outcome = apply_filters(rows, filter_ctx("hisotry of tomato in india"))
     assert outcome.kept == rows
 
 
@@ -410,12 +383,12 @@ def test_long_queries_hold_rows_to_the_pools_best() -> None:
         cand("https://b.example/2", "Martin Buber: The Hidden Dialogue", "a book by Avnon"),
         cand("https://c.example/3", "Martin Buber", "philosopher"),
     ]
-    outcome = apply_filters(cands, ctx(query))
+    outcome = apply_filters(cands, filter_ctx(query))
     # 5 of 11 key terms is under half the query, but over half of what the best row has (8)
     assert outcome.kept == cands[:2]
     assert outcome.cut[cands[2].key].reason.startswith("mentions martin, buber but not hidden")
     # a row alone is held to the whole query
-    assert RELEVANCE.check(cands[1], ctx(query)) is not None
+    assert RELEVANCE.check(cands[1], filter_ctx(query)) is not None
 
 
 @pytest.mark.parametrize(
@@ -443,7 +416,7 @@ BAIT = [
 
 
 def test_pool_verdict_is_final_no_fallback() -> None:
-    outcome = apply_filters(BAIT, ctx("how to install python on macos"))
+    outcome = apply_filters(BAIT, filter_ctx("how to install python on macos"))
     assert outcome.kept == [] and not outcome.fallback_used
     assert outcome.cut[BAIT[0].key].step == "junk"
     verdict = "no result mentions python: the engines answered another question"
@@ -462,9 +435,9 @@ THINGS = [
 
 def test_seed_001_rule_still_falls_back() -> None:
     query = "things to do in kyoto in autumn"
-    seed = apply_filters(THINGS, ctx(query, FilterConfig(coverage_rule="seed001")))
+    seed = apply_filters(THINGS, filter_ctx(query, FilterConfig(coverage_rule="seed001")))
     assert seed.fallback_used and seed.kept == THINGS
-    ours = apply_filters(THINGS, ctx(query))
+    ours = apply_filters(THINGS, filter_ctx(query))
     assert ours.kept == [] and not ours.fallback_used
     assert ours.warnings == [
         "no result mentions kyoto, autumn: the engines answered another question; none of 2 results is shown"
@@ -473,9 +446,9 @@ def test_seed_001_rule_still_falls_back() -> None:
 
 def test_without_the_gate_rows_are_judged_alone() -> None:
     # "install" (weak) + "macos" of install, python, macos is 1.5 of 2.5: the Chrome row passes on its own
-    outcome = apply_filters(BAIT, ctx("how to install python on macos", FilterConfig(pool_gate=False)))
+    outcome = apply_filters(BAIT, filter_ctx("how to install python on macos", FilterConfig(pool_gate=False)))
     assert [c.url for c in outcome.kept] == [BAIT[1].url, BAIT[2].url]
-    german = apply_filters(BAIT, ctx("how to install python on macos", language="de"))
+    german = apply_filters(BAIT, filter_ctx("how to install python on macos", language="de"))
     assert [c.url for c in german.kept] == [BAIT[1].url, BAIT[2].url]
 
 
@@ -486,14 +459,14 @@ def test_relevant_pool_keeps_its_relevant_rows_in_order() -> None:
         cand("https://c.example/3", "Python releases for macOS", "Download Python"),
         cand("https://d.example/4", "Python (programming language)", "A language"),
     ]
-    outcome = apply_filters(rows, ctx("how to install python on macos"))
+    outcome = apply_filters(rows, filter_ctx("how to install python on macos"))
     assert [c.url for c in outcome.kept] == [rows[0].url, rows[1].url, rows[2].url]
     assert outcome.cut[rows[3].key].reason == "mentions python but not install, macos"
     assert outcome.warnings == []
 
 
 def test_switched_off_coverage_runs_neither_guard() -> None:
-    outcome = apply_filters(BAIT, ctx("how to install python on macos", FilterConfig(coverage=False)))
+    outcome = apply_filters(BAIT, filter_ctx("how to install python on macos", FilterConfig(coverage=False)))
     assert [c.url for c in outcome.kept] == [BAIT[1].url, BAIT[2].url]
 
 
