@@ -604,3 +604,17 @@ def test_fingerprint_changes_with_every_consensus_knob() -> None:
         fp = cfg.fingerprint()
         assert fp not in seen, knob
         seen.add(fp)
+
+
+def test_ranking_preset_names_the_weights() -> None:
+    """``consensus.ranking`` picks the weight preset; explicit weights win; an unknown preset is an error."""
+    from serpfuse.config import engine_table
+
+    presets = engine_table()["presets"]
+    for name in ("balanced", "research", "fresh"):
+        assert ConsensusConfig(ranking=name).weights == presets[name]
+    assert ConsensusConfig().weights == presets["balanced"]
+    assert ConsensusConfig(ranking="fresh", weights={"bing": 2.0}).weights == {"bing": 2.0}
+    assert ConsensusConfig(ranking="research").model_dump() != ConsensusConfig().model_dump()
+    with pytest.raises(ValueError, match="unknown ranking preset"):
+        ConsensusConfig(ranking="nope")

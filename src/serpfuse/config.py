@@ -13,7 +13,7 @@ from functools import cache
 from importlib import resources
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from .models import Model
 
@@ -36,10 +36,6 @@ def _retention() -> dict[str, float]:
 
 def _aliases() -> dict[str, str]:
     return dict(engine_table()["aliases"])
-
-
-def _preset(name: str) -> dict[str, float]:
-    return dict(engine_table()["presets"][name])
 
 
 class FilterConfig(Model):
@@ -85,8 +81,12 @@ class ConsensusConfig(Model):
     groups: dict[str, str] = Field(default_factory=_groups)
     retention: dict[str, float] = Field(default_factory=_retention)
     aliases: dict[str, str] = Field(default_factory=_aliases)
-    ranking: str = "balanced"
-    weights: dict[str, float] = Field(default_factory=lambda: _preset("balanced"))
+    ranking: str = Field(
+        "balanced", description="weight preset of data/engine_weights.json (balanced, research, fresh)"
+    )
+    weights: dict[str, float] = Field(
+        default_factory=dict, description="default: the `ranking` preset's weights"
+    )
     diversity_penalty: float = Field(0.15, ge=0)
     sparse_domain_cap: int = Field(2, ge=1)
     shingle_n: int = Field(3, ge=1)
@@ -94,6 +94,18 @@ class ConsensusConfig(Model):
     recency_half_life_days: dict[str, float] = Field(
         default_factory=lambda: {"day": 0.5, "week": 3.0, "month": 15.0, "year": 90.0}
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _weights_from_preset(cls, data: object) -> object:
+        """Weights not given (an explicit {} means every engine weighs 1) are the named preset's; an unknown preset is an error."""
+        if isinstance(data, dict) and "weights" not in data:
+            name = data.get("ranking", "balanced")
+            presets = engine_table()["presets"]
+            if name not in presets:
+                raise ValueError(f"unknown ranking preset {name!r}; choose one of: {', '.join(presets)}")
+            data = {**data, "weights": dict(presets[name])}
+        return data
 
 
 class SearxngConfig(Model):
