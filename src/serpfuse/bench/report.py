@@ -111,7 +111,7 @@ def aggregate(scores: Iterable[QueryScore], metrics: Sequence[MetricSpec]) -> di
         if spec.agg == "sum":
             out[spec.name] = float(sum(values))
         else:
-            out[spec.name] = sum(values) / len(values) if values else 0.0
+            out[spec.name] = sum(values) / len(values)
         out[f"{spec.name}:n"] = float(len(values))
     return out
 
@@ -317,6 +317,18 @@ def render_report(console, report: BenchReport, extra: Sequence[BenchReport] = (
         console.print(f"[dim]note: {note}[/dim]")
 
 
+def _interval_cells(c: Comparison, name: str, iv: Bootstrap) -> list[str]:
+    """metric, n, A, B, delta and interval: the columns the rich and the Markdown comparison share."""
+    return [
+        f"{name} per query" if c.a.spec(name).agg == "sum" else name,
+        str(iv.n),
+        f"{iv.mean_a:.4f}",
+        f"{iv.mean_b:.4f}",
+        f"{iv.delta:+.4f}",
+        f"[{iv.low:+.4f}, {iv.high:+.4f}]",
+    ]
+
+
 def render_comparison(console, c: Comparison, show: int = 15, names: Sequence[str] | None = None) -> None:
     from rich.table import Table
 
@@ -329,14 +341,7 @@ def render_comparison(console, c: Comparison, show: int = 15, names: Sequence[st
         table.add_column(col, justify="right" if col != "metric" else "left")
     for name, iv in c.intervals.items():
         table.add_row(
-            f"{name} per query" if c.a.spec(name).agg == "sum" else name,
-            str(iv.n),
-            f"{iv.mean_a:.4f}",
-            f"{iv.mean_b:.4f}",
-            f"{iv.delta:+.4f}",
-            f"[{iv.low:+.4f}, {iv.high:+.4f}]",
-            f"{iv.wins}/{iv.losses}",
-            "yes" if iv.excludes_zero else "no",
+            *_interval_cells(c, name, iv), f"{iv.wins}/{iv.losses}", "yes" if iv.excludes_zero else "no"
         )
     console.print(table)
     moved = sorted((d for d in c.deltas if d[3] != d[2]), key=lambda d: abs(d[3] - d[2]), reverse=True)
@@ -409,17 +414,7 @@ def markdown_report(report: BenchReport, extra: Sequence[BenchReport] = (), name
 
 
 def markdown_comparison(c: Comparison) -> str:
-    rows = [
-        [
-            f"{name} per query" if c.a.spec(name).agg == "sum" else name,
-            str(iv.n),
-            f"{iv.mean_a:.4f}",
-            f"{iv.mean_b:.4f}",
-            f"{iv.delta:+.4f}",
-            f"[{iv.low:+.4f}, {iv.high:+.4f}]",
-        ]
-        for name, iv in c.intervals.items()
-    ]
+    rows = [_interval_cells(c, name, iv) for name, iv in c.intervals.items()]
     return _md(["metric", "n", c.a.label, c.b.label, "Δ", "95 % interval"], rows)
 
 
