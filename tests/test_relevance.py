@@ -20,7 +20,6 @@ from serpfuse.filters.relevance import (
     light_stem,
     one_edit_apart,
     parse_variants,
-    parse_word_sections,
     pool_verdict,
     query_terms,
     relative_min_coverage,
@@ -31,6 +30,7 @@ from serpfuse.filters.relevance import (
     word_stems,
     word_tables,
 )
+from serpfuse.filters.tables import parse_sections
 from serpfuse.query import analyze_query
 
 
@@ -474,7 +474,7 @@ def test_switched_off_coverage_runs_neither_guard() -> None:
 
 
 def test_table_parsers() -> None:
-    sections = parse_word_sections(["", "[function]", "a", "the", "", "[facet]", "speed"])
+    sections = parse_sections(["", "[function]", "a", "the", "", "[facet]", "speed"])
     assert sections == {"function": {"a", "the"}, "facet": {"speed"}}
     variants = parse_variants(["autumn fall", "colours colors"])  # keyed and valued by stems
     assert variants["fall"] == {"autumn", "fall"} and variants["colour"] == {"colour", "color"}

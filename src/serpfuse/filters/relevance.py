@@ -34,13 +34,13 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from importlib import resources
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 from ..query import STOPWORDS
 from ..text import words
 from .base import FilterContext
+from .tables import data_lines, parse_sections
 
 if TYPE_CHECKING:
     from ..query import QueryAnalysis
@@ -66,32 +66,12 @@ _DATE_STAMP = re.compile(
 # --- tables --------------------------------------------------------------------------------------------------
 
 
-def _data_lines(name: str) -> list[str]:
-    text = resources.files("serpfuse.data").joinpath(name).read_text(encoding="utf-8")
-    return [line.split("#", 1)[0].strip().lower() for line in text.splitlines()]
-
-
 @dataclass(frozen=True)
 class WordTables:
     function_words: frozenset[str]
     weak_words: dict[str, str]  # word -> its section (recency, answer-type, facet, intent)
     variants: dict[str, frozenset[str]]  # stem of a word -> stems of every word of its class (itself too)
     operators: dict[str, bool]  # name of a name:value operator -> whether its value is a word asked for
-
-
-def parse_word_sections(lines: Iterable[str]) -> dict[str, set[str]]:
-    """``[section]`` headers followed by one word per line -> {section: words}; blank lines are skipped."""
-    sections: dict[str, set[str]] = {}
-    current = ""
-    for line in lines:
-        if not line:
-            continue
-        if line.startswith("[") and line.endswith("]"):
-            current = line[1:-1].strip()
-            sections.setdefault(current, set())
-        else:
-            sections.setdefault(current, set()).add(line)
-    return sections
 
 
 def parse_variants(lines: Iterable[str]) -> dict[str, frozenset[str]]:
@@ -106,15 +86,15 @@ def parse_variants(lines: Iterable[str]) -> dict[str, frozenset[str]]:
 
 @cache
 def word_tables() -> WordTables:
-    sections = parse_word_sections(_data_lines("relevance_words.txt"))
+    sections = parse_sections(data_lines("relevance_words.txt"))
     weak = {w: name for name in WEAK_SECTIONS for w in sections.get(name, ())}
     return WordTables(
         function_words=frozenset(sections.get("function", ())),
         weak_words=weak,
-        variants=parse_variants(line for line in _data_lines("relevance_variants.txt") if line),
+        variants=parse_variants(data_lines("relevance_variants.txt")),
         operators={
             name: section == "word"
-            for section, names in parse_word_sections(_data_lines("relevance_operators.txt")).items()
+            for section, names in parse_sections(data_lines("relevance_operators.txt")).items()
             for name in names
         },
     )

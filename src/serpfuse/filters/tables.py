@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -14,29 +15,45 @@ def _data_text(name: str) -> str:
     return resources.files("serpfuse.data").joinpath(name).read_text(encoding="utf-8")
 
 
-def parse_host_table(text: str) -> dict[str, str]:
-    """`[category]` sections of one host per line (``#`` comments) -> {host: category}."""
-    table: dict[str, str] = {}
-    category = "uncategorised"
-    for raw in text.splitlines():
-        line = raw.split("#", 1)[0].strip().lower()
+def data_lines(name: str) -> list[str]:
+    """The non-empty lines of a text table, lowercased, without ``#`` comments."""
+    lines = (raw.split("#", 1)[0].strip().lower() for raw in _data_text(name).splitlines())
+    return [line for line in lines if line]
+
+
+def parse_sections(lines: Iterable[str]) -> dict[str, set[str]]:
+    """``[section]`` headers, each followed by one entry per line -> {section: entries}; blank lines are
+    skipped, and entries before the first header are in section ""."""
+    sections: dict[str, set[str]] = {}
+    current = ""
+    for line in lines:
         if not line:
             continue
         if line.startswith("[") and line.endswith("]"):
-            category = line[1:-1].strip()
-            continue
-        table[line] = category
-    return table
+            current = line[1:-1].strip()
+            sections.setdefault(current, set())
+        else:
+            sections.setdefault(current, set()).add(line)
+    return sections
+
+
+def parse_host_table(lines: Iterable[str]) -> dict[str, str]:
+    """`[category]` sections of one host per line -> {host: category}."""
+    return {
+        host: category or "uncategorised"
+        for category, hosts in parse_sections(lines).items()
+        for host in hosts
+    }
 
 
 @cache
 def junk_hosts() -> dict[str, str]:
-    return parse_host_table(_data_text("junk_hosts.txt"))
+    return parse_host_table(data_lines("junk_hosts.txt"))
 
 
 @cache
 def official_domains() -> dict[str, str]:
-    return parse_host_table(_data_text("official_domains.txt"))
+    return parse_host_table(data_lines("official_domains.txt"))
 
 
 def host_category(host: str, table: dict[str, str]) -> tuple[str, str] | None:
