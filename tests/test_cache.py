@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-import serpfuse.cache as cache_module
+import serpfuse.config as config_module
 from conftest import need
 from serpfuse.cache import SqliteResultCache, cache_key
 from serpfuse.config import RankingConfig
@@ -74,7 +74,7 @@ def test_explain_and_source_change_the_key():
 def test_score_version_changes_the_key(monkeypatch):
     request = SearchRequest(query="q")
     before = _key(request)
-    monkeypatch.setattr(cache_module, "SCORE_VERSION", "serpfuse-999")
+    monkeypatch.setattr(config_module, "SCORE_VERSION", "serpfuse-999")  # the fingerprint carries it
     assert _key(request) != before
 
 

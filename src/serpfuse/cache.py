@@ -1,10 +1,10 @@
 """The result cache: a finished response keyed on everything that could change it.
 
-The key is the sha256 of the normalised request (query whitespace-collapsed, domain lists sorted, the
-effective strategy, every other field), the full ranking-configuration fingerprint, the score version, whether
-candidates were asked for, and the source's identity (the replay file and its version, or "live" and its engine
-set). A change of any ranking knob therefore changes the key: a cache can never serve a ranking computed under
-another configuration.
+The key is the sha256 of every request field (``SearchRequest`` has already collapsed the query's whitespace
+and sorted the domain lists), the fingerprint of the ranking configuration with the request's strategy applied
+(which holds the effective strategy and the score version), whether candidates were asked for, and the source's
+identity (the replay file and its version, or "live" and its engine set). A change of any ranking knob therefore
+changes the key: a cache can never serve a ranking computed under another configuration.
 
 Two stores share one protocol: SQLite (stdlib, one file in the user's cache directory, run in a thread) for one
 machine, Redis (SET ... EX) for several server processes. Both store the response's own JSON and hand it back marked
@@ -22,10 +22,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from .config import SCORE_VERSION, RankingConfig
+from .config import RankingConfig
 from .models import SearchRequest, SearchResponse
 
-KEY_VERSION = 1  # bump when the key's layout changes, so old rows are never read under a new meaning
+KEY_VERSION = 2  # bump when the key's layout changes, so old rows are never read under a new meaning
 REDIS_PREFIX = "serpfuse:result:"
 Clock = Callable[[], float]
 
@@ -40,26 +40,15 @@ class ResultCache(Protocol):
     async def aclose(self) -> None: ...
 
 
-def normalised_request(request: SearchRequest, config: RankingConfig) -> dict[str, Any]:
-    """Every request field, in a canonical form; an absent strategy is the configuration's default one."""
-    data = request.model_dump(mode="json")
-    data["query"] = " ".join(request.query.split())
-    data["include_domains"] = sorted(request.include_domains)
-    data["exclude_domains"] = sorted(request.exclude_domains)
-    data["strategy"] = request.strategy or config.strategy
-    return data
-
-
 def cache_key(
     request: SearchRequest, config: RankingConfig, source_identity: str, *, explain: bool = False
 ) -> str:
-    config = config.with_strategy(request.strategy)
     blob = json.dumps(
         {
             "v": KEY_VERSION,
-            "request": normalised_request(request, config),
-            "config": config.fingerprint(),
-            "scoreVersion": SCORE_VERSION,
+            # The strategy is the fingerprint's, so an absent one and the default one share a key.
+            "request": request.model_dump(mode="json", exclude={"strategy"}),
+            "config": config.with_strategy(request.strategy).fingerprint(),
             "source": source_identity,
             "explain": explain,
         },
