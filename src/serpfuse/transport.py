@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.util
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
@@ -148,6 +148,27 @@ def _too_large(declared: str | None, limit: int) -> bool:
     return bool(declared and declared.strip().isdigit() and int(declared) > limit)
 
 
+async def _read_capped(
+    status: int,
+    headers: dict[str, str],
+    chunks: Callable[[], AsyncIterator[bytes]],
+    limit: int,
+    read_error_body: bool,
+) -> HttpResponse:
+    """The response with its body read chunk by chunk, ``ResponseTooLarge`` past ``limit`` bytes (declared or
+    received); a non-2xx body is left unread when ``read_error_body`` is False. Both clients' paths end here."""
+    if not read_error_body and not 200 <= status < 300:
+        return HttpResponse(status, headers, b"")
+    if _too_large(headers.get("content-length"), limit):
+        raise ResponseTooLarge(f"response too large (over {limit} bytes)")
+    body = bytearray()
+    async for chunk in chunks():
+        body += chunk
+        if len(body) > limit:
+            raise ResponseTooLarge(f"response too large (over {limit} bytes)")
+    return HttpResponse(status, headers, bytes(body))
+
+
 class Transport:
     """The process's HTTP client. Use as ``async with Transport() as t`` or call ``aclose`` yourself."""
 
@@ -266,16 +287,9 @@ class Transport:
             follow_redirects=follow_redirects,
         ) as response:
             headers = _joined_headers(response.headers.multi_items())
-            if not read_error_body and not 200 <= response.status_code < 300:
-                return HttpResponse(response.status_code, headers, b"")
-            if _too_large(headers.get("content-length"), limit):
-                raise ResponseTooLarge(f"response too large (over {limit} bytes)")
-            body = bytearray()
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if len(body) > limit:
-                    raise ResponseTooLarge(f"response too large (over {limit} bytes)")
-            return HttpResponse(response.status_code, headers, bytes(body))
+            return await _read_capped(
+                response.status_code, headers, response.aiter_bytes, limit, read_error_body
+            )
 
     def _curl_session(self) -> Any:
         if self._curl is None:
@@ -308,22 +322,18 @@ class Transport:
         try:
             # multi_items gives None for a header sent without a value.
             headers_out = _joined_headers((k, v or "") for k, v in response.headers.multi_items())
-            if not read_error_body and not 200 <= response.status_code < 300:
-                return HttpResponse(response.status_code, headers_out, b"")
-            if _too_large(headers_out.get("content-length"), limit):
-                raise ResponseTooLarge(f"response too large (over {limit} bytes)")
-            body = bytearray()
-            async for chunk in response.aiter_content():
-                body += chunk
-                if len(body) > limit:
-                    raise ResponseTooLarge(f"response too large (over {limit} bytes)")
-            return HttpResponse(response.status_code, headers_out, bytes(body))
+            return await _read_capped(
+                response.status_code, headers_out, response.aiter_content, limit, read_error_body
+            )
         finally:
             _abandon_curl_transfer(session, response)
 
-    def bind(self, **options: Any) -> BoundClient:
-        """An ``EngineClient`` for a multi-step engine's ``run``, with this call's send options fixed."""
-        return BoundClient(self, options)
+    def bind(
+        self, *, on_response: Callable[[HttpResponse], None] | None = None, **options: Any
+    ) -> BoundClient:
+        """An ``EngineClient`` for a multi-step engine's ``run``, with this call's send options fixed;
+        ``on_response`` sees every response it receives."""
+        return BoundClient(self, options, on_response)
 
 
 def _abandon_curl_transfer(session: Any, response: Any) -> None:
@@ -348,15 +358,18 @@ def _abandon_curl_transfer(session: Any, response: Any) -> None:
 class BoundClient:
     """``send(spec) -> (status, headers, body)`` with fixed options; the ``EngineClient`` of engines.base."""
 
-    def __init__(self, transport: Transport, options: Mapping[str, Any], on_response: Any = None) -> None:
+    def __init__(
+        self,
+        transport: Transport,
+        options: Mapping[str, Any],
+        on_response: Callable[[HttpResponse], None] | None = None,
+    ) -> None:
         self._transport = transport
         self._options = dict(options)
-        self.on_response = on_response
-        self.responses = 0
+        self._on_response = on_response
 
     async def send(self, spec: RequestSpec) -> tuple[int, Mapping[str, str], bytes]:
         response = await self._transport.send(spec, **self._options)
-        self.responses += 1
-        if self.on_response is not None:
-            self.on_response(response)
+        if self._on_response is not None:
+            self._on_response(response)
         return response

@@ -297,10 +297,8 @@ class LiveSource:
         }
         run = getattr(module, "run", None)
         if run is not None:
-            client = self.transport.bind(**options)
-            if hook is not None:
-                client.on_response = lambda response: hook(info.name, variant, response)
-            return list(await run(client, q))
+            seen = None if hook is None else (lambda response: hook(info.name, variant, response))
+            return list(await run(self.transport.bind(on_response=seen, **options), q))
         spec = module.build_request(q)
         if spec is None:
             raise NothingToSend()
