@@ -33,6 +33,8 @@ def has_cjk(text: str) -> bool:
 
 def fold(text: str) -> str:
     """Lowercase and strip diacritics (café -> cafe), keeping CJK untouched."""
+    if text.isascii():  # most titles and snippets: NFKD leaves ASCII as it is and it has no combining marks
+        return text.lower()
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(c for c in decomposed if not unicodedata.combining(c)).lower()
 
