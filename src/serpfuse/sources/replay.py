@@ -11,12 +11,13 @@ Two formats are read as they are:
 
 from __future__ import annotations
 
-import datetime as dt
-import itertools
 import json
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
+from ..engines.base import parse_published
+from ..engines.searxng import assign_positions
 from ..models import EngineAnswer, EngineRow, SearchRequest
 from ..query import analyze_query
 from .base import EngineSlot, SourceError
@@ -43,16 +44,6 @@ class ReplayError(SourceError):
     pass
 
 
-def _parse_date(value) -> dt.datetime | None:
-    if not value:
-        return None
-    try:
-        parsed = dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
-
-
 def _status_of_unresponsive(text: str) -> str:
     low = text.lower()
     if "too many requests" in low or "rate" in low:
@@ -64,41 +55,10 @@ def _status_of_unresponsive(text: str) -> str:
     return "error"
 
 
-def _assign_positions(rows: list[dict]) -> list[list[tuple[str, int]]]:
-    """Pair each row's ``engines`` (a set) with its ``positions`` (a list) so every engine's ranks stay distinct.
-
-    Single-engine rows fix their engine's positions; multi-engine rows take the pairing that collides with none.
-    """
-    taken: set[tuple[str, int]] = set()
-    pairs: list[list[tuple[str, int]] | None] = []
-    for row in rows:
-        engines, positions = list(row.get("engines") or [row.get("engine")]), list(row.get("positions") or [])
-        if len(engines) == 1:
-            got = [(engines[0], p) for p in positions[:1]] or [(engines[0], 0)]
-            taken.update(got)
-            pairs.append(got)
-        else:
-            pairs.append(None)
-    for i, row in enumerate(rows):
-        if pairs[i] is not None:
-            continue
-        engines, positions = sorted(row.get("engines") or []), sorted(row.get("positions") or [])
-        choice = None
-        for perm in itertools.permutations(positions, min(len(engines), len(positions))):
-            candidate = list(zip(engines, perm, strict=False))
-            if not taken.intersection(candidate):
-                choice = candidate
-                break
-        choice = choice or list(zip(engines, positions, strict=False))
-        taken.update(choice)
-        pairs[i] = choice
-    return [p or [] for p in pairs]
-
-
 def _from_searxng(entry: dict) -> RecordedQuery:
     rows = entry.get("results") or []
     lists: dict[str, list[tuple[int, dict]]] = {}
-    for row, pairs in zip(rows, _assign_positions(rows), strict=True):
+    for row, pairs in zip(rows, assign_positions(rows), strict=True):
         for engine, pos in pairs:
             lists.setdefault(engine, []).append((pos, row))
     answers: dict[str, EngineAnswer] = {}
@@ -107,13 +67,13 @@ def _from_searxng(entry: dict) -> RecordedQuery:
         out_rows = [
             EngineRow(
                 engine=engine,
-                rank=pos if pos >= 1 else i,
+                rank=pos,
                 url=row["url"],
                 title=row.get("title") or "",
                 snippet=row.get("content") or "",
-                published=_parse_date(row.get("publishedDate")),
+                published=parse_published(row.get("publishedDate")),
             )
-            for i, (pos, row) in enumerate(ranked, start=1)
+            for pos, row in ranked
         ]
         answers[engine] = EngineAnswer(engine=engine, status="ok" if out_rows else "empty", rows=out_rows)
     for name, reason in entry.get("unresponsive") or []:
@@ -202,6 +162,12 @@ def load_recording(path: str | Path) -> dict[str, RecordedQuery]:
     return {normalise_query(r.query): r for r in recorded}
 
 
+@lru_cache(maxsize=256)
+def _main_variant(query: str) -> str:
+    """The variant the fan-out asks first: what a SearXNG recording (one variant only) answered."""
+    return analyze_query(query).cleaned
+
+
 class ReplaySource:
     """A Source answering from a recording. A query absent from the recording is an error, never an empty answer."""
 
@@ -225,7 +191,7 @@ class ReplaySource:
     async def ask(self, engine: str, variant: str, request: SearchRequest) -> EngineAnswer:
         rec = self.lookup(request.query)
         answers = rec.variants.get(variant)
-        if answers is None and variant == analyze_query(request.query).cleaned:
+        if answers is None and variant == _main_variant(request.query):
             answers = rec.variants.get("")
         if answers is None:
             return EngineAnswer(
