@@ -31,7 +31,6 @@ from .report import (
     QueryScore,
     ShownRow,
     aggregate,
-    by_group,
     worst_queries,
 )
 
@@ -325,15 +324,13 @@ def build_report(
         q for q in scores if "nDCG@8" not in q.values and q.values.get("Irrelevant@5", q.values["Junk@5"]) > 0
     ]
     worst += worst_queries(noisy, [("Irrelevant@5", False), ("Junk@5", False)], count=5)
-    return BenchReport(
-        corpus="crw56",
-        split=split,
-        label=label,
-        fingerprint=fingerprint,
-        metrics=METRICS,
-        per_query=scores,
-        summary=aggregate(scores, METRICS),
-        by_group=by_group(scores, METRICS),
+    return BenchReport.from_scores(
+        "crw56",
+        split,
+        label,
+        fingerprint,
+        METRICS,
+        scores,
         worst=worst,
         notes=list(notes),
         worst_columns=("nDCG@8", "Irrelevant@5", "Junk@5", "shown"),

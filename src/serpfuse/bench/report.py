@@ -69,6 +69,30 @@ class BenchReport:
         str, ...
     ] = ()  # the metrics the worst-queries table shows (default: the first three)
 
+    @classmethod
+    def from_scores(
+        cls,
+        corpus: str,
+        split: str,
+        label: str,
+        fingerprint: str,
+        metrics: list[MetricSpec],
+        scores: list[QueryScore],
+        **fields: Any,
+    ) -> BenchReport:
+        """A report whose summary and per-group tables are ``aggregate`` and ``by_group`` of ``scores``."""
+        return cls(
+            corpus=corpus,
+            split=split,
+            label=label,
+            fingerprint=fingerprint,
+            metrics=metrics,
+            per_query=scores,
+            summary=aggregate(scores, metrics),
+            by_group=by_group(scores, metrics),
+            **fields,
+        )
+
     def spec(self, name: str) -> MetricSpec:
         return next(s for s in self.metrics if s.name == name)
 

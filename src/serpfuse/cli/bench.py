@@ -38,7 +38,6 @@ from ..bench.report import (
     ShownRow,
     _md,
     aggregate,
-    by_group,
     compare,
     comparison_json,
     markdown_comparison,
@@ -270,20 +269,18 @@ def mq2008_bench(root: Path, protocol: str, rankers_text: str | None, depth: int
     subset_of = {qid: q.subset for qid, q in queries.items()}
     text_of = {qid: f"MQ2008 {qid}" for qid in queries}
     engines = compact_ranges(rankers)
+    split = f"{protocol} · rankers {engines}" + (f" · depth {depth}" if protocol == "metasearch" else "")
 
     def report(
         label: str, fingerprint: str, scores: list[QueryScore], metrics: list[MetricSpec]
     ) -> BenchReport:
-        return BenchReport(
-            corpus="mq2008",
-            split=f"{protocol} · rankers {engines}"
-            + (f" · depth {depth}" if protocol == "metasearch" else ""),
-            label=label,
-            fingerprint=fingerprint,
-            metrics=metrics,
-            per_query=scores,
-            summary=aggregate(scores, metrics),
-            by_group=by_group(scores, metrics),
+        return BenchReport.from_scores(
+            "mq2008",
+            split,
+            label,
+            fingerprint,
+            metrics,
+            scores,
             worst=worst_queries(scores, [(metrics[0].name, True)]),
         )
 
