@@ -420,21 +420,12 @@ def mq2008_bench(root: Path, protocol: str, rankers_text: str | None, depth: int
 
 
 def consensus_bench(root: Path) -> Bench:
-    """consensus-v2.1's frozen fused baselines: agreement of our consensus ranker with the reference lists.
+    """consensus-v2.1's frozen fused baselines (``bench.consensus_frozen``): agreement with the reference lists."""
+    from ..bench import consensus_frozen
 
-    The fixture rebuild lives with the consensus ranker's tests for now; this corpus runs once it is a module
-    (``serpfuse.bench.consensus_frozen`` with ``load_cases(folder)``, ``run(cases, config, label, progress)``
-    and ``METRICS``)."""
     folder = root / "consensus-v2.1"
     if not folder.is_dir():
         fail(f"consensus-v2.1 baselines not found: {folder}")
-    try:
-        from ..bench import consensus_frozen  # type: ignore[attr-defined]
-    except ImportError:
-        fail(
-            "the consensus-v2.1 frozen baselines are checked by tests/test_consensus_baselines.py "
-            "(run: .venv/bin/pytest -v tests/test_consensus_baselines.py); no bench module yet"
-        )
     try:
         cases = consensus_frozen.load_cases(folder)
     except (ValueError, OSError) as exc:
