@@ -249,7 +249,7 @@ def fake_engine(
     time_range_support: bool = False,
     min_interval_s: float = 0.0,
     timeout_s: float = 15.0,
-    read_error_body: bool | None = None,
+    read_error_body: bool = True,
 ) -> ModuleType:
     """An engine whose request is GET {base_url}{path}?q=... (key in X-Api-Key) and whose body is
     {"results": [{"url", "title"}]}; a page with challenge markers raises ChallengeDetected."""
@@ -265,10 +265,9 @@ def fake_engine(
         time_range_support=time_range_support,
         timeout_s=timeout_s,
         min_interval_s=min_interval_s,
+        read_error_body=read_error_body,
     )
     route = path or f"/{name}"
-    if read_error_body is not None:
-        module.READ_ERROR_BODY = read_error_body
 
     def build_request(q: EngineQuery) -> RequestSpec | None:
         headers = {"X-Api-Key": q.api_key} if q.api_key else {}

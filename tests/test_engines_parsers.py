@@ -153,7 +153,7 @@ def test_synthetic_anysearch_error_bodies_are_never_read(status: int, kind: type
 
 
 def test_anysearch_asks_the_transport_not_to_read_error_bodies() -> None:
-    assert get_engine("anysearch").READ_ERROR_BODY is False
+    assert get_engine("anysearch").INFO.read_error_body is False
 
 
 def test_anysearch_parse_never_touches_an_error_body() -> None:

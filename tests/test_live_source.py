@@ -11,6 +11,7 @@ import pytest
 
 from fakeserver import FakeServer, Reply, challenge_page, cloudflare_challenge, echo_headers, fake_engine, ok
 from serpfuse.cooldown import InMemoryCooldownStore
+from serpfuse.engines import get_engine
 from serpfuse.fanout import fan_out
 from serpfuse.models import SearchRequest
 from serpfuse.query import analyze_query
@@ -230,9 +231,11 @@ async def test_multi_step_engines_get_a_bound_client(server, transport, tmp_path
 
 async def test_an_engine_flagged_so_never_has_its_error_body_read(server, transport, tmp_path):
     creds = b'{"username": "auto-user", "password": "pw-123", "api_key": "as-generated-key"}'
-    server.route("/anysearch", Reply(402, {"Content-Type": "application/json"}, creds))
+    server.route(
+        "/", Reply(402, {"Content-Type": "application/json"}, creds)
+    )  # AnySearch posts to its base URL
     captured = []
-    engine = fake_engine("anysearch")  # the name alone is enough: AnySearch is on the never-read list
+    engine = get_engine("anysearch")  # the real engine: its INFO carries the flag
     flagged = fake_engine("other", read_error_body=False)
     server.route("/other", Reply(402, {"Content-Type": "application/json"}, creds))
     source = make_source(

@@ -33,11 +33,10 @@ INFO = EngineInfo(
     accepts_key=True,
     key_envs=("SERPFUSE_ANYSEARCH_API_KEY", "ANYSEARCH_API_KEY"),
     rows_per_request=10,
+    read_error_body=False,  # the transport never even downloads a non-2xx body
 )
 
 URL = "https://api.anysearch.com/v1/search"
-# Tells the transport not to even download a non-2xx body (a 402 body can carry generated credentials).
-READ_ERROR_BODY = False
 MAX_RESULTS = 10
 
 

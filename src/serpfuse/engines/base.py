@@ -13,8 +13,8 @@ An engine module is pure description, SearXNG style: it never sends anything. It
 The transport maps each response's status first, with the engine's own ``classify`` when the module defines
 one (``engines.classifier(module)``), else ``classify_http``, and hands 2xx responses to ``parse``. Every
 ``parse`` re-checks the status itself (``check_status``), so handing it any response is safe; DuckDuckGo's 202
-challenge is a 2xx that only the engine recognises. A module that sets ``READ_ERROR_BODY = False`` (AnySearch)
-asks the transport never to read a non-2xx body at all.
+challenge is a 2xx that only the engine recognises. An engine whose ``INFO.read_error_body`` is False
+(AnySearch) asks the transport never to read a non-2xx body at all.
 
 A multi-step engine (one that needs several round trips, like Exa's keyless MCP endpoint) instead defines
 ``async def run(client: EngineClient, q: EngineQuery) -> list[EngineRow]``. ``client.send(spec)`` sends one
@@ -72,6 +72,9 @@ class EngineInfo:
     accepts_key: bool = False  # keyless engine that also uses a key when one is configured (anysearch)
     needs_base_url: bool = False  # self-hosted (searxng): unusable without EngineQuery.base_url
     base_url_envs: tuple[str, ...] = ()
+    read_error_body: bool = (
+        True  # False: a non-2xx body is never downloaded (AnySearch's 402 can hold credentials)
+    )
 
 
 @dataclass

@@ -6,7 +6,8 @@ bookkeeping -> ``EngineAnswer``. The whole call, queue included, runs under the 
 overall deadline cancels it from outside, and cancellation is never swallowed (nothing is left running).
 
 Keys: every text that leaves here (reason, log line, rows) goes through ``KeyStore.mask``; a non-2xx body is
-never read for engines that can put credentials in one (AnySearch's 402 can carry generated credentials).
+never read for engines whose ``INFO.read_error_body`` is False (AnySearch's 402 can carry generated
+credentials).
 """
 
 from __future__ import annotations
@@ -35,8 +36,6 @@ ResponseHook = Callable[[str, str, HttpResponse], None]
 PROXY_ENV = "SERPFUSE_PROXY"
 IMPERSONATE_ENV = "SERPFUSE_IMPERSONATE"
 ROWS_WANTED = 10  # rows asked of each engine: fusion needs more candidates than the ~8 it returns
-# Backstop for the engine flag READ_ERROR_BODY = False: AnySearch's 402 body can hold generated credentials.
-NEVER_READ_ERROR_BODY = frozenset({"anysearch"})
 
 
 def _registry_modules(names: Iterable[str] | None) -> dict[str, ModuleType]:
@@ -62,12 +61,6 @@ def _modules_of(
     return {
         name: out[name] for name in dict.fromkeys(e if isinstance(e, str) else e.INFO.name for e in items)
     }
-
-
-def reads_error_body(module: ModuleType) -> bool:
-    if module.INFO.name in NEVER_READ_ERROR_BODY:
-        return False
-    return bool(getattr(module, "READ_ERROR_BODY", getattr(module.INFO, "read_error_body", True)))
 
 
 def _truthy(value: str | None) -> bool:
@@ -290,7 +283,7 @@ class LiveSource:
         hook = self.on_response
         options = {
             "timeout_s": max(0.001, deadline - time.monotonic()),
-            "read_error_body": reads_error_body(module),
+            "read_error_body": info.read_error_body,
             "browser": info.kind == "html",
             # Keyless HTML pages redirect routinely; keyed APIs must not carry their key header to another host.
             "follow_redirects": info.kind == "html",
