@@ -40,7 +40,7 @@ from .metrics import CONTENT_TYPE
 from .models import MAX_LIMIT, FusedResult, SearchRequest, SearchResponse
 from .rankers import UnknownStrategy
 from .service import QueryTooLong, SearchService
-from .settings import Settings
+from .settings import Settings, validation_message
 from .sources.base import SourceError
 from .sources.replay import ReplayError
 
@@ -239,13 +239,6 @@ def _many(values: list[str]) -> list[str] | None:
     """Repeated parameters and comma lists, both: ``engines=a,b&engines=c`` -> [a, b, c]."""
     out = [part.strip() for v in values for part in v.split(",") if part.strip()]
     return out or None
-
-
-def validation_message(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    where = ".".join(str(p) for p in err.get("loc", ()))
-    msg = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
-    return f"{where}: {msg}" if where else msg
 
 
 # --- response shapes ---------------------------------------------------------------------------------------

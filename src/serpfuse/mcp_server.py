@@ -23,6 +23,7 @@ from .fanout import UnknownEngine
 from .models import MAX_LIMIT, CandidateExplanation, FusedResult, Model, SearchResponse
 from .rankers import UnknownStrategy, available
 from .service import EngineHealth, QueryTooLong, SearchService
+from .settings import validation_message
 from .sources.base import SourceError
 
 DEFAULT_MAX_CHARS = 6000
@@ -295,10 +296,7 @@ def render_status(engines: list[EngineHealth]) -> str:
 
 def _one_line(exc: Exception) -> str:
     if isinstance(exc, ValidationError):
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err.get("loc", ()))
-        msg = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
-        return f"{where}: {msg}" if where else msg
+        return validation_message(exc)
     return " ".join(str(exc).split())
 
 

@@ -192,13 +192,14 @@ def read_toml(path: Path) -> dict[str, Any]:
     return data
 
 
-def _one_line(exc: ValidationError, origin: str) -> str:
+def validation_message(exc: ValidationError) -> str:
+    """pydantic's first error as one line, ``field: message``: what every interface shows for bad input."""
     err = exc.errors()[0]
-    where = ".".join(str(p) for p in err.get("loc", ()))
+    where = ".".join(str(p) for p in err.get("loc", ()) if p != "__root__")
     msg = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
     if err.get("type") == "extra_forbidden":
         msg = "unknown key"
-    return f"{origin}: {where}: {msg}" if where else f"{origin}: {msg}"
+    return f"{where}: {msg}" if where else msg
 
 
 @contextmanager
@@ -222,7 +223,7 @@ def load_settings(config: str | Path | None = None, **flags: Any) -> Settings:
         try:
             return Settings(**given)
         except ValidationError as exc:
-            raise ConfigError(_one_line(exc, origin)) from None
+            raise ConfigError(f"{origin}: {validation_message(exc)}") from None
 
 
 # Secrets never leave the process unmasked: ``config show`` and every log line go through these.
