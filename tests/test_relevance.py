@@ -375,7 +375,9 @@ def test_long_queries_hold_rows_to_the_pools_best() -> None:
     )
     best = coverage(terms, rows[0], 0.5).score
     assert best == pytest.approx(8 / 11)
-    assert relative_min_coverage(terms, rows, 0.5, 0.5) == pytest.approx(0.5 * best)
+    assert relative_min_coverage([coverage(terms, row, 0.5) for row in rows], 0.5) == pytest.approx(
+        0.5 * best
+    )
     cands = [
         cand(
             "https://a.example/1", "Martin Buber: The Hidden Dialogue, by Dan Avnon", "Rowman & Littlefield"

@@ -381,8 +381,8 @@ def is_english(language: str | None) -> bool:
 
 
 class PoolRelevance:
-    """The relevance guard bound to one pool of candidates: the pool verdict and the coverage a row needs
-    are decided once, up front."""
+    """The relevance guard bound to one pool of candidates: the pool verdict, the coverage a row needs and
+    each pool row's coverage are decided once, up front."""
 
     name = "relevance"
 
@@ -392,30 +392,29 @@ class PoolRelevance:
         verdict: str | None,
         weak_weight: float,
         min_coverage: float,
-        rows: dict[str, RowText] | None = None,
+        coverages: dict[str, Coverage] | None = None,
     ):
         self.terms = terms
         self.verdict = verdict
         self.weak_weight = weak_weight
         self.min_coverage = min_coverage
-        self.rows = rows or {}
+        self.coverages = coverages or {}  # candidate key -> its coverage, for the rows of the pool
 
     def check(self, candidate: Candidate, ctx: FilterContext) -> str | None:
         if not self.terms:
             return None
         if self.verdict:
             return self.verdict
-        row = self.rows.get(candidate.key) or RowText.of(candidate.title, candidate.snippet, candidate.url)
-        cov = coverage(self.terms, row, self.weak_weight)
+        cov = self.coverages.get(candidate.key) or coverage(
+            self.terms, RowText.of(candidate.title, candidate.snippet, candidate.url), self.weak_weight
+        )
         return None if cov.passes(self.min_coverage) else coverage_reason(cov)
 
 
-def relative_min_coverage(
-    terms: Sequence[Term], rows: Sequence[RowText], weak_weight: float, min_coverage: float
-) -> float:
+def relative_min_coverage(coverages: Iterable[Coverage], min_coverage: float) -> float:
     """``min_coverage`` of what the pool's best row covers: when even the best result of a long query
     repeats only part of it, the others are held to that, not to the whole query."""
-    best = max((coverage(terms, row, weak_weight).score for row in rows), default=1.0)
+    best = max((cov.score for cov in coverages), default=1.0)
     return min_coverage * best
 
 
@@ -436,17 +435,17 @@ class RelevanceFilter:
             return PoolRelevance(terms, None, cfg.weak_term_weight, cfg.min_coverage)
         rows = {c.key: RowText.of(c.title, c.snippet, c.url) for c in candidates}
         terms = with_spelling_fixes(terms, list(rows.values()))
+        gate = cfg.pool_gate and is_english(ctx.request.language)
+        verdict = pool_verdict(terms, list(rows.values())) if gate else None
+        if verdict:
+            return PoolRelevance(terms, verdict, cfg.weak_term_weight, cfg.min_coverage)
+        coverages = {key: coverage(terms, row, cfg.weak_term_weight) for key, row in rows.items()}
         min_coverage = cfg.min_coverage
-        verdict = None
-        if cfg.pool_gate and is_english(ctx.request.language):
-            verdict = pool_verdict(terms, list(rows.values()))
-            if verdict is None and sum(not t.weak for t in terms) > SHORT_QUERY_KEY_TERMS:
-                # Only where the gate vouches for the pool (a pool of bait must not lower the bar), and only
-                # for long queries: a short one has a row with every key term, the bar for the rest.
-                min_coverage = relative_min_coverage(
-                    terms, list(rows.values()), cfg.weak_term_weight, min_coverage
-                )
-        return PoolRelevance(terms, verdict, cfg.weak_term_weight, min_coverage, rows)
+        if gate and sum(not t.weak for t in terms) > SHORT_QUERY_KEY_TERMS:
+            # Only where the gate vouches for the pool (a pool of bait must not lower the bar), and only
+            # for long queries: a short one has a row with every key term, the bar for the rest.
+            min_coverage = relative_min_coverage(coverages.values(), min_coverage)
+        return PoolRelevance(terms, None, cfg.weak_term_weight, min_coverage, coverages)
 
     def check(self, candidate: Candidate, ctx: FilterContext) -> str | None:
         cfg = ctx.config
