@@ -14,10 +14,10 @@ on every setup and matches the best of RRF/CombMNZ/Borda/best-single chosen in h
 
 from __future__ import annotations
 
-from .agreement import engine_lists, estimate_engines
+from .agreement import engine_lists, engine_parts, estimate_engines
 from .base import Candidate, RankContext, Scored, Selection
 from .consensus import RANKER as CONSENSUS
-from .consensus import query_terms, score_candidate
+from .consensus import rank_candidates
 
 
 def logical(engine: str, aliases: dict[str, str]) -> str:
@@ -28,45 +28,25 @@ class AdaptiveRanker:
     name = "adaptive"
     score_version = "adaptive-1/consensus-v2.1"
 
-    def engine_weights(
-        self, candidates: list[Candidate], ctx: RankContext
-    ) -> dict[str, tuple[float, float | None]]:
-        """engine -> (weight used, agreement support or None when not estimated)."""
+    def rank(self, candidates: list[Candidate], ctx: RankContext) -> list[Scored]:
         cfg = ctx.config.consensus
-        groups = {
-            e: cfg.groups.get(logical(e, cfg.aliases), logical(e, cfg.aliases))
-            for c in candidates
-            for e in c.engine_ranks
-        }
+        voter = {e: logical(e, cfg.aliases) for c in candidates for e in c.engine_ranks}
+        groups = {e: cfg.groups.get(v, v) for e, v in voter.items()}
         estimates = estimate_engines(
             engine_lists(candidates), ctx.config.agree, ctx.engine_list_sizes, groups
         )
-        return {
-            e: (cfg.weights.get(logical(e, cfg.aliases), cfg.weights.get(e, 1.0)) * est.weight, est.support)
-            for e, est in estimates.items()
+        weights = {
+            e: cfg.weights.get(voter[e], cfg.weights.get(e, 1.0)) * est.weight for e, est in estimates.items()
         }
-
-    def rank(self, candidates: list[Candidate], ctx: RankContext) -> list[Scored]:
-        weights = self.engine_weights(candidates, ctx)
-        terms = query_terms(ctx.query)
-        aliases = ctx.config.consensus.aliases
         by_voter: dict[
             str, float
         ] = {}  # consensus weighs logical voters (aliases folded): the best alias counts
-        for e, (w, _) in weights.items():
-            by_voter[logical(e, aliases)] = max(w, by_voter.get(logical(e, aliases), 0.0))
-        scored = []
-        for cand in candidates:
-            s = score_candidate(cand, ctx, terms, by_voter)
-            if s.evidence <= 0:  # metadata never revives a page no engine voted for
-                continue
-            for e in cand.engine_ranks:
-                w, support = weights[e]
-                s.parts[f"weight:{e}"] = w
-                if support is not None:
-                    s.parts[f"support:{e}"] = support
-            scored.append(s)
-        return sorted(scored, key=lambda s: (-s.score, s.candidate.key))
+        for e, w in weights.items():
+            by_voter[voter[e]] = max(w, by_voter.get(voter[e], 0.0))
+        scored = rank_candidates(candidates, ctx, by_voter)
+        for s in scored:
+            s.parts.update(engine_parts(s.candidate.engine_ranks, weights, estimates))
+        return scored
 
     def select(self, scored: list[Scored], ctx: RankContext) -> Selection:
         return CONSENSUS.select(scored, ctx)

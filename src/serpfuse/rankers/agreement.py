@@ -25,7 +25,7 @@ Measured on MQ2008-agg (bench-notes/mq2008-fusion.md): see there for where it wi
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..config import AgreementConfig
@@ -127,8 +127,16 @@ def fuse(
     return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0])), estimates
 
 
-def config_of(ctx: RankContext) -> AgreementConfig:
-    return ctx.config.agree
+def engine_parts(
+    engines: Iterable[str], weights: Mapping[str, float], estimates: Mapping[str, EngineEstimate]
+):
+    """The explanation of a row: each voting engine's weight and, when estimated, its support."""
+    parts: dict[str, float] = {}
+    for e in engines:
+        parts[f"weight:{e}"] = weights[e]
+        if estimates[e].support is not None:
+            parts[f"support:{e}"] = estimates[e].support
+    return parts
 
 
 class AgreementRanker:
@@ -136,7 +144,7 @@ class AgreementRanker:
     score_version = "agree-1"
 
     def rank(self, candidates: list[Candidate], ctx: RankContext) -> list[Scored]:
-        cfg = config_of(ctx)
+        cfg = ctx.config.agree
         # The engines' own ranks (not list positions) give the votes, as in RRF; the lists give the support.
         lists = engine_lists(candidates)
         estimates = estimate_engines(lists, cfg, ctx.engine_list_sizes)
@@ -147,11 +155,8 @@ class AgreementRanker:
                 for e, rank in sorted(cand.engine_ranks.items())
             }
             evidence = math.fsum(votes.values())
-            parts: dict[str, float] = {"agree": evidence}
-            for e in votes:
-                parts[f"weight:{e}"] = estimates[e].weight
-                if estimates[e].support is not None:
-                    parts[f"support:{e}"] = estimates[e].support
+            weights = {e: est.weight for e, est in estimates.items()}
+            parts = {"agree": evidence, **engine_parts(votes, weights, estimates)}
             scored.append(Scored(cand, evidence, evidence, contributions=votes, parts=parts))
         return sorted(scored, key=lambda s: (-s.score, s.candidate.key))
 

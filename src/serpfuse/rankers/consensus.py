@@ -219,6 +219,20 @@ def score_candidate(
     )
 
 
+def rank_candidates(
+    candidates: list[Candidate], ctx: RankContext, weights: Mapping[str, float] | None = None
+) -> list[Scored]:
+    """Scored rows by quality score, best first, ties by key; rows with zero evidence are dropped.
+
+    ``weights`` (per logical voter) replace the configured ones, as the adaptive ranker does per query.
+    """
+    terms = query_terms(ctx.query)
+    scored = (score_candidate(c, ctx, terms, weights) for c in candidates)
+    # Metadata must never revive a page no engine voted for.
+    kept = [s for s in scored if s.evidence > 0]
+    return sorted(kept, key=lambda s: (-s.score, s.candidate.key))
+
+
 def include_domains(ctx: RankContext) -> list[str]:
     return sorted({*ctx.request.include_domains, *ctx.query.include_domains})
 
@@ -228,12 +242,7 @@ class ConsensusRanker:
     score_version = SCORE_VERSION
 
     def rank(self, candidates: list[Candidate], ctx: RankContext) -> list[Scored]:
-        """Scored rows by quality score, best first, ties by key; rows with zero evidence are dropped."""
-        terms = query_terms(ctx.query)
-        scored = (score_candidate(c, ctx, terms) for c in candidates)
-        # Metadata must never revive a page no engine voted for.
-        kept = [s for s in scored if s.evidence > 0]
-        return sorted(kept, key=lambda s: (-s.score, s.candidate.key))
+        return rank_candidates(candidates, ctx)
 
     def select(self, scored: list[Scored], ctx: RankContext) -> Selection:
         """min_score on the quality score first, then greedy MMR with the sparse-text domain cap."""
