@@ -129,7 +129,7 @@ def fuse(
 
 def engine_parts(
     engines: Iterable[str], weights: Mapping[str, float], estimates: Mapping[str, EngineEstimate]
-):
+) -> dict[str, float]:
     """The explanation of a row: each voting engine's weight and, when estimated, its support."""
     parts: dict[str, float] = {}
     for e in engines:
@@ -148,14 +148,13 @@ class AgreementRanker:
         # The engines' own ranks (not list positions) give the votes, as in RRF; the lists give the support.
         lists = engine_lists(candidates)
         estimates = estimate_engines(lists, cfg, ctx.engine_list_sizes)
+        weights = {e: est.weight for e, est in estimates.items()}
         scored = []
         for cand in candidates:
             votes = {
-                e: estimates[e].weight / (cfg.rrf_constant + rank)
-                for e, rank in sorted(cand.engine_ranks.items())
+                e: weights[e] / (cfg.rrf_constant + rank) for e, rank in sorted(cand.engine_ranks.items())
             }
             evidence = math.fsum(votes.values())
-            weights = {e: est.weight for e, est in estimates.items()}
             parts = {"agree": evidence, **engine_parts(votes, weights, estimates)}
             scored.append(Scored(cand, evidence, evidence, contributions=votes, parts=parts))
         return sorted(scored, key=lambda s: (-s.score, s.candidate.key))
