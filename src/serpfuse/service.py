@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, Literal
 
+from .api import open_source
 from .cache import RedisResultCache, ResultCache, SqliteResultCache, cache_key
 from .config import RankingConfig
 from .cooldown import CooldownPolicy, CooldownState, CooldownStore, InMemoryCooldownStore, next_state
@@ -130,20 +131,6 @@ def source_identity(source: Source) -> str:
     return source.name
 
 
-def open_source(settings: Settings, cooldowns: CooldownStore) -> Source:
-    """The replay source when ``settings.replay`` is set, else the live engines. Raises SourceError."""
-    if settings.replay:
-        return ReplaySource(settings.replay)
-    from .sources.live import LiveSource  # late: replay needs no HTTP stack
-
-    return LiveSource.from_environment(
-        proxy=settings.proxy,
-        impersonate=settings.impersonate,
-        timeout_s=settings.timeout_s,
-        cooldowns=cooldowns,
-    )
-
-
 class SearchService:
     def __init__(
         self,
@@ -199,7 +186,14 @@ class SearchService:
         elif backend == "redis":
             cache = RedisResultCache(redis)
         owns = source is None
-        source = source or open_source(settings, cooldowns)
+        if source is None:  # the replay source when settings.replay is set, else the live engines
+            source = open_source(
+                settings.replay,
+                proxy=settings.proxy,
+                impersonate=settings.impersonate,
+                timeout_s=settings.timeout_s,
+                cooldowns=cooldowns,
+            )
         return cls(
             settings, source, cache=cache, cooldowns=cooldowns, metrics=metrics, redis=redis, owns_source=owns
         )
