@@ -47,8 +47,8 @@ class QueryAnalysis:
     alternatives: tuple[
         str, ...
     ]  # the parts after the first ` OR ` (each stripped), seed 002's preprocessQuery
-    terms: tuple[str, ...]  # important ASCII terms of `text`, in order
-    cjk_tokens: tuple[str, ...]  # overlapping CJK bigrams of `text`, in order
+    terms: tuple[str, ...]  # distinct important ASCII terms of `text`, in order
+    cjk_tokens: tuple[str, ...]  # distinct overlapping CJK bigrams of `text`, in order
     core_variant: str | None  # seed 000's core-word retry variant; None when it would equal `cleaned`
 
     @property

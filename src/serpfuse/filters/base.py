@@ -64,8 +64,7 @@ def cjk_overlap(query: QueryAnalysis, title: str, snippet: str, url: str, units:
     query such as ``天气`` is not a query no row can pass.
     """
     haystack = f"{title}\n{snippet}\n{unquote(url)}"
-    cjk_tokens = list(dict.fromkeys(query.cjk_tokens))
-    ascii_terms = list(dict.fromkeys(query.terms))
+    cjk_tokens, ascii_terms = query.cjk_tokens, query.terms  # each distinct already (analyze_query)
     row_words = set(words(haystack))
     matched = [t for t in cjk_tokens if t in haystack]
     matched += [t for t in ascii_terms if _ascii_hit(t, row_words)]

@@ -17,14 +17,16 @@ def covered_terms(terms: tuple[str, ...] | list[str], title: str, snippet: str) 
     return [t for t in dict.fromkeys(terms) if t in row_tokens]
 
 
+def _enough(found: int, distinct: int, min_coverage: float) -> bool:
+    # The epsilon keeps 3 of 5 at min_coverage 0.6 from failing on float rounding.
+    return distinct == 0 or found >= min_coverage * distinct - 1e-9
+
+
 def passes_coverage(
     terms: tuple[str, ...] | list[str], title: str, snippet: str, min_coverage: float
 ) -> bool:
-    distinct = list(dict.fromkeys(terms))
-    if not distinct:
-        return True
-    # The epsilon keeps 3 of 5 at min_coverage 0.6 from failing on float rounding.
-    return len(covered_terms(distinct, title, snippet)) >= min_coverage * len(distinct) - 1e-9
+    found = covered_terms(terms, title, snippet)
+    return _enough(len(found), len(set(terms)), min_coverage)
 
 
 class CoverageFilter:
@@ -39,12 +41,12 @@ class CoverageFilter:
     name = "coverage"
 
     def check(self, candidate: Candidate, ctx: FilterContext) -> str | None:
-        terms = list(dict.fromkeys(ctx.query.terms))
+        terms = ctx.query.terms  # distinct already (query.important_terms)
         if not terms or ctx.query.is_cjk:
             return None
-        if passes_coverage(terms, candidate.title, candidate.snippet, ctx.config.min_coverage):
-            return None
         found = covered_terms(terms, candidate.title, candidate.snippet)
+        if _enough(len(found), len(terms), ctx.config.min_coverage):
+            return None
         return f"covers {len(found)} of {len(terms)} query terms"
 
 
