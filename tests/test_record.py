@@ -15,6 +15,7 @@ from serpfuse.cli import engines as engines_cli
 from serpfuse.cli import record as record_cli
 from serpfuse.cli.record import query_slug, read_queries, record_queries
 from serpfuse.cooldown import InMemoryCooldownStore
+from serpfuse.engines import get_engine
 from serpfuse.secrets import KeyStore
 from serpfuse.sources.live import LiveSource
 from serpfuse.sources.replay import FORMAT, ReplaySource, load_recording
@@ -148,11 +149,10 @@ async def test_keys_are_masked_in_rows_reasons_and_raw_files(server, tmp_path):
 
 
 async def test_error_bodies_of_body_blind_engines_are_not_saved(server, tmp_path):
-    server.route(
-        "/anysearch", Reply(402, {"Content-Type": "application/json"}, b'{"password": "pw-generated"}')
-    )
+    # The real AnySearch module (its INFO says never read an error body), posting to its base URL.
+    server.route("/", Reply(402, {"Content-Type": "application/json"}, b'{"password": "pw-generated"}'))
     out = tmp_path / "rec"
-    source = live(server, tmp_path, [fake_engine("anysearch")])
+    source = live(server, tmp_path, [get_engine("anysearch")])
     try:
         await record_queries(source, ["rust async runtime"], out, core_variant=False)
     finally:
