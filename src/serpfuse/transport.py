@@ -29,7 +29,6 @@ from .engines.base import EngineError, EngineTimeout, ParseFailure, RequestSpec
 
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 DEFAULT_TIMEOUT_S = 15.0
-BODY_HEAD_BYTES = 16 * 1024  # what classify_http searches for challenge markers
 
 API_USER_AGENT = f"serpfuse/{_version} (+https://pypi.org/project/serpfuse/)"
 # HTML engines answer a bare library User-Agent with a block page; look like the browser people use.

@@ -240,7 +240,7 @@ def retry_after_seconds(value: str | None, now: dt.datetime | None = None) -> fl
     return max(0.0, (when - now).total_seconds())
 
 
-BODY_HEAD_BYTES = 8192  # how much of a body the status mapper may search for challenge markers
+BODY_HEAD_BYTES = 16 * 1024  # how much of a body the status mapper may search for challenge markers
 _CF_CHALLENGE = (b"__cf_chl_jschl_tk__=", b"__cf_chl_captcha_tk__=", b"/cdn-cgi/challenge-platform/")
 _CF_FIREWALL = re.compile(rb'<span class="cf-error-code">\s*1020\s*</span>')
 _RECAPTCHA = b'"https://www.google.com/recaptcha/'

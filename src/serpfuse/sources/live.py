@@ -21,11 +21,19 @@ from types import ModuleType
 from typing import Any
 
 from ..cooldown import CooldownState, CooldownStore, InMemoryCooldownStore
-from ..engines.base import EngineError, EngineQuery, EngineTimeout, ParseFailure, RateLimited, classify_http
+from ..engines import ENGINES, classifier, get_engine
+from ..engines.base import (
+    BODY_HEAD_BYTES,
+    EngineError,
+    EngineQuery,
+    EngineTimeout,
+    ParseFailure,
+    RateLimited,
+)
 from ..models import EngineAnswer, EngineRow, SearchRequest
 from ..ratelimit import QueueTooLong, RateLimiter
 from ..secrets import KeysFileError, KeyStore
-from ..transport import BODY_HEAD_BYTES, DEFAULT_TIMEOUT_S, HttpResponse, ImpersonationUnavailable, Transport
+from ..transport import DEFAULT_TIMEOUT_S, HttpResponse, ImpersonationUnavailable, Transport
 from .base import EngineSlot, SourceError
 
 log = logging.getLogger(__name__)
@@ -38,29 +46,18 @@ IMPERSONATE_ENV = "SERPFUSE_IMPERSONATE"
 ROWS_WANTED = 10  # rows asked of each engine: fusion needs more candidates than the ~8 it returns
 
 
-def _registry_modules(names: Iterable[str] | None) -> dict[str, ModuleType]:
-    from ..engines import ENGINES, get_engine
-
-    if names is None:
-        return dict(ENGINES)
-    return {name: get_engine(name) for name in names}
-
-
-def _modules_of(
-    engines: Iterable[str | ModuleType] | Mapping[str, ModuleType] | None,
-) -> dict[str, ModuleType]:
-    if isinstance(engines, Mapping):
-        return dict(engines)
+def _modules_of(engines: Iterable[str | ModuleType] | None) -> dict[str, ModuleType]:
+    """Engine modules by name, in the order given (default: the registry). A name is looked up in the registry
+    (``UnknownEngine`` if absent); a module given itself wins over the registry's by the same name."""
     if engines is None:
-        return _registry_modules(None)
-    items = list(engines)
-    out = _registry_modules([e for e in items if isinstance(e, str)])
-    for item in items:
-        if not isinstance(item, str):
+        return dict(ENGINES)
+    out: dict[str, ModuleType] = {}
+    for item in engines:
+        if isinstance(item, str):
+            out.setdefault(item, get_engine(item))
+        else:
             out[item.INFO.name] = item
-    return {
-        name: out[name] for name in dict.fromkeys(e if isinstance(e, str) else e.INFO.name for e in items)
-    }
+    return out
 
 
 def _truthy(value: str | None) -> bool:
@@ -77,7 +74,7 @@ class LiveSource:
         keys: KeyStore,
         cooldowns: CooldownStore,
         transport: Transport,
-        engines: Iterable[str | ModuleType] | Mapping[str, ModuleType] | None = None,
+        engines: Iterable[str | ModuleType] | None = None,
         base_urls: Mapping[str, str] | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         *,
@@ -147,7 +144,7 @@ class LiveSource:
         if engine in self._base_urls:
             return self._base_urls[engine]
         module = self.modules.get(engine)
-        for name in getattr(module.INFO, "base_url_envs", ()) if module else ():
+        for name in module.INFO.base_url_envs if module else ():
             if self._env.get(name, "").strip():
                 return self._env[name].strip()
         return None
@@ -204,7 +201,7 @@ class LiveSource:
 
     def _query(self, module: ModuleType, variant: str, request: SearchRequest) -> EngineQuery:
         info = module.INFO
-        wants_key = info.needs_key or getattr(info, "accepts_key", False)
+        wants_key = info.needs_key or info.accepts_key
         return EngineQuery(
             text=variant or request.query,
             limit=max(1, min(info.rows_per_request, max(request.limit, ROWS_WANTED))),
@@ -299,8 +296,7 @@ class LiveSource:
         if hook is not None:
             hook(info.name, variant, response)
         # The engine's own mapper when it has one (SearXNG's 403, AnySearch's body-blind one), else the central one.
-        classify = getattr(module, "classify", classify_http)
-        error = classify(response.status, response.headers, response.body[:BODY_HEAD_BYTES])
+        error = classifier(module)(response.status, response.headers, response.body[:BODY_HEAD_BYTES])
         if error is not None:
             raise error
         return list(module.parse(response.status, response.headers, response.body, q))
