@@ -10,7 +10,7 @@ import base64
 import binascii
 import ipaddress
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
 from urllib.parse import parse_qs, unquote, unquote_plus, urlsplit, urlunsplit
 
@@ -222,14 +222,9 @@ def host_of(url: str) -> str:
     return _encode_host(host.rstrip("."))
 
 
-_psl: PublicSuffixList | None = None
-
-
+@cache  # parsing the bundled list takes ~50 ms: only pay it when a domain is asked for
 def _suffix_list() -> PublicSuffixList:
-    global _psl
-    if _psl is None:  # parsing the bundled list takes ~50 ms: only pay it when a domain is asked for
-        _psl = PublicSuffixList()
-    return _psl
+    return PublicSuffixList()
 
 
 def _is_ip(host: str) -> bool:
