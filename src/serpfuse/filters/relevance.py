@@ -181,12 +181,12 @@ def asked_words(text: str) -> tuple[list[list[str]], list[str]]:
         return " "
 
     rest = _QUOTED.sub(pull, text)
+    operators = word_tables().operators
     plain: list[str] = []
     for token in rest.split():
         if token.startswith("-"):
             continue
         name, colon, value = token.partition(":")
-        operators = word_tables().operators
         if colon and name.lower() in operators:
             if operators[name.lower()]:
                 plain.extend(words(value))
