@@ -186,7 +186,8 @@ def _core_of_token(token: str, table: _CoreWords) -> list[str]:
             out.extend(_core_of_cjk_run(piece, table))
         else:
             word = piece.strip(".,;!?()[]{}'“”‘’，。？！、：；（）")
-            if word and words(word) and not all(w in STOPWORDS for w in words(word)):
+            tokens = words(word)
+            if tokens and not all(w in STOPWORDS for w in tokens):
                 out.append(word)
 
     for ch in token:
