@@ -152,6 +152,13 @@ def test_write_key_creates_a_private_file_atomically_and_keeps_other_keys(tmp_pa
         keys.write_key("brave", "two words")
 
 
+def test_a_key_written_after_masking_began_is_masked_too(tmp_path):
+    keys = store(tmp_path)
+    assert keys.mask(f"x {KEY} y") == f"x {KEY} y"  # not a key yet (and the known forms are now cached)
+    keys.write_key("brave", KEY)
+    assert keys.mask(f"x {KEY} y") == "x *** y"
+
+
 @pytest.mark.skipif(os.name == "nt", reason="POSIX file modes")
 def test_write_key_refuses_to_extend_an_open_file(tmp_path):
     path = tmp_path / "keys.json"

@@ -103,6 +103,7 @@ class KeyStore:
         self.keys_file = Path(keys_file) if keys_file is not None else default_keys_file(self._env)
         self._file_keys = read_keys_file(self.keys_file)
         self._infos = infos
+        self._secret_forms: list[str] | None = None  # built on first mask, rebuilt after write_key
 
     def __repr__(self) -> str:
         configured = sorted(name for name in self._known_engines() if self.get(name))
@@ -145,6 +146,13 @@ class KeyStore:
         return f"set {(familiar or names)[0]}"
 
     def _secrets(self) -> list[str]:
+        """Every key's forms, longest first. The env is a copy and the file changes only through write_key, so
+        this is computed once, not on each of the several mask calls every engine answer makes."""
+        if self._secret_forms is None:
+            self._secret_forms = self._collect_secrets()
+        return self._secret_forms
+
+    def _collect_secrets(self) -> list[str]:
         values = {v for name, v in self._env.items() if name.endswith("_API_KEY") and v.strip()}
         values |= {v.strip() for v in values}
         values |= set(self._file_keys.values())
@@ -195,6 +203,7 @@ class KeyStore:
                 os.unlink(tmp)
             raise
         self._file_keys = keys
+        self._secret_forms = None
         return path
 
 
