@@ -4,9 +4,9 @@ The MCP server, the HTTP API and ``cached_search`` (the CLI's entry) all search 
 so they share one cache policy and one view of the engines' cooldowns. With ``redis_url`` set, the cache and the
 cooldowns live in Redis and every process pointing at it shares them.
 
-Cooldowns are applied here as well as inside the live source: before each search the service reads every
-engine's state from the store and marks cooling engines unavailable, so an engine put in cooldown by another
-process is skipped, and the replay source behaves like the live one.
+Cooldowns are applied here as well as inside the live source: before each search the service reads the state of
+every engine the search could ask from the store and marks cooling ones unavailable, so an engine put in cooldown
+by another process is skipped before the tiers are planned, and the replay source behaves like the live one.
 """
 
 from __future__ import annotations
@@ -92,21 +92,15 @@ class FailSoftCooldowns:
 
 
 class _CooldownGate:
-    """One search's view of a source: engines cooling down in the (maybe shared) store are unavailable."""
+    """One search's view of a source: its slots as the service saw them, with the store's cooldowns applied."""
 
-    def __init__(self, inner: Source, cooling: Mapping[str, str]) -> None:
+    def __init__(self, inner: Source, slots: list[EngineSlot]) -> None:
         self.inner = inner
         self.name = inner.name
-        self._cooling = dict(cooling)
+        self._slots = slots
 
     def slots(self, request: SearchRequest) -> list[EngineSlot]:
-        out = []
-        for slot in self.inner.slots(request):
-            reason = self._cooling.get(slot.name)
-            if slot.available and reason:
-                slot = replace(slot, available=False, unavailable_reason=reason)
-            out.append(slot)
-        return out
+        return self._slots  # the gate lives for one search, so this is the request they were made for
 
     async def ask(self, engine: str, variant: str, request: SearchRequest):
         return await self.inner.ask(engine, variant, request)
@@ -214,11 +208,21 @@ class SearchService:
             raise QueryTooLong(len(query), self.settings.max_query_chars)
         return SearchRequest(**given)
 
-    async def _cooling(self, request: SearchRequest) -> dict[str, str]:
-        names = [s.name for s in self.source.slots(request)]
-        states = await asyncio.gather(*(self.cooldowns.get(n) for n in names))
+    async def _gate(self, request: SearchRequest) -> _CooldownGate:
+        """The source with every engine the store says is cooling down marked unavailable.
+
+        Only the engines this search could ask are looked up: an unavailable or unrequested one needs no read.
+        """
+        slots = self.source.slots(request)
+        asked = [s.name for s in slots if s.available and (not request.engines or s.name in request.engines)]
+        states = await asyncio.gather(*(self.cooldowns.get(name) for name in asked))
         now = time.time()
-        return {n: s.describe(now) for n, s in zip(names, states, strict=True) if s is not None}
+        cooling = {name: st.describe(now) for name, st in zip(asked, states, strict=True) if st is not None}
+        gated = [
+            replace(s, available=False, unavailable_reason=cooling[s.name]) if s.name in cooling else s
+            for s in slots
+        ]
+        return _CooldownGate(self.source, gated)
 
     async def search(
         self,
@@ -244,9 +248,12 @@ class SearchService:
             self.metrics.observe_cache("miss")
         else:
             self.metrics.observe_cache("bypass")
-        gate = _CooldownGate(self.source, await self._cooling(request))
         response = await run_pipeline(
-            request, source=gate, config=self.config, deadline_s=self.settings.deadline_s, explain=explain
+            request,
+            source=await self._gate(request),
+            config=self.config,
+            deadline_s=self.settings.deadline_s,
+            explain=explain,
         )
         self.metrics.observe_engines(response.engines)
         self.metrics.observe_search(interface, "results" if response.results else "empty")
