@@ -17,7 +17,7 @@ from serpfuse.cache import SqliteResultCache, cache_key
 from serpfuse.config import RankingConfig
 from serpfuse.engines.base import RateLimited
 from serpfuse.models import SearchRequest, SearchResponse
-from serpfuse.service import SearchService, cached_search
+from serpfuse.service import SearchService
 from serpfuse.settings import Settings
 
 QUERY = "top restaurants in belgrad"
@@ -209,6 +209,17 @@ async def test_service_serves_the_second_search_from_the_cache(recording, tmp_pa
     assert explained.cached is False and explained.candidates  # explain has its own entry
     assert not nothing.results and again.cached is False  # empty answers are never cached
     assert 'result="hit"} 1' in service.metrics.render()
+
+
+async def cached_search(
+    request: SearchRequest, *, settings: Settings, use_cache: bool = True
+) -> SearchResponse:
+    """One search through a service of its own, as each `serpfuse search` run is."""
+    service = SearchService.from_settings(settings, use_cache=use_cache)
+    try:
+        return await service.search(request, use_cache=use_cache, interface="cli")
+    finally:
+        await service.aclose()
 
 
 async def test_a_changed_knob_misses_the_cache(recording, tmp_path):

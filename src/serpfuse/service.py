@@ -1,6 +1,6 @@
 """The search service every interface shares: settings + source + result cache + cooldown store + metrics.
 
-The MCP server, the HTTP API and ``cached_search`` (the CLI's entry) all search through ``SearchService.search``,
+The MCP server, the HTTP API and the ``search`` command all search through ``SearchService.search``,
 so they share one cache policy and one view of the engines' cooldowns. With ``redis_url`` set, the cache and the
 cooldowns live in Redis and every process pointing at it shares them.
 
@@ -344,14 +344,3 @@ class SearchService:
             await self.cache.aclose()
         if self._redis is not None:
             await self._redis.aclose()
-
-
-async def cached_search(
-    request: SearchRequest, *, settings: Settings, explain: bool = False, use_cache: bool = True
-) -> SearchResponse:
-    """One search through the cache (the CLI's entry point); opens and closes its own service."""
-    service = SearchService.from_settings(settings, use_cache=use_cache)
-    try:
-        return await service.search(request, explain=explain, interface="cli")
-    finally:
-        await service.aclose()
