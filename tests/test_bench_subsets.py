@@ -106,10 +106,8 @@ def test_gap_summary_counts_a_tie_as_reaching_the_best() -> None:
 
 
 def test_the_best_baseline_ties_go_to_the_first_named() -> None:
-    from serpfuse.cli.bench import BASELINES, SubsetResult
-
-    result = SubsetResult("x", (1, 2, 3), 10, dict.fromkeys(BASELINES, 0.5), 1, {})
-    assert result.best_baseline == (BASELINES[0], 0.5)
+    result = m.SubsetResult("x", (1, 2, 3), 10, dict.fromkeys(m.BASELINES, 0.5), 1, {})
+    assert result.best_baseline == (m.BASELINES[0], 0.5)
 
 
 # --- the command on synthetic data ---------------------------------------------------------------------------

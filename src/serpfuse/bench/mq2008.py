@@ -37,9 +37,12 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from . import metrics
+
+if TYPE_CHECKING:
+    from ..config import RankingConfig
 
 SUBSETS: tuple[str, ...] = ("S1", "S2", "S3", "S4", "S5")
 RANKERS: tuple[int, ...] = tuple(range(1, 26))
@@ -245,11 +248,11 @@ def single_fuser(ranker: int) -> Fuser:
     return lambda lists: lists.get(name, [])
 
 
-def strategy_fuser(strategy: str, config: object | None = None) -> Fuser:
+def strategy_fuser(strategy: str, config: RankingConfig | None = None) -> Fuser:
     """A serpfuse ranker (by strategy name) as a fuser, through ``serpfuse.fusion.fuse_lists``."""
     from ..fusion import fuse_lists  # late: the rankers are not needed to load or score the corpus
 
-    return lambda lists: [docid for docid, _ in fuse_lists(lists, strategy, config)]  # type: ignore[arg-type]
+    return lambda lists: [docid for docid, _ in fuse_lists(lists, strategy, config)]
 
 
 def best_single(
@@ -355,9 +358,12 @@ REFERENCE_SETUPS: tuple[Setup, ...] = (
 )
 
 
+SUBSET_SEED = 7  # the default draw of ``random_setups`` (``serpfuse bench --random-subsets N``)
+
+
 def random_setups(
     count: int,
-    seed: int = 7,
+    seed: int = SUBSET_SEED,
     sizes: tuple[int, int] = (3, 10),
     depths: tuple[int, ...] = (10, 20),
 ) -> list[Setup]:
@@ -402,3 +408,79 @@ def gap_summary(values: Sequence[float], bests: Sequence[float]) -> GapSummary:
     gaps = [gap_percent(v, b) for v, b in zip(values, bests, strict=True)]
     reached = sum(at_or_above(v, b) for v, b in zip(values, bests, strict=True))
     return GapSummary(metrics.mean(gaps), min(gaps), max(gaps), reached, len(gaps))
+
+
+# The fixed baselines every setup is judged against; the best of them is chosen per setup in hindsight.
+PLAIN_RRF = "rrf (plain)"
+BEST_SINGLE = "best single"
+BASELINES = (PLAIN_RRF, "combmnz", "borda", BEST_SINGLE)
+
+
+def plain_rrf(config: RankingConfig) -> RankingConfig:
+    """Issue 4's RRF k=60: the rrf ranker without seed 000's interleave tie-break and region policy."""
+    rrf = config.rrf.model_copy(update={"interleave": False, "region_policy": False})
+    return config.model_copy(update={"strategy": "rrf", "rrf": rrf})
+
+
+@dataclass
+class SubsetResult:
+    """One setup: each baseline's and each strategy's mean nDCG@8 (``best_single``: which ranker won alone)."""
+
+    name: str
+    rankers: tuple[int, ...]
+    depth: int
+    baselines: dict[str, float]
+    best_single: int
+    strategies: dict[str, float]
+
+    @property
+    def best_baseline(self) -> tuple[str, float]:
+        """The best baseline in hindsight (ties: the first in ``BASELINES``'s order)."""
+        return max(self.baselines.items(), key=lambda kv: kv[1])
+
+
+def evaluate_subsets(
+    queries: Queries,
+    setups: Iterable[Setup],
+    runs: Sequence[tuple[str, RankingConfig]],
+    progress: Callable[[], None] | None = None,
+) -> list[SubsetResult]:
+    """Every baseline and every configuration in ``runs`` on every setup (metasearch protocol, nDCG@8).
+
+    ``progress`` ticks once per fused run and once per ranker tried alone: ``3 + len(rankers) + len(runs)``
+    ticks a setup.
+    """
+    from ..config import RankingConfig
+    from ..fusion import depth_config
+
+    tick = progress or (lambda: None)
+    results = []
+    for setup in setups:
+
+        def mean_ndcg(config: RankingConfig, setup: Setup = setup) -> float:
+            config = depth_config(config, setup.depth)
+            value = metasearch(queries, strategy_fuser(config.strategy, config), setup.rankers, setup.depth)
+            tick()
+            return value.mean_ndcg
+
+        baselines = {
+            PLAIN_RRF: mean_ndcg(plain_rrf(RankingConfig())),
+            "combmnz": mean_ndcg(RankingConfig(strategy="combmnz")),
+            "borda": mean_ndcg(RankingConfig(strategy="borda")),
+        }
+        single, scores = best_single(queries, setup.rankers, setup.depth)
+        for _ in setup.rankers:
+            tick()
+        baselines[BEST_SINGLE] = scores.mean_ndcg
+        strategies = {label: mean_ndcg(config) for label, config in runs}
+        results.append(SubsetResult(setup.name, setup.rankers, setup.depth, baselines, single, strategies))
+    return results
+
+
+def subset_summaries(results: Sequence[SubsetResult], labels: Sequence[str]) -> dict[str, GapSummary]:
+    """Label -> GapSummary, for each strategy and then each baseline, against the per-subset best baseline."""
+    bests = [r.best_baseline[1] for r in results]
+    out = {label: gap_summary([r.strategies[label] for r in results], bests) for label in labels}
+    for name in BASELINES:
+        out.setdefault(name, gap_summary([r.baselines[name] for r in results], bests))
+    return out

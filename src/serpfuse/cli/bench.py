@@ -31,6 +31,7 @@ import typer
 from pydantic import ValidationError
 
 from ..bench import crw56
+from ..bench import mq2008 as mq
 from ..bench.report import (
     BenchReport,
     MetricSpec,
@@ -254,18 +255,25 @@ def compact_ranges(numbers: Sequence[int]) -> str:
     return ",".join(parts)
 
 
-def mq2008_bench(root: Path, protocol: str, rankers_text: str | None, depth: int) -> Bench:
-    from ..bench import mq2008 as mq
+def load_mq2008_queries(root: Path) -> dict[str, mq.QueryData]:
+    """Every MQ2008-agg query under ``root``, or exit 2 saying what is missing or unreadable."""
 
     folder = root / "mq2008-agg"
     if not folder.is_dir():
         fail(f"MQ2008-agg not found: {folder}")
     try:
-        rankers = parse_rankers(rankers_text, mq.RANKERS)
-        corpus = mq.load_mq2008(folder)
+        return mq.queries_of(mq.load_mq2008(folder))
     except (ValueError, OSError) as exc:
         fail(str(exc).splitlines()[0])
-    queries = mq.queries_of(corpus)
+
+
+def mq2008_bench(root: Path, protocol: str, rankers_text: str | None, depth: int) -> Bench:
+
+    try:
+        rankers = parse_rankers(rankers_text, mq.RANKERS)
+    except ValueError as exc:
+        fail(str(exc))
+    queries = load_mq2008_queries(root)
     subset_of = {qid: q.subset for qid, q in queries.items()}
     text_of = {qid: f"MQ2008 {qid}" for qid in queries}
     engines = compact_ranges(rankers)
@@ -303,8 +311,7 @@ def mq2008_bench(root: Path, protocol: str, rankers_text: str | None, depth: int
             return scores
 
         def strategy_run(config: RankingConfig):
-            from ..fusion import fuse_lists
-            from .fuse import depth_config
+            from ..fusion import depth_config, fuse_lists
 
             def run_fn(q):
                 lists = {mq.engine_name(r): q.ranking(r) for r in rankers if q.ranking(r)}
@@ -365,7 +372,7 @@ def mq2008_bench(root: Path, protocol: str, rankers_text: str | None, depth: int
         return scores
 
     def depth_matched(config: RankingConfig) -> RankingConfig:
-        from .fuse import depth_config
+        from ..fusion import depth_config
 
         return depth_config(config, depth)
 
@@ -585,7 +592,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
         seed: Annotated[
             int | None,
-            typer.Option("--seed", help=f"--random-subsets: seed of the draw (default {SUBSET_SEED})"),
+            typer.Option("--seed", help=f"--random-subsets: seed of the draw (default {mq.SUBSET_SEED})"),
         ] = None,
         data: Annotated[
             Path | None, typer.Option("--data", help=f"data directory (default ${DATA_ENV})")
@@ -630,7 +637,7 @@ def register(app: typer.Typer) -> None:
             if rankers or depth is not None:
                 fail("--random-subsets draws its own rankers and depths: drop --rankers and --depth")
             runs = list(zip(labels, configs, strict=True))
-            _run_subsets(root, runs, random_subsets, SUBSET_SEED if seed is None else seed, output)
+            _run_subsets(root, runs, random_subsets, seed, output)
             return
 
         if corpus is Corpus.crw56:
@@ -769,97 +776,25 @@ def _run_sweep(
 
 # --- robustness over engine subsets (MQ2008 metasearch) ------------------------------------------------------
 
-SUBSET_SEED = 7
-PLAIN_RRF = "rrf (plain)"
-BEST_SINGLE = "best single"
-BASELINES = (PLAIN_RRF, "combmnz", "borda", BEST_SINGLE)
-
-
-def plain_rrf(config: RankingConfig) -> RankingConfig:
-    """Issue 4's RRF k=60: the rrf ranker without seed 000's interleave tie-break and region policy."""
-    rrf = config.rrf.model_copy(update={"interleave": False, "region_policy": False})
-    return config.model_copy(update={"strategy": "rrf", "rrf": rrf})
-
-
-@dataclass
-class SubsetResult:
-    """One setup: each baseline's and each strategy's mean nDCG@8 (``best_single``: which ranker won alone)."""
-
-    name: str
-    rankers: tuple[int, ...]
-    depth: int
-    baselines: dict[str, float]
-    best_single: int
-    strategies: dict[str, float]
-
-    @property
-    def best_baseline(self) -> tuple[str, float]:
-        """The best baseline in hindsight (ties: the first in ``BASELINES``'s order)."""
-        return max(self.baselines.items(), key=lambda kv: kv[1])
-
-
-def evaluate_subsets(
-    queries, setups, runs: Sequence[tuple[str, RankingConfig]], progress: Callable[[], None] | None = None
-) -> list[SubsetResult]:
-    """Every baseline and every configuration in ``runs`` on every setup (MQ2008 metasearch, nDCG@8)."""
-    from ..bench import mq2008 as mq
-    from .fuse import depth_config
-
-    tick = progress or (lambda: None)
-    results = []
-    for setup in setups:
-
-        def mean_ndcg(config: RankingConfig, setup=setup) -> float:
-            config = depth_config(config, setup.depth)
-            fuser = mq.strategy_fuser(config.strategy, config)
-            value = mq.metasearch(queries, fuser, setup.rankers, setup.depth).mean_ndcg
-            tick()
-            return value
-
-        baselines = {
-            PLAIN_RRF: mean_ndcg(plain_rrf(RankingConfig())),
-            "combmnz": mean_ndcg(RankingConfig(strategy="combmnz")),
-            "borda": mean_ndcg(RankingConfig(strategy="borda")),
-        }
-        single, scores = mq.best_single(queries, setup.rankers, setup.depth)
-        for _ in setup.rankers:
-            tick()
-        baselines[BEST_SINGLE] = scores.mean_ndcg
-        strategies = {label: mean_ndcg(config) for label, config in runs}
-        results.append(SubsetResult(setup.name, setup.rankers, setup.depth, baselines, single, strategies))
-    return results
-
-
-def subset_summaries(results: Sequence[SubsetResult], labels: Sequence[str]) -> dict[str, Any]:
-    """Label -> GapSummary, for each strategy and then each baseline, against the per-subset best baseline."""
-    from ..bench import mq2008 as mq
-
-    bests = [r.best_baseline[1] for r in results]
-    out = {label: mq.gap_summary([r.strategies[label] for r in results], bests) for label in labels}
-    for name in BASELINES:
-        out.setdefault(name, mq.gap_summary([r.baselines[name] for r in results], bests))
-    return out
-
 
 def _subset_tables(
-    results: Sequence[SubsetResult], labels: Sequence[str], strong: Callable[[str], str]
+    results: Sequence[mq.SubsetResult], labels: Sequence[str], strong: Callable[[str], str]
 ) -> tuple[tuple[list[str], list[list[str]]], tuple[list[str], list[list[str]]]]:
     """(header, rows) of the per-subset table and of the summary; ``strong`` marks each subset's best baseline."""
-    from ..bench import mq2008 as mq
 
     rows = []
     for r in results:
         best_name, best = r.best_baseline
         cells = []
-        for name in BASELINES:
-            text = f"{r.baselines[name]:.4f}" + (f" (r{r.best_single})" if name == BEST_SINGLE else "")
+        for name in mq.BASELINES:
+            text = f"{r.baselines[name]:.4f}" + (f" (r{r.best_single})" if name == mq.BEST_SINGLE else "")
             cells.append(strong(text) if name == best_name else text)
         for label in labels:
             value = r.strategies[label]
             cells.append(f"{value:.4f} ({mq.gap_percent(value, best):+.2f} %)")
         rows.append([r.name, f"{compact_ranges(r.rankers)}@{r.depth}", *cells])
-    per_subset = (["subset", "engines@depth", *BASELINES, *labels], rows)
-    summaries = subset_summaries(results, labels)
+    per_subset = (["subset", "engines@depth", *mq.BASELINES, *labels], rows)
+    summaries = mq.subset_summaries(results, labels)
     summary_rows = [
         [
             label if label in labels else f"{label} (baseline)",
@@ -875,35 +810,29 @@ def _subset_tables(
 
 
 def _run_subsets(
-    root: Path, runs: list[tuple[str, RankingConfig]], count: int, seed: int, output: str
+    root: Path, runs: list[tuple[str, RankingConfig]], count: int, seed: int | None, output: str
 ) -> None:
-    from ..bench import mq2008 as mq
 
-    folder = root / "mq2008-agg"
-    if not folder.is_dir():
-        fail(f"MQ2008-agg not found: {folder}")
-    try:
-        queries = mq.queries_of(mq.load_mq2008(folder))
-    except (ValueError, OSError) as exc:
-        fail(str(exc).splitlines()[0])
+    queries = load_mq2008_queries(root)
+    seed = mq.SUBSET_SEED if seed is None else seed
     setups = [*mq.REFERENCE_SETUPS, *mq.random_setups(count, seed)]
     labels = [label for label, _ in runs]
     total = sum(3 + len(s.rankers) + len(runs) for s in setups)
     with Progress(total, output == "table") as progress:
         progress.describe(f"{len(setups)} setups")
-        results = evaluate_subsets(queries, setups, runs, progress.step)
+        results = mq.evaluate_subsets(queries, setups, runs, progress.step)
     note = (
-        f"Gap: nDCG@8 relative to the best of {', '.join(BASELINES)} on each subset, chosen in hindsight "
+        f"Gap: nDCG@8 relative to the best of {', '.join(mq.BASELINES)} on each subset, chosen in hindsight "
         f"(bold). {len(setups)} subsets: the 3 reference setups and {count} random ones "
         f"(sizes 3-10, depth 10 or 20, seed {seed})."
     )
     if output == "json":
-        summaries = subset_summaries(results, labels)
+        summaries = mq.subset_summaries(results, labels)
         _print_json(
             {
                 "metric": "nDCG@8",
                 "seed": seed,
-                "baselines": list(BASELINES),
+                "baselines": list(mq.BASELINES),
                 "subsets": [
                     {
                         "name": r.name,

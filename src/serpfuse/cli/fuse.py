@@ -48,16 +48,6 @@ def per_query_lists(runs: dict[str, trec.Run], depth: int | None) -> dict[str, d
     return out
 
 
-def depth_config(config: RankingConfig, depth: int) -> RankingConfig:
-    """The rank-cut rankers (CombMNZ, Borda) must see the whole cut list, not their own default depth."""
-    return config.model_copy(
-        update={
-            "combmnz": config.combmnz.model_copy(update={"depth": depth}),
-            "borda": config.borda.model_copy(update={"depth": depth}),
-        }
-    )
-
-
 def fuse_runs(
     runs: dict[str, trec.Run],
     strategy: str,
@@ -66,7 +56,7 @@ def fuse_runs(
     config: RankingConfig | None = None,
 ) -> dict[str, list[tuple[str, float]]]:
     """qid -> fused (docid, score) best first, at most ``limit`` rows."""
-    from ..fusion import fuse_lists
+    from ..fusion import depth_config, fuse_lists
 
     lists = per_query_lists(runs, depth)
     config = (config or RankingConfig()).with_strategy(strategy)
