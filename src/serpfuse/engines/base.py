@@ -8,7 +8,8 @@ An engine module is pure description, SearXNG style: it never sends anything. It
 - ``parse(status, headers, body, q) -> list[EngineRow]``: the rows of one response. It raises
   ``ChallengeDetected`` on a CAPTCHA/challenge page, ``ParseFailure`` on a body it cannot read, and returns
   ``[]`` for a genuine no-results page. Each row keeps the engine's own 1-based rank, counted *before*
-  malformed rows are dropped, so a bad row never promotes the rows below it.
+  malformed rows are dropped, so a bad row never promotes the rows below it (``rows_from_items``, or
+  ``rows_from_json_list`` for a JSON list, does the counting).
 
 The transport maps each response's status first, with the engine's own ``classify`` when the module defines
 one (``engines.classifier(module)``), else ``classify_http``, and hands 2xx responses to ``parse``. Every
@@ -29,7 +30,7 @@ import email.utils
 import html
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -339,8 +340,24 @@ def make_row(
     )
 
 
-# What a JSON engine reads from one result object: (url, title, snippet, published); None skips the object.
+# What an engine reads from one result (a JSON object, an HTML node): (url, title, snippet, published); None
+# skips the result.
 Picked = tuple[Any, Any, Any, dt.datetime | None]
+
+
+def rows_from_items(
+    engine: str, items: Iterable[Any], pick: Callable[[Any], Picked | None], *, markup: bool = True
+) -> list[EngineRow]:
+    """The rows of an engine's results, in order: the one loop every parser ends in. Ranks are positions in
+    ``items``, counted before results without a usable row (``pick`` gives None, no usable URL) are dropped,
+    so a bad result never promotes the ones below it. ``markup`` as in ``make_row``."""
+    rows: list[EngineRow] = []
+    for rank, item in enumerate(items, start=1):
+        picked = pick(item)
+        row = make_row(engine, rank, *picked, markup=markup) if picked is not None else None
+        if row is not None:
+            rows.append(row)
+    return rows
 
 
 def rows_from_json_list(
@@ -361,13 +378,9 @@ def rows_from_json_list(
     """
     if not isinstance(items, list):
         raise ParseFailure(no_list_message)
-    rows: list[EngineRow] = []
-    for rank, item in enumerate(items, start=1):
-        picked = pick(item) if isinstance(item, dict) else None
-        row = make_row(engine, rank, *picked, markup=markup) if picked is not None else None
-        if row is not None:
-            rows.append(row)
-    return rows
+    return rows_from_items(
+        engine, items, lambda item: pick(item) if isinstance(item, dict) else None, markup=markup
+    )
 
 
 _RELATIVE = re.compile(

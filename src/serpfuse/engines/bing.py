@@ -10,19 +10,22 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 
+from selectolax.lexbor import LexborNode
+
 from ..models import EngineRow
 from .base import (
     ChallengeDetected,
     EngineInfo,
     EngineQuery,
+    Picked,
     RequestSpec,
     check_status,
     clamp,
     html_tree,
-    make_row,
     node_text,
     parse_published,
     range_start,
+    rows_from_items,
     shows_challenge,
     split_locale,
 )
@@ -104,7 +107,7 @@ def build_request(q: EngineQuery) -> RequestSpec | None:
     return request_for(URL, q)
 
 
-def _snippet(item) -> tuple[str, dt.datetime | None]:
+def _snippet(item: LexborNode) -> tuple[str, dt.datetime | None]:
     for selector in SNIPPETS:
         node = item.css_first(selector)
         if node is None:
@@ -122,20 +125,16 @@ def _snippet(item) -> tuple[str, dt.datetime | None]:
     return "", None
 
 
+def _pick(item: LexborNode) -> Picked | None:
+    link = item.css_first(TITLE_LINK)
+    if link is None:
+        return None
+    return link.attributes.get("href"), node_text(link), *_snippet(item)
+
+
 def parse_rows(engine: str, status: int, headers: Mapping[str, str], body: bytes) -> list[EngineRow]:
     check_status(status, headers, body)
-    tree = html_tree(body, headers)
-    rows: list[EngineRow] = []
-    for rank, item in enumerate(tree.css(RESULTS), start=1):
-        link = item.css_first(TITLE_LINK)
-        if link is None:
-            continue
-        snippet, published = _snippet(item)
-        row = make_row(
-            engine, rank, link.attributes.get("href"), node_text(link), snippet, published, markup=False
-        )
-        if row:
-            rows.append(row)
+    rows = rows_from_items(engine, html_tree(body, headers).css(RESULTS), _pick, markup=False)
     if not rows and shows_challenge(body, CHALLENGE_MARKERS):
         raise ChallengeDetected("Bing CAPTCHA page")
     return rows

@@ -9,16 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from selectolax.lexbor import LexborNode
+
 from ..models import EngineRow
 from .base import (
     ChallengeDetected,
     EngineInfo,
     EngineQuery,
+    Picked,
     RequestSpec,
     check_status,
     html_tree,
-    make_row,
     node_text,
+    rows_from_items,
     shows_challenge,
     split_locale,
 )
@@ -73,31 +76,24 @@ def build_request(q: EngineQuery) -> RequestSpec | None:
     )
 
 
+def _non_organic(item: LexborNode) -> bool:
+    classes = (item.attributes.get("class") or "").split()
+    return any(name in classes for name in NON_ORGANIC)
+
+
+def _pick(item: LexborNode) -> Picked | None:
+    link = item.css_first(TITLE_LINK)
+    if link is None:
+        return None
+    return link.attributes.get("href"), node_text(link), node_text(item.css_first(SNIPPET)), None
+
+
 def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) -> list[EngineRow]:
     if status == CHALLENGE_STATUS:
         raise ChallengeDetected("DuckDuckGo bot challenge (HTTP 202)")
     check_status(status, headers, body)
-    tree = html_tree(body, headers)
-    rows: list[EngineRow] = []
-    rank = 0
-    for item in tree.css(RESULTS):
-        classes = (item.attributes.get("class") or "").split()
-        if any(name in classes for name in NON_ORGANIC):
-            continue
-        rank += 1
-        link = item.css_first(TITLE_LINK)
-        if link is None:
-            continue
-        row = make_row(
-            INFO.name,
-            rank,
-            link.attributes.get("href"),
-            node_text(link),
-            node_text(item.css_first(SNIPPET)),
-            markup=False,
-        )
-        if row:
-            rows.append(row)
+    organic = [item for item in html_tree(body, headers).css(RESULTS) if not _non_organic(item)]
+    rows = rows_from_items(INFO.name, organic, _pick, markup=False)
     if not rows and shows_challenge(body, CHALLENGE_MARKERS):
         raise ChallengeDetected("DuckDuckGo bot challenge")
     return rows

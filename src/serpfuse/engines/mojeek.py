@@ -9,18 +9,21 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 
+from selectolax.lexbor import LexborNode
+
 from ..models import EngineRow
 from .base import (
     ChallengeDetected,
     EngineInfo,
     EngineQuery,
+    Picked,
     RequestSpec,
     check_status,
     html_tree,
-    make_row,
     node_text,
     parse_published,
     range_start,
+    rows_from_items,
     shows_challenge,
     split_locale,
 )
@@ -63,30 +66,21 @@ def build_request(q: EngineQuery) -> RequestSpec | None:
     return RequestSpec(method="GET", url=q.base_url or URL, params=params, cookies=cookies or None)
 
 
+def _pick(item: LexborNode) -> Picked | None:
+    title = item.css_first(TITLE_LINK)
+    link = item.css_first(URL_LINK) or title
+    if link is None:
+        return None
+    date_node = item.css_first(DATE)
+    published = None
+    if date_node is not None:
+        published = parse_published(date_node.attributes.get("datetime") or node_text(date_node))
+    return link.attributes.get("href"), node_text(title), node_text(item.css_first(SNIPPET)), published
+
+
 def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) -> list[EngineRow]:
     check_status(status, headers, body)
-    tree = html_tree(body, headers)
-    rows: list[EngineRow] = []
-    for rank, item in enumerate(tree.css(RESULTS), start=1):
-        title = item.css_first(TITLE_LINK)
-        link = item.css_first(URL_LINK) or title
-        if link is None:
-            continue
-        date_node = item.css_first(DATE)
-        published = None
-        if date_node is not None:
-            published = parse_published(date_node.attributes.get("datetime") or node_text(date_node))
-        row = make_row(
-            INFO.name,
-            rank,
-            link.attributes.get("href"),
-            node_text(title),
-            node_text(item.css_first(SNIPPET)),
-            published,
-            markup=False,
-        )
-        if row:
-            rows.append(row)
+    rows = rows_from_items(INFO.name, html_tree(body, headers).css(RESULTS), _pick, markup=False)
     if not rows and shows_challenge(body, CHALLENGE_MARKERS):
         raise ChallengeDetected("Mojeek bot check")
     return rows

@@ -8,16 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from selectolax.lexbor import LexborNode
+
 from ..models import EngineRow
 from .base import (
     ChallengeDetected,
     EngineInfo,
     EngineQuery,
+    Picked,
     RequestSpec,
     check_status,
     html_tree,
-    make_row,
     node_text,
+    rows_from_items,
     shows_challenge,
     split_locale,
 )
@@ -59,7 +62,7 @@ def build_request(q: EngineQuery) -> RequestSpec | None:
     return RequestSpec(method="GET", url=q.base_url or URL, params=params)
 
 
-def _title(link) -> str:
+def _title(link: LexborNode) -> str:
     # Newer layouts put the breadcrumb ("example.com › path") in a span inside the link, before the title.
     heading = link.css_first(TITLE_HEADING)
     if heading is not None:
@@ -75,24 +78,16 @@ def _title(link) -> str:
     return " ".join(direct.split()) or node_text(link)
 
 
+def _pick(item: LexborNode) -> Picked | None:
+    link = item.css_first(TITLE_LINK)
+    if link is None:
+        return None
+    return link.attributes.get("href"), _title(link), node_text(item.css_first(SNIPPET)), None
+
+
 def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) -> list[EngineRow]:
     check_status(status, headers, body)
-    tree = html_tree(body, headers)
-    rows: list[EngineRow] = []
-    for rank, item in enumerate(tree.css(RESULTS), start=1):
-        link = item.css_first(TITLE_LINK)
-        if link is None:
-            continue
-        row = make_row(
-            INFO.name,
-            rank,
-            link.attributes.get("href"),
-            _title(link),
-            node_text(item.css_first(SNIPPET)),
-            markup=False,
-        )
-        if row:
-            rows.append(row)
+    rows = rows_from_items(INFO.name, html_tree(body, headers).css(RESULTS), _pick, markup=False)
     if not rows and shows_challenge(body, CHALLENGE_MARKERS):
         raise ChallengeDetected("Yahoo bot check or consent page")
     return rows
