@@ -40,11 +40,6 @@ class CooldownPolicy:
         return min(self.error_step_s * max(1, consecutive_failures), self.error_cap_s)
 
 
-def _reason_of(error: EngineError) -> str:
-    # The error's message is fixed and key-free by contract (engines.base), so it is safe to keep and show.
-    return error.message
-
-
 @dataclass(frozen=True)
 class CooldownState:
     """One engine's failure record. ``until`` is epoch seconds; the engine is skipped while now < until."""
@@ -104,7 +99,7 @@ def next_state(
         until=now + seconds,
         failures=failures,
         status=error.status,
-        reason=_reason_of(error),
+        reason=error.message,  # fixed and key-free by contract (engines.base): safe to keep and show
         since=now,
     )
 
