@@ -125,8 +125,8 @@ def test_paired_values_align_by_qid():
 # --- the `serpfuse bench` command ----------------------------------------------------------------------------
 
 
-@pytest.fixture
-def cli():
+def bench_runner():
+    """``serpfuse bench ARGS...`` in process (typer's CliRunner); test_bench_subsets uses it too."""
     import typer
     from typer.testing import CliRunner
 
@@ -141,6 +141,11 @@ def cli():
     bench.register(app)
     runner = CliRunner()
     return lambda *args, **kw: runner.invoke(app, ["bench", *args], **kw)
+
+
+@pytest.fixture
+def cli():
+    return bench_runner()
 
 
 def _json(result) -> dict:

@@ -7,7 +7,6 @@ corpus and skips without it.
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pytest
 
 from conftest import need
 from serpfuse.bench import mq2008 as m
+from test_bench_crw56 import _json, bench_runner
 
 PERFECT = 3  # the synthetic ranker that orders every query by grade
 
@@ -52,25 +52,7 @@ def synthetic(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def cli():
-    import typer
-    from typer.testing import CliRunner
-
-    from serpfuse.cli import bench
-
-    app = typer.Typer(add_completion=False)
-
-    @app.callback()
-    def _root() -> None:
-        """test root"""
-
-    bench.register(app)
-    runner = CliRunner()
-    return lambda *args: runner.invoke(app, ["bench", *args])
-
-
-def _json(result) -> dict:
-    assert result.exit_code == 0, result.stderr
-    return json.loads(result.stdout)
+    return bench_runner()
 
 
 # --- pure parts ------------------------------------------------------------------------------------------------
