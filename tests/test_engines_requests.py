@@ -386,6 +386,8 @@ def test_engine_modules_follow_the_contract(name: str) -> None:
     else:
         assert callable(module.build_request)
     assert callable(classifier(module))
+    # Only SearXNG (its 403) and AnySearch (body-blind) refine the central status mapper.
+    assert (classifier(module) is classify_http) == (name not in {"searxng", "anysearch"})
     if info.needs_key or info.accepts_key:
         assert info.key_envs and info.key_envs[0] == f"SERPFUSE_{name.upper().replace('-', '_')}_API_KEY"
     assert info.rows_per_request >= 1 and info.timeout_s > 0
