@@ -59,6 +59,9 @@ async def test_tools_are_listed_with_input_and_output_schemas(service):
     for tool in tools.values():
         assert tool.output_schema is not None
         assert tool.annotations.read_only_hint is True
+    # One signature serves both search tools; what they answer differs.
+    assert "results" in tools["web_search"].output_schema["properties"]
+    assert "candidates" in tools["explain_search"].output_schema["properties"]
 
 
 async def test_web_search_gives_text_and_the_same_rows_as_structured_content(service):

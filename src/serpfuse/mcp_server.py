@@ -19,10 +19,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
-from .fanout import UnknownEngine
 from .models import MAX_LIMIT, CandidateExplanation, FusedResult, Model, SearchResponse
-from .rankers import UnknownStrategy, available
-from .service import EngineHealth, QueryTooLong, SearchService
+from .rankers import available
+from .service import EngineHealth, SearchService
 from .settings import validation_message
 from .sources.base import SourceError
 
@@ -373,83 +372,55 @@ def build_server(service: SearchService, *, name: str = "serpfuse") -> MCPServer
     server = MCPServer(name, instructions=INSTRUCTIONS, middleware=[OneLineToolErrors()])
     max_default = service.settings.mcp_max_chars
 
-    async def run(explain: bool, **fields: Any) -> SearchResponse:
-        try:
-            request = service.make_request(**fields)
-            return await service.search(request, explain=explain, interface="mcp")
-        except (
-            ValidationError,
-            QueryTooLong,
-            UnknownStrategy,
-            UnknownEngine,
-            SourceError,
-            ValueError,
-        ) as exc:
-            raise ToolError(_one_line(exc)) from None
+    def search_tool(explain: bool, render: Callable[[SearchResponse, int], tuple[str, Model]]):
+        """One search tool; web_search and explain_search differ only in ``explain`` and how they render."""
 
-    def fields_of(**kwargs: Any) -> dict[str, Any]:
-        kwargs["engines"] = _as_list(kwargs.get("engines"))
-        for key in ("include_domains", "exclude_domains"):
-            kwargs[key] = _as_list(kwargs.get(key))
-        return kwargs
+        async def tool(
+            query: Query,
+            limit: Limit = None,
+            engines: Engines = None,
+            include_domains: Domains = None,
+            exclude_domains: Domains = None,
+            time_range: TimeRangeArg = None,
+            date_from: DateArg = None,
+            date_to: DateArg = None,
+            region: Region = None,
+            strategy: Strategy = None,
+            min_score: MinScore = None,
+            max_chars: MaxChars = max_default,
+        ) -> CallToolResult:
+            try:
+                request = service.make_request(
+                    query=query, limit=limit, engines=_as_list(engines), include_domains=_as_list(include_domains),
+                    exclude_domains=_as_list(exclude_domains), time_range=time_range, date_from=date_from,
+                    date_to=date_to, region=region, strategy=strategy, min_score=min_score,
+                )  # fmt: skip
+                resp = await service.search(request, explain=explain, interface="mcp")
+            # Bad input (pydantic's ValidationError, QueryTooLong, UnknownStrategy, UnknownEngine are all
+            # ValueErrors) or a query the source cannot serve: a tool error, never a crash.
+            except (ValueError, SourceError) as exc:
+                raise ToolError(_one_line(exc)) from None
+            text, out = render(resp, max_chars)
+            return CallToolResult(
+                content=[TextContent(type="text", text=text)], structured_content=out.to_json_dict()
+            )
 
-    @server.tool(annotations=_READ_ONLY)
-    async def web_search(
-        query: Query,
-        limit: Limit = None,
-        engines: Engines = None,
-        include_domains: Domains = None,
-        exclude_domains: Domains = None,
-        time_range: TimeRangeArg = None,
-        date_from: DateArg = None,
-        date_to: DateArg = None,
-        region: Region = None,
-        strategy: Strategy = None,
-        min_score: MinScore = None,
-        max_chars: MaxChars = max_default,
-    ) -> Annotated[CallToolResult, WebSearchOutput]:
-        """Search the web with several engines at once; one fused, de-duplicated list of the best results."""
-        resp = await run(
-            False,
-            **fields_of(
-                query=query, limit=limit, engines=engines, include_domains=include_domains,
-                exclude_domains=exclude_domains, time_range=time_range, date_from=date_from, date_to=date_to,
-                region=region, strategy=strategy, min_score=min_score,
-            ),
-        )  # fmt: skip
-        text, out = render_results(resp, max_chars)
-        return CallToolResult(
-            content=[TextContent(type="text", text=text)], structured_content=out.to_json_dict()
-        )
+        return tool
 
-    @server.tool(annotations=_READ_ONLY)
-    async def explain_search(
-        query: Query,
-        limit: Limit = None,
-        engines: Engines = None,
-        include_domains: Domains = None,
-        exclude_domains: Domains = None,
-        time_range: TimeRangeArg = None,
-        date_from: DateArg = None,
-        date_to: DateArg = None,
-        region: Region = None,
-        strategy: Strategy = None,
-        min_score: MinScore = None,
-        max_chars: MaxChars = max_default,
-    ) -> Annotated[CallToolResult, ExplainOutput]:
-        """The same search, explained: every candidate with its score parts, and the step that cut each cut row."""
-        resp = await run(
-            True,
-            **fields_of(
-                query=query, limit=limit, engines=engines, include_domains=include_domains,
-                exclude_domains=exclude_domains, time_range=time_range, date_from=date_from, date_to=date_to,
-                region=region, strategy=strategy, min_score=min_score,
-            ),
-        )  # fmt: skip
-        text, out = render_explanation(resp, max_chars)
-        return CallToolResult(
-            content=[TextContent(type="text", text=text)], structured_content=out.to_json_dict()
-        )
+    for tool_name, explain, render, output, description in (
+        (
+            "web_search", False, render_results, WebSearchOutput,
+            "Search the web with several engines at once; one fused, de-duplicated list of the best results.",
+        ),
+        (
+            "explain_search", True, render_explanation, ExplainOutput,
+            "The same search, explained: every candidate with its score parts, and the step that cut each cut row.",
+        ),
+    ):  # fmt: skip
+        tool = search_tool(explain, render)
+        tool.__name__ = tool.__qualname__ = tool_name
+        tool.__annotations__["return"] = Annotated[CallToolResult, output]  # the tool's output schema
+        server.add_tool(tool, description=description, annotations=_READ_ONLY)
 
     @server.tool(annotations=_READ_ONLY)
     async def engine_status() -> Annotated[CallToolResult, EngineStatusOutput]:
