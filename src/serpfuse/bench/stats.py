@@ -12,6 +12,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .metrics import mean
+
 DEFAULT_RESAMPLES = 10_000
 DEFAULT_SEED = 20260531  # fixed, so an interval printed today is the interval printed tomorrow
 
@@ -153,9 +155,6 @@ def sweep(
             if on_point:
                 on_point(point)
         return cache[key]
-
-    def mean(values: Sequence[float]) -> float:
-        return sum(values) / len(values) if values else 0.0
 
     default_point = {k: default[k] for k in grid}
     default_values = run(default_point)
