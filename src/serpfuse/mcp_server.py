@@ -22,12 +22,9 @@ from pydantic import Field, ValidationError
 from .models import MAX_LIMIT, CandidateExplanation, FusedResult, Model, SearchResponse
 from .rankers import available
 from .service import EngineHealth, SearchService
-from .settings import validation_message
+from .settings import MCP_MAX_CHARS, MCP_MIN_CHARS, validation_message
 from .sources.base import SourceError
 
-DEFAULT_MAX_CHARS = 6000
-MIN_MAX_CHARS = 500
-MAX_MAX_CHARS = 100_000
 SNIPPET_CHARS = 300
 TITLE_CHARS = 200
 REASON_CHARS = 100
@@ -361,8 +358,8 @@ MinScore = Annotated[float | None, Field(ge=0, description="Drop results scoring
 MaxChars = Annotated[
     int,
     Field(
-        ge=MIN_MAX_CHARS,
-        le=MAX_MAX_CHARS,
+        ge=MCP_MIN_CHARS,
+        le=MCP_MAX_CHARS,
         description="Upper bound on the answer's length in characters; rows that do not fit are left out.",
     ),
 ]

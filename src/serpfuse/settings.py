@@ -39,6 +39,8 @@ APP_NAME = "serpfuse"
 CONFIG_ENV = "SERPFUSE_CONFIG"
 CONFIG_FILE_NAME = "serpfuse.toml"
 MASK = "***"
+# An MCP answer's length bound (``max_chars``): the deployment's default and what a tool call may ask.
+MCP_MIN_CHARS, MCP_MAX_CHARS = 500, 100_000
 
 CacheBackend = Literal["sqlite", "redis", "off"]
 
@@ -97,7 +99,7 @@ class Settings(BaseSettings):
     rate_limit_burst: int = Field(20, ge=1)
     max_query_chars: int = Field(MAX_QUERY_CHARS, ge=1, le=MAX_QUERY_CHARS)
     max_body_bytes: int = Field(64 * 1024, ge=256)
-    mcp_max_chars: int = Field(6000, ge=500, le=200_000)
+    mcp_max_chars: int = Field(6000, ge=MCP_MIN_CHARS, le=MCP_MAX_CHARS)
 
     ranking: RankingConfig = Field(default_factory=RankingConfig)
 
