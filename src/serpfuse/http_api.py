@@ -117,14 +117,14 @@ class TokenBuckets:
                 del self._buckets[client]
 
 
+def _header(scope: Scope, name: bytes) -> str | None:
+    """The first value of a request header (ASGI names are lower-case bytes)."""
+    return next((v.decode("latin-1") for n, v in scope.get("headers", []) if n == name), None)
+
+
 def _bearer(scope: Scope) -> str | None:
-    for name, value in scope.get("headers", []):
-        if name == b"authorization":
-            text = value.decode("latin-1").strip()
-            if text[:7].lower() == "bearer ":
-                return text[7:].strip()
-            return None
-    return None
+    text = (_header(scope, b"authorization") or "").strip()
+    return text[7:].strip() if text[:7].lower() == "bearer " else None
 
 
 def _same(presented: str | None, token: str) -> bool:
@@ -132,13 +132,10 @@ def _same(presented: str | None, token: str) -> bool:
 
 
 def _content_length(scope: Scope) -> int | None:
-    for name, value in scope.get("headers", []):
-        if name == b"content-length":
-            try:
-                return int(value)
-            except ValueError:
-                return None
-    return None
+    try:
+        return int(_header(scope, b"content-length") or "")
+    except ValueError:
+        return None
 
 
 class Guard:
@@ -212,8 +209,8 @@ class Guard:
 # --- reading requests --------------------------------------------------------------------------------------
 
 
-async def read_json(request: Request, max_bytes: int) -> Any:
-    """The JSON body, read with a size cap (a chunked body has no Content-Length to check up front)."""
+async def read_json_object(request: Request, max_bytes: int) -> dict[str, Any]:
+    """The JSON object body, read with a size cap (a chunked body has no Content-Length to check up front)."""
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
@@ -224,9 +221,12 @@ async def read_json(request: Request, max_bytes: int) -> Any:
     if not raw.strip():
         raise ApiError(400, "request body is empty; send a JSON object")
     try:
-        return json.loads(raw)
+        body = json.loads(raw)
     except (ValueError, UnicodeDecodeError):
         raise ApiError(400, "request body is not valid JSON") from None
+    if not isinstance(body, dict):
+        raise ApiError(400, "request body must be a JSON object")
+    return body
 
 
 def _flag(value: Any) -> bool:
@@ -316,10 +316,8 @@ def tavily_shape(resp: SearchResponse, seconds: float) -> dict[str, Any]:
     }
 
 
-def tavily_request_fields(body: Any) -> dict[str, Any]:
+def tavily_request_fields(body: dict[str, Any]) -> dict[str, Any]:
     """Tavily's body -> our request fields. Unknown Tavily options are accepted and ignored, as Tavily does."""
-    if not isinstance(body, dict):
-        raise ApiError(400, "request body must be a JSON object")
     time_range = body.get("time_range")
     start, end = body.get("start_date"), body.get("end_date")
     if time_range and (start or end):
@@ -461,9 +459,7 @@ def create_app(service: SearchService, *, clock: Clock = time.monotonic) -> ASGI
 
     async def native(request: Request) -> Response:
         if request.method == "POST":
-            body = await read_json(request, max_body)
-            if not isinstance(body, dict):
-                raise ApiError(400, "request body must be a JSON object")
+            body = await read_json_object(request, max_body)
             explain, use_cache = _flag(body.pop("explain", False)), _flag(body.pop("cache", True))
             fields = body
         else:
@@ -516,7 +512,7 @@ def create_app(service: SearchService, *, clock: Clock = time.monotonic) -> ASGI
 
     async def tavily(request: Request) -> Response:
         started = time.perf_counter()
-        fields = tavily_request_fields(await read_json(request, max_body))
+        fields = tavily_request_fields(await read_json_object(request, max_body))
         resp = await search(fields, explain=False, use_cache=True, interface="tavily")
         return JSONResponse(tavily_shape(resp, time.perf_counter() - started))
 
