@@ -20,7 +20,9 @@ import datetime as dt
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..config import RankingConfig
 from ..urls import dedup_key
@@ -33,6 +35,9 @@ from .report import (
     aggregate,
     worst_queries,
 )
+
+if TYPE_CHECKING:
+    from ..query import QueryAnalysis
 
 RECORDING = "crw56/searxng_raw.json"
 QRELS_DEV = "crw56/qrels-dev.jsonl"
@@ -98,6 +103,13 @@ class Crw56Query:
     @property
     def has_relevant(self) -> bool:
         return bool(self.judged) and any(g >= 1 for g in self.judged.values())
+
+    @cached_property
+    def analysis(self) -> QueryAnalysis:
+        """The query as the pipeline reads it, analysed once (every row's flags and the groups use it)."""
+        from ..query import analyze_query
+
+        return analyze_query(self.query)
 
     @property
     def category(self) -> str:
@@ -231,16 +243,14 @@ class PipelineRunner:
 
 # --- judging and scoring -------------------------------------------------------------------------------------
 
-RowFlags = Callable[[str, Shown], tuple[bool, bool]]  # (query, row) -> (junk, covered)
+RowFlags = Callable[["QueryAnalysis", Shown], tuple[bool, bool]]  # (query, row) -> (junk, covered)
 
 
-def filter_flags(query_text: str, row: Shown) -> tuple[bool, bool]:
+def filter_flags(analysis: QueryAnalysis, row: Shown) -> tuple[bool, bool]:
     """Seed 001's row flags from the project's own filters: junk, and coverage of the important terms."""
     from ..filters.coverage import passes_coverage
     from ..filters.junk import is_junk
-    from ..query import analyze_query
 
-    analysis = analyze_query(query_text)
     junk = is_junk(row.title, row.url, query=analysis)
     covered = analysis.is_cjk or passes_coverage(analysis.terms, row.title, row.snippet, 0.5)
     return junk, covered
@@ -252,7 +262,7 @@ def judge(query: Crw56Query, shown: Sequence[Shown], flags: RowFlags | None) -> 
         keys = [dedup_key(u) for u in row.urls]
         judged_key = next((k for k in keys if query.judged and k in query.judged), None)
         grade = query.judged[judged_key] if query.judged is not None and judged_key is not None else None
-        junk, covered = flags(query.query, row) if flags else (False, True)
+        junk, covered = flags(query.analysis, row) if flags else (False, True)
         out.append(ShownRow(judged_key or keys[0], row.url, row.title, grade, junk, covered, row.engines))
     return out
 
@@ -289,9 +299,7 @@ def score_query(
 
 
 def _groups(query: Crw56Query) -> dict[str, str]:
-    from ..query import analyze_query
-
-    return {"script": analyze_query(query.query).script, "category": query.category}
+    return {"script": query.analysis.script, "category": query.category}
 
 
 Ranking = Callable[[Crw56Query], list[Shown]]
