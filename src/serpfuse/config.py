@@ -10,11 +10,11 @@ from __future__ import annotations
 import hashlib
 import json
 from functools import cache
-from importlib import resources
 from typing import Literal
 
 from pydantic import Field, model_validator
 
+from . import data
 from .models import Model
 
 SCORE_VERSION = "serpfuse-1"
@@ -23,7 +23,7 @@ SCORE_VERSION = "serpfuse-1"
 @cache
 def engine_table() -> dict:
     """The shipped engine weights/groups table (``data/engine_weights.json``)."""
-    return json.loads(resources.files("serpfuse.data").joinpath("engine_weights.json").read_text())
+    return data.json("engine_weights.json")
 
 
 def _groups() -> dict[str, str]:

@@ -5,22 +5,18 @@ Only the query text is analysed; the request's own include/exclude domains are m
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Literal
 
+from serpfuse import data
 from serpfuse.text import cjk_bigrams, is_cjk, script_of, words
 from serpfuse.urls import host_of
 
-_DATA = resources.files("serpfuse.data")
-
 
 def _load_stopwords() -> frozenset[str]:
-    lines = _DATA.joinpath("query_stopwords.txt").read_text(encoding="utf-8").splitlines()
-    return frozenset(w.strip().lower() for w in lines if w.strip() and not w.startswith("#"))
+    return frozenset(data.lines("query_stopwords.txt"))
 
 
 STOPWORDS: frozenset[str] = _load_stopwords()
@@ -152,7 +148,7 @@ class _CoreWords:
 
 @cache
 def _core_words() -> _CoreWords:
-    table = json.loads(_DATA.joinpath("query_core_words.json").read_text(encoding="utf-8"))
+    table = data.json("query_core_words.json")
     anywhere = sorted(table["anywhere"], key=len, reverse=True)  # longest first: 是什么 before 什么
     return _CoreWords(
         anywhere=re.compile("|".join(map(re.escape, anywhere))),

@@ -11,11 +11,12 @@ import binascii
 import ipaddress
 import re
 from functools import cache, lru_cache
-from importlib import resources
 from urllib.parse import parse_qs, unquote, unquote_plus, urlsplit, urlunsplit
 
 from publicsuffixlist import PublicSuffixList
 from w3lib.url import canonicalize_url, url_query_cleaner
+
+from . import data
 
 try:  # IDNA 2008 with UTS 46 mapping when the package is present; the stdlib codec (IDNA 2003) otherwise
     import idna as _idna
@@ -31,13 +32,9 @@ _MAX_UNWRAP = 3  # a redirector may wrap another one (a Bing ck/a around a Googl
 
 
 def _load_tracking_params() -> tuple[frozenset[str], tuple[str, ...]]:
-    text = resources.files("serpfuse.data").joinpath("tracking_params.txt").read_text(encoding="utf-8")
     names: set[str] = set()
     prefixes: list[str] = []
-    for line in text.splitlines():
-        entry = line.strip().lower()
-        if not entry or entry.startswith("#"):
-            continue
+    for entry in data.lines("tracking_params.txt"):
         if entry.endswith("*"):
             prefixes.append(entry[:-1])
         else:

@@ -37,10 +37,11 @@ from functools import cache, lru_cache
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
+from .. import data
 from ..query import STOPWORDS
 from ..text import words
 from .base import FilterContext
-from .tables import data_lines, parse_sections
+from .tables import parse_sections
 
 if TYPE_CHECKING:
     from ..query import QueryAnalysis
@@ -86,15 +87,15 @@ def parse_variants(lines: Iterable[str]) -> dict[str, frozenset[str]]:
 
 @cache
 def word_tables() -> WordTables:
-    sections = parse_sections(data_lines("relevance_words.txt"))
+    sections = parse_sections(data.lines("relevance_words.txt"))
     weak = {w: name for name in WEAK_SECTIONS for w in sections.get(name, ())}
     return WordTables(
         function_words=frozenset(sections.get("function", ())),
         weak_words=weak,
-        variants=parse_variants(data_lines("relevance_variants.txt")),
+        variants=parse_variants(data.lines("relevance_variants.txt")),
         operators={
             name: section == "word"
-            for section, names in parse_sections(data_lines("relevance_operators.txt")).items()
+            for section, names in parse_sections(data.lines("relevance_operators.txt")).items()
             for name in names
         },
     )

@@ -2,23 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 
+from .. import data
 from ..text import words
-
-
-def _data_text(name: str) -> str:
-    return resources.files("serpfuse.data").joinpath(name).read_text(encoding="utf-8")
-
-
-def data_lines(name: str) -> list[str]:
-    """The non-empty lines of a text table, lowercased, without ``#`` comments."""
-    lines = (raw.split("#", 1)[0].strip().lower() for raw in _data_text(name).splitlines())
-    return [line for line in lines if line]
 
 
 def parse_sections(lines: Iterable[str]) -> dict[str, set[str]]:
@@ -48,12 +37,12 @@ def parse_host_table(lines: Iterable[str]) -> dict[str, str]:
 
 @cache
 def junk_hosts() -> dict[str, str]:
-    return parse_host_table(data_lines("junk_hosts.txt"))
+    return parse_host_table(data.lines("junk_hosts.txt"))
 
 
 @cache
 def official_domains() -> dict[str, str]:
-    return parse_host_table(data_lines("official_domains.txt"))
+    return parse_host_table(data.lines("official_domains.txt"))
 
 
 def host_category(host: str, table: dict[str, str]) -> tuple[str, str] | None:
@@ -93,7 +82,7 @@ class JunkRules:
 
 @cache
 def junk_rules() -> JunkRules:
-    raw = json.loads(_data_text("filter_junk_rules.json"))
+    raw = data.json("filter_junk_rules.json")
     return JunkRules(
         dictionary_title_words=frozenset(raw["dictionary_title_words"]),
         dictionary_title_max_tokens=int(raw["dictionary_title_max_tokens"]),
@@ -111,7 +100,7 @@ def junk_rules() -> JunkRules:
 @cache
 def geo_competitors() -> dict[tuple[str, ...], tuple[tuple[str, ...], ...]]:
     """{place words: (competitor words, ...)}, every entry as a tuple of folded word tokens."""
-    raw = json.loads(_data_text("geo_competitors.json"))["places"]
+    raw = data.json("geo_competitors.json")["places"]
     return {
         tuple(words(place)): tuple(tuple(words(c)) for c in entry["competitors"])
         for place, entry in raw.items()
