@@ -22,7 +22,7 @@ from pydantic import Field, ValidationError
 from .models import MAX_LIMIT, CandidateExplanation, FusedResult, Model, SearchResponse
 from .rankers import available
 from .service import EngineHealth, SearchService
-from .settings import MCP_MAX_CHARS, MCP_MIN_CHARS, validation_message
+from .settings import MCP_MAX_CHARS, MCP_MIN_CHARS, split_list, validation_message
 from .sources.base import SourceError
 
 SNIPPET_CHARS = 300
@@ -332,12 +332,6 @@ class OneLineToolErrors:
         return result
 
 
-def _as_list(value: list[str] | str | None) -> list[str] | None:
-    if isinstance(value, str):
-        return [v.strip() for v in value.split(",") if v.strip()]
-    return value
-
-
 Query = Annotated[str, Field(description='What to search for. site:, -site:, "phrases" and OR work.')]
 Limit = Annotated[int | None, Field(ge=1, le=MAX_LIMIT, description="How many results (1-20; default 8).")]
 Engines = Annotated[
@@ -388,9 +382,10 @@ def build_server(service: SearchService, *, name: str = "serpfuse") -> MCPServer
         ) -> CallToolResult:
             try:
                 request = service.make_request(
-                    query=query, limit=limit, engines=_as_list(engines), include_domains=_as_list(include_domains),
-                    exclude_domains=_as_list(exclude_domains), time_range=time_range, date_from=date_from,
-                    date_to=date_to, region=region, strategy=strategy, min_score=min_score,
+                    query=query, limit=limit, engines=split_list(engines),
+                    include_domains=split_list(include_domains), exclude_domains=split_list(exclude_domains),
+                    time_range=time_range, date_from=date_from, date_to=date_to, region=region,
+                    strategy=strategy, min_score=min_score,
                 )  # fmt: skip
                 resp = await service.search(request, explain=explain, interface="mcp")
             # Bad input (pydantic's ValidationError, QueryTooLong, UnknownStrategy, UnknownEngine are all
@@ -404,16 +399,17 @@ def build_server(service: SearchService, *, name: str = "serpfuse") -> MCPServer
 
         return tool
 
+    web_search = (
+        "Search the web with several engines at once; one fused, de-duplicated list of the best results."
+    )
+    explain_search = (
+        "The same search, explained: every candidate with its score parts, "
+        "and the step that cut each cut row."
+    )
     for tool_name, explain, render, output, description in (
-        (
-            "web_search", False, render_results, WebSearchOutput,
-            "Search the web with several engines at once; one fused, de-duplicated list of the best results.",
-        ),
-        (
-            "explain_search", True, render_explanation, ExplainOutput,
-            "The same search, explained: every candidate with its score parts, and the step that cut each cut row.",
-        ),
-    ):  # fmt: skip
+        ("web_search", False, render_results, WebSearchOutput, web_search),
+        ("explain_search", True, render_explanation, ExplainOutput, explain_search),
+    ):
         tool = search_tool(explain, render)
         tool.__name__ = tool.__qualname__ = tool_name
         tool.__annotations__["return"] = Annotated[CallToolResult, output]  # the tool's output schema

@@ -53,8 +53,8 @@ class ConfigError(Exception):
 _toml_data: ContextVar[dict[str, Any] | None] = ContextVar("serpfuse_toml_data", default=None)
 
 
-def _split_list(value: Any) -> Any:
-    """``brave,ddg`` or ``["brave", "ddg"]`` (env var or flag) -> a list; lists pass through."""
+def split_list(value: Any) -> Any:
+    """``brave,ddg`` or ``["brave", "ddg"]`` (env var, flag or tool argument) -> a list; anything else passes."""
     if isinstance(value, str):
         text = value.strip()
         if text.startswith("["):
@@ -106,7 +106,7 @@ class Settings(BaseSettings):
     @field_validator("engines", mode="before")
     @classmethod
     def _engines_list(cls, value: Any) -> Any:
-        value = _split_list(value)
+        value = split_list(value)
         if isinstance(value, list):
             names = [str(v).strip().lower() for v in value if str(v).strip()]
             return names or None
