@@ -82,7 +82,7 @@ def register(app: typer.Typer) -> None:
             engine = engine.strip().lower()
             if not sep or not engine:
                 fail(f"--set wants ENGINE=KEY, got {item.split('=')[0]!r}=...")
-            if known and engine not in known:
+            if engine not in known:
                 fail(f"unknown engine {engine!r}; choose from: {', '.join(known)}")
             if key.strip() == "-":
                 key = _read_secret(engine)
@@ -94,8 +94,7 @@ def register(app: typer.Typer) -> None:
         if list_ or not set_:
             for engine in known:
                 status = store.status(engine)
-                label = {"configured": "configured", "missing": "missing"}.get(status, status)
                 hint = f"  ({store.hint(engine)})" if status == "missing" else ""
-                print(f"{engine:12} {label}{hint}")
+                print(f"{engine:12} {status}{hint}")
 
     app.add_typer(config_app, name="config")
