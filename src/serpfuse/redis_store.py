@@ -52,12 +52,8 @@ class RedisCooldownStore:
     def _key(self, engine: str) -> str:
         return self._prefix + engine
 
-    async def _read(self, engine: str) -> CooldownState | None:
-        raw = await self._redis.get(self._key(engine))
-        return _parse(raw)
-
     async def get(self, engine: str) -> CooldownState | None:
-        state = await self._read(engine)
+        state = _parse(await self._redis.get(self._key(engine)))
         return state if state is not None and state.active(self._clock()) else None
 
     async def record_failure(self, engine: str, error: EngineError) -> CooldownState:
