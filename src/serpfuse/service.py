@@ -16,13 +16,13 @@ import logging
 import time
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from .api import open_source
 from .cache import RedisResultCache, ResultCache, SqliteResultCache, cache_key
 from .config import RankingConfig
 from .cooldown import CooldownPolicy, CooldownState, CooldownStore, InMemoryCooldownStore, next_state
-from .engines.base import EngineError
+from .engines.base import EngineError, ErrorStatus
 from .metrics import Metrics
 from .models import EngineReport, Model, SearchRequest, SearchResponse
 from .pipeline import search as run_pipeline
@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 
 # A response some engine failed on is kept briefly: the engine may be back in a minute.
 DEGRADED_TTL_S = 120.0
-_FAILED = {"error", "timeout", "rate-limited", "challenge"}
+_FAILED = frozenset(get_args(ErrorStatus))
 
 
 class QueryTooLong(ValueError):
