@@ -120,6 +120,8 @@ class Crw56Query:
 class Crw56Corpus:
     recording: Path
     queries: list[Crw56Query] = field(default_factory=list)
+    # (split, flags) -> engine -> summary: each engine's own list does not depend on the configuration
+    engine_summaries: dict[tuple, dict[str, dict[str, float]]] = field(default_factory=dict, repr=False)
 
     def split(self, name: str) -> list[Crw56Query]:
         if name == "dev":
@@ -376,8 +378,22 @@ def run(
     notes = [f"{unjudged} shown rows had no judgment (counted as irrelevant)"] if unjudged else []
     report = build_report(scores, split, label, fingerprint, notes)
     if per_engine:
-        lists = engine_lists(corpus)
-        for engine in engines_of(queries):
-            engine_scores = score_run(queries, lambda q, e=engine: lists[q.qid].get(e, [])[:LIMIT], flags)
-            report.per_engine[engine] = aggregate(engine_scores, METRICS)
+        report.per_engine = per_engine_summaries(corpus, split, flags)
     return report
+
+
+def per_engine_summaries(
+    corpus: Crw56Corpus, split: str, flags: RowFlags | None = filter_flags
+) -> dict[str, dict[str, float]]:
+    """Each engine's own list alone, summed up over the split: computed once per corpus, split and flags."""
+    key = (split, flags)
+    if key not in corpus.engine_summaries:
+        queries = corpus.split(split)
+        lists = engine_lists(corpus)
+        corpus.engine_summaries[key] = {
+            engine: aggregate(
+                score_run(queries, lambda q, e=engine: lists[q.qid].get(e, [])[:LIMIT], flags), METRICS
+            )
+            for engine in engines_of(queries)
+        }
+    return corpus.engine_summaries[key]
