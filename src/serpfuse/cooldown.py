@@ -31,7 +31,7 @@ class CooldownPolicy:
 
     error_step_s: float = 5.0
     error_cap_s: float = 120.0
-    # A server can send any Retry-After; a month-long one is a quota, and a day is long enough to notice.
+    # A server can send any Retry-After; cap it at SearXNG's longest ban (15 days, a Cloudflare challenge).
     max_cooldown_s: float = 15 * 86400.0
 
     def seconds_for(self, error: EngineError, consecutive_failures: int) -> float:
