@@ -11,20 +11,10 @@ from .config import RankingConfig
 from .fanout import DEFAULT_DEADLINE_S
 from .models import SearchRequest, SearchResponse
 from .pipeline import search as _run
+from .sources import open_source
 from .sources.base import Source
-from .sources.replay import ReplaySource
 
-REPLAY_ENV = "SERPFUSE_REPLAY"
-
-
-def open_source(replay: str | Path | None = None, **live_options: Any) -> Source:
-    """A replay source when a recording is given (argument or $SERPFUSE_REPLAY), else the live engines."""
-    replay = replay or os.environ.get(REPLAY_ENV) or None
-    if replay:
-        return ReplaySource(replay)
-    from .sources.live import LiveSource  # imported late: replay needs no HTTP stack
-
-    return LiveSource.from_environment(**live_options)
+REPLAY_ENV = "SERPFUSE_REPLAY"  # the Python API honours it as the CLI and servers do (through their settings)
 
 
 async def asearch(
@@ -39,7 +29,7 @@ async def asearch(
 ) -> SearchResponse:
     request = query if isinstance(query, SearchRequest) else SearchRequest(query=query, **request_fields)
     own = source is None
-    source = source or open_source(replay)
+    source = source or open_source(replay or os.environ.get(REPLAY_ENV))
     try:
         return await _run(request, source=source, config=config, deadline_s=deadline_s, explain=explain)
     finally:

@@ -18,7 +18,6 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, Literal, get_args
 
-from .api import open_source
 from .cache import RedisResultCache, ResultCache, SqliteResultCache, cache_key
 from .config import RankingConfig
 from .cooldown import CooldownPolicy, CooldownState, CooldownStore, InMemoryCooldownStore, next_state
@@ -28,6 +27,7 @@ from .models import EngineReport, Model, SearchRequest, SearchResponse
 from .pipeline import search as run_pipeline
 from .rankers import get_ranker
 from .settings import ConfigError, Settings
+from .sources import open_source
 from .sources.base import EngineSlot, Source
 from .sources.replay import ReplaySource
 
