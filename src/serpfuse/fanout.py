@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .models import EngineAnswer, EngineRow, SearchRequest
+from .models import ANSWERED, EngineAnswer, EngineRow, SearchRequest
 from .query import QueryAnalysis
 from .sources.base import EngineSlot, Source
 
@@ -125,7 +125,7 @@ async def fan_out(
     result.answers.extend(first)
     if primaries and not _usable(first, gate) and query.core_variant and time.monotonic() < deadline:
         result.retried = True
-        answered = sorted({a.engine for a in first if a.status in ("ok", "empty")})
+        answered = sorted({a.engine for a in first if a.status in ANSWERED})
         retry = await _ask_all(source, answered, [query.core_variant], request, deadline)
         result.answers.extend(retry)
         result.warnings.append(

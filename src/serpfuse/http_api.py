@@ -37,7 +37,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .fanout import UnknownEngine
 from .metrics import CONTENT_TYPE
-from .models import MAX_LIMIT, FusedResult, SearchRequest, SearchResponse
+from .models import ANSWERED, MAX_LIMIT, FusedResult, SearchRequest, SearchResponse
 from .rankers import UnknownStrategy
 from .service import QueryTooLong, SearchService
 from .settings import Settings, validation_message
@@ -285,7 +285,7 @@ def searxng_shape(resp: SearchResponse) -> dict[str, Any]:
         "unresponsive_engines": [
             [e.engine, f"{e.status}: {e.reason}" if e.reason else e.status]
             for e in resp.engines
-            if e.status not in ("ok", "empty")
+            if e.status not in ANSWERED
         ],
     }
 

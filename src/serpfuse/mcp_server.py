@@ -19,7 +19,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
-from .models import MAX_LIMIT, CandidateExplanation, FusedResult, Model, SearchResponse
+from .models import ANSWERED, MAX_LIMIT, CandidateExplanation, FusedResult, Model, SearchResponse
 from .rankers import available
 from .service import EngineHealth, SearchService
 from .settings import MCP_MAX_CHARS, MCP_MIN_CHARS, split_list, validation_message
@@ -134,7 +134,7 @@ def _engine_lines(resp: SearchResponse) -> list[EngineLine]:
 def _engines_text(lines: list[EngineLine]) -> str:
     parts = []
     for e in lines:
-        if e.status in ("ok", "empty"):
+        if e.status in ANSWERED:
             parts.append(f"{e.engine} {e.status} ({e.rows})")
         else:
             parts.append(f"{e.engine} {e.status}" + (f": {e.reason}" if e.reason else ""))

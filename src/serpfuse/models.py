@@ -15,6 +15,8 @@ from pydantic.alias_generators import to_camel
 TimeRange = Literal["day", "week", "month", "year"]
 EngineStatus = Literal["ok", "empty", "error", "timeout", "rate-limited", "challenge", "skipped"]
 DateStatus = Literal["known", "unknown", "conflicting"]
+# The statuses of an engine that answered (with rows or without): everything else is a failure or a skip.
+ANSWERED: frozenset[str] = frozenset({"ok", "empty"})
 
 MAX_QUERY_CHARS = 500
 MAX_LIMIT = 20

@@ -32,7 +32,7 @@ import typer
 
 from .. import __version__
 from ..engines import UnknownEngine
-from ..models import EngineAnswer, SearchRequest
+from ..models import ANSWERED, EngineAnswer, SearchRequest
 from ..query import analyze_query
 from ..sources.base import SourceError
 from ..sources.live import LiveSource
@@ -42,7 +42,6 @@ from ..transport import HttpResponse
 from .errors import EXIT_NO_RESULTS, fail
 
 _EXTENSIONS = (("json", "json"), ("html", "html"), ("xml", "xml"), ("event-stream", "sse"), ("text/", "txt"))
-_ANSWERED = ("ok", "empty")
 
 
 class QueryFileError(ValueError):
@@ -108,13 +107,13 @@ class RecordSummary:
 
     @property
     def answered(self) -> int:
-        return sum(a.status in _ANSWERED for a in self.answers)
+        return sum(a.status in ANSWERED for a in self.answers)
 
 
 def _line(query: str, answers: list[EngineAnswer]) -> str:
     parts = []
     for a in answers:
-        detail = f"{len(a.rows)} rows" if a.status in _ANSWERED else (a.reason or "no reason given")
+        detail = f"{len(a.rows)} rows" if a.status in ANSWERED else (a.reason or "no reason given")
         parts.append(f"{a.engine} {a.status} ({detail})")
     return f"{query}: " + " · ".join(parts)
 

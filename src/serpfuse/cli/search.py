@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..fanout import UnknownEngine
-from ..models import SearchResponse
+from ..models import ANSWERED, SearchResponse
 from ..rankers import UnknownStrategy, available
 from ..service import QueryTooLong, SearchService
 from ..settings import ConfigError, load_settings
@@ -168,7 +168,7 @@ def register(app: typer.Typer) -> None:
             render_table(response, console)
             if explain:
                 render_explain(response, console)
-        if not response.results and not any(e.status in ("ok", "empty") for e in response.engines):
+        if not response.results and not any(e.status in ANSWERED for e in response.engines):
             for e in response.engines:
                 print(f"serpfuse: {e.engine}: {e.status}: {e.reason or 'no answer'}", file=sys.stderr)
             raise SystemExit(EXIT_NO_RESULTS)
