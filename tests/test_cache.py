@@ -85,6 +85,8 @@ def _leaves(value: Any, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
 
 
 def _changed(value: Any) -> Any:
+    if value is None:  # an optional limit left open (e.g. combmnz.depth): set it
+        return 10
     if isinstance(value, bool):
         return not value
     if isinstance(value, int):

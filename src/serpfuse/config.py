@@ -122,9 +122,9 @@ class LexicalConfig(Model):
 
 
 class CombConfig(Model):
-    """CombMNZ over reciprocal-rank scores, or Borda counts, over each engine's list to ``depth``."""
+    """CombMNZ or Borda over each engine's list, cut at ``depth`` rows (None: the whole list it showed)."""
 
-    depth: int = Field(20, ge=1)
+    depth: int | None = Field(None, ge=1)
 
 
 class AgreementConfig(Model):

@@ -17,16 +17,6 @@ _QUERY = analyze_query("ranked lists")
 _EPOCH = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
 
 
-def depth_config(config: RankingConfig, depth: int) -> RankingConfig:
-    """The rank-cut rankers (CombMNZ, Borda) must see the whole cut list, not their own default depth."""
-    return config.model_copy(
-        update={
-            "combmnz": config.combmnz.model_copy(update={"depth": depth}),
-            "borda": config.borda.model_copy(update={"depth": depth}),
-        }
-    )
-
-
 def fuse_lists(
     lists: Mapping[str, Sequence[str]], strategy: str = "consensus", config: RankingConfig | None = None
 ) -> list[tuple[str, float]]:

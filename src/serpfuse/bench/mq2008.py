@@ -451,14 +451,12 @@ def evaluate_subsets(
     ticks a setup.
     """
     from ..config import RankingConfig
-    from ..fusion import depth_config
 
     tick = progress or (lambda: None)
     results = []
     for setup in setups:
 
         def mean_ndcg(config: RankingConfig, setup: Setup = setup) -> float:
-            config = depth_config(config, setup.depth)
             value = metasearch(queries, strategy_fuser(config.strategy, config), setup.rankers, setup.depth)
             tick()
             return value.mean_ndcg

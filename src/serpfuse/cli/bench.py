@@ -311,12 +311,11 @@ def mq2008_bench(root: Path, protocol: str, rankers_text: str | None, depth: int
             return scores
 
         def strategy_run(config: RankingConfig):
-            from ..fusion import depth_config, fuse_lists
+            from ..fusion import fuse_lists
 
             def run_fn(q):
                 lists = {mq.engine_name(r): q.ranking(r) for r in rankers if q.ranking(r)}
-                longest = max((len(d) for d in lists.values()), default=1)  # full depth: nothing is cut
-                return fuse_lists(lists, config.strategy, depth_config(config, longest))
+                return fuse_lists(lists, config.strategy, config)
 
             return run_fn
 
@@ -371,11 +370,6 @@ def mq2008_bench(root: Path, protocol: str, rankers_text: str | None, depth: int
                 progress()
         return scores
 
-    def depth_matched(config: RankingConfig) -> RankingConfig:
-        from ..fusion import depth_config
-
-        return depth_config(config, depth)
-
     singles: dict[int, list[QueryScore]] = {}  # each ranker alone does not depend on the configuration
 
     def single(ranker: int, progress=None) -> list[QueryScore]:
@@ -384,7 +378,7 @@ def mq2008_bench(root: Path, protocol: str, rankers_text: str | None, depth: int
         return singles[ranker]
 
     def run_meta(label: str, config: RankingConfig | None, progress) -> BenchReport:
-        config = depth_matched(config or RankingConfig())
+        config = config or RankingConfig()
         scores = meta_scores(mq.strategy_fuser(config.strategy, config), progress)
         out = report(label, config.fingerprint(), scores, MQ_METRICS)
         for r in rankers:
@@ -405,7 +399,7 @@ def mq2008_bench(root: Path, protocol: str, rankers_text: str | None, depth: int
         for name in ("rrf", "combmnz", "borda"):
             if name in skip:
                 continue
-            config = depth_matched(RankingConfig(strategy=name))
+            config = RankingConfig(strategy=name)
             scores = meta_scores(mq.strategy_fuser(name, config), progress)
             out.append(report(name, config.fingerprint(), scores, MQ_METRICS))
         return out

@@ -56,14 +56,13 @@ def fuse_runs(
     config: RankingConfig | None = None,
 ) -> dict[str, list[tuple[str, float]]]:
     """qid -> fused (docid, score) best first, at most ``limit`` rows."""
-    from ..fusion import depth_config, fuse_lists
+    from ..fusion import fuse_lists
 
     lists = per_query_lists(runs, depth)
     config = (config or RankingConfig()).with_strategy(strategy)
     fused: dict[str, list[tuple[str, float]]] = {}
     for qid in trec.qid_order(lists):
-        longest = max(len(d) for d in lists[qid].values())  # without --depth nothing may be cut
-        rows = fuse_lists(lists[qid], strategy=strategy, config=depth_config(config, depth or longest))
+        rows = fuse_lists(lists[qid], strategy=strategy, config=config)
         ordered = trec.order_by_score(rows)  # trec_eval's reading of equal scores
         scores = dict(rows)
         fused[qid] = [(docid, scores[docid]) for docid in ordered][:limit]

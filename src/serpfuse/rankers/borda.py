@@ -20,7 +20,7 @@ class BordaRanker:
         sizes = list_sizes(candidates, ctx, depth)
         scored = []
         for cand in candidates:
-            points = {e: float(sizes[e] - r + 1) for e, r in cand.engine_ranks.items() if r <= depth}
+            points = {e: float(sizes[e] - r + 1) for e, r in cand.engine_ranks.items() if r <= sizes[e]}
             total = sum(points.values())
             scored.append(Scored(cand, total, total, contributions=points, parts={"borda": total}))
         return sorted(scored, key=lambda s: (-s.score, s.candidate.key))

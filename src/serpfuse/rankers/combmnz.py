@@ -17,13 +17,14 @@ def rank_score(rank: int, depth: int) -> float:
     return max(0.0, (depth - rank + 1) / depth)
 
 
-def list_sizes(candidates: list[Candidate], ctx: RankContext, depth: int) -> dict[str, int]:
+def list_sizes(candidates: list[Candidate], ctx: RankContext, depth: int | None) -> dict[str, int]:
     """How many rows each engine showed (at most ``depth``): its list length when known, else its worst rank."""
     sizes: dict[str, int] = {}
     for cand in candidates:
         for e, r in cand.engine_ranks.items():
             sizes[e] = max(sizes.get(e, 0), r)
-    return {e: min(depth, max(n, ctx.engine_list_sizes.get(e, 0))) for e, n in sizes.items()}
+    shown = {e: max(n, ctx.engine_list_sizes.get(e, 0)) for e, n in sizes.items()}
+    return shown if depth is None else {e: min(depth, n) for e, n in shown.items()}
 
 
 class CombMNZRanker:
@@ -35,7 +36,7 @@ class CombMNZRanker:
         sizes = list_sizes(candidates, ctx, depth)
         scored = []
         for cand in candidates:
-            parts = {e: rank_score(r, sizes[e]) for e, r in cand.engine_ranks.items() if r <= depth}
+            parts = {e: rank_score(r, sizes[e]) for e, r in cand.engine_ranks.items() if r <= sizes[e]}
             total = math.fsum(parts.values()) * len(parts)
             scored.append(
                 Scored(
