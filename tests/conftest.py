@@ -79,3 +79,22 @@ def _private_cache_dir(tmp_path_factory):
     """Tests (and the serpfuse processes they start) never read or fill the user's real result cache."""
     os.environ["SERPFUSE_CACHE_DIR"] = str(tmp_path_factory.mktemp("serpfuse-cache"))
     yield
+
+
+# --- the fake engine server and a transport, for the network tests (loopback only, bounded lifetime) --------
+
+
+@pytest.fixture
+def server():
+    from fakeserver import FakeServer
+
+    with FakeServer(lifetime_s=60) as srv:
+        yield srv
+
+
+@pytest.fixture
+async def transport():
+    from serpfuse.transport import Transport
+
+    async with Transport(trust_env=False) as t:
+        yield t

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from fakeserver import FakeServer, Reply, challenge_page, cloudflare_challenge, echo_headers, fake_engine, ok
+from fakeserver import Reply, challenge_page, cloudflare_challenge, echo_headers, fake_engine, ok
 from serpfuse.cooldown import InMemoryCooldownStore
 from serpfuse.engines import get_engine
 from serpfuse.fanout import fan_out
@@ -17,21 +17,8 @@ from serpfuse.models import SearchRequest
 from serpfuse.query import analyze_query
 from serpfuse.secrets import KeyStore
 from serpfuse.sources.live import LiveSource
-from serpfuse.transport import Transport
 
 SECRET = "sk-fake-SECRET-9d8c7b6a5f"
-
-
-@pytest.fixture
-def server():
-    with FakeServer(lifetime_s=60) as srv:
-        yield srv
-
-
-@pytest.fixture
-async def transport():
-    async with Transport(trust_env=False) as t:
-        yield t
 
 
 def make_source(server, transport, tmp_path, engines, *, env=None, timeout_s=5.0, **kw) -> LiveSource:

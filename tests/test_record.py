@@ -9,7 +9,7 @@ import typer
 from typer.testing import CliRunner
 
 from conftest import need
-from fakeserver import FakeServer, Reply, echo_headers, fake_engine, ok
+from fakeserver import Reply, echo_headers, fake_engine, ok
 from serpfuse.api import asearch
 from serpfuse.cli import engines as engines_cli
 from serpfuse.cli import record as record_cli
@@ -22,12 +22,6 @@ from serpfuse.sources.replay import FORMAT, ReplaySource, load_recording
 from serpfuse.transport import Transport
 
 SECRET = "sk-record-SECRET-0a1b2c3d"
-
-
-@pytest.fixture
-def server():
-    with FakeServer(lifetime_s=60) as srv:
-        yield srv
 
 
 def live(server, tmp_path, engines, env=None) -> LiveSource:

@@ -22,18 +22,6 @@ from serpfuse.transport import (
 SECRET = "sk-live-TOPSECRET-4f9a2c"
 
 
-@pytest.fixture
-def server():
-    with FakeServer(lifetime_s=30) as srv:
-        yield srv
-
-
-@pytest.fixture
-async def transport():
-    async with Transport(trust_env=False) as t:
-        yield t
-
-
 def spec(server: FakeServer, path: str, **kw) -> RequestSpec:
     return RequestSpec("GET", server.url + path, **kw)
 

@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("curl_cffi", reason="curl_cffi is not installed (extra serpfuse[impersonate])")
 
-from fakeserver import FakeServer, Reply  # noqa: E402
+from fakeserver import Reply  # noqa: E402
 from serpfuse import transport as transport_module  # noqa: E402
 from serpfuse.engines.base import EngineError, EngineTimeout, RequestSpec  # noqa: E402
 from serpfuse.transport import (  # noqa: E402
@@ -26,12 +26,6 @@ from serpfuse.transport import (  # noqa: E402
 )
 from test_transport import SECRET, chain, spec  # noqa: E402
 from test_transport import assert_no_secret as assert_no_secret_in_messages  # noqa: E402
-
-
-@pytest.fixture
-def server():
-    with FakeServer(lifetime_s=30) as srv:
-        yield srv
 
 
 @pytest.fixture
