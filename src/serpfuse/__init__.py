@@ -4,11 +4,28 @@ import serpfuse
 resp = serpfuse.search("rust async runtime")          # or: await serpfuse.asearch(...)
 """
 
-from .api import asearch, search
-from .config import RankingConfig
-from .models import FusedResult, SearchRequest, SearchResponse
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+# The public names are imported on first use (PEP 562), so `serpfuse --help` and the light subcommands,
+# which live in this package too, do not load the whole pipeline first.
+_EXPORTS = {
+    "FusedResult": ".models",
+    "RankingConfig": ".config",
+    "SearchRequest": ".models",
+    "SearchResponse": ".models",
+    "asearch": ".api",
+    "search": ".api",
+}
+
+if TYPE_CHECKING:
+    from .api import asearch, search
+    from .config import RankingConfig
+    from .models import FusedResult, SearchRequest, SearchResponse
 
 __all__ = [
     "FusedResult",
@@ -19,3 +36,11 @@ __all__ = [
     "search",
     "__version__",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'serpfuse' has no attribute {name!r}")
+    value = getattr(import_module(_EXPORTS[name], __name__), name)
+    globals()[name] = value
+    return value

@@ -1,14 +1,72 @@
-"""The `serpfuse` command. Each subcommand lives in its own module and registers itself on the app."""
+"""The `serpfuse` command. Each subcommand lives in its own module and registers itself on the app.
+
+Subcommand modules are imported only when their command runs: ``serpfuse --help`` lists them from the one-line
+summaries below (tests/test_cli_lazy.py checks each matches its command's own help), so neither it nor
+``serpfuse fuse`` pays for the HTTP stack, the bench package or the service.
+"""
 
 from __future__ import annotations
 
 from importlib import import_module
+from typing import Any
 
 import typer
+from typer.core import TyperGroup
+
+# name -> one-line help, in listing order. The command `name` is `register(app)` of module `.name`; to add a
+# command, write that module and add its line here.
+COMMANDS = {
+    "search": "Search the web (or a recording) and print the fused list.",
+    "engines": "List every engine: tier, weight, group, region, key status and cooldown state.",
+    "record": "Run live searches and save, per query and engine, the raw response and the parsed rows.",
+    "bench": "Measure ranking quality on a judged corpus: overall, per group, per engine, worst queries.",
+    "fuse": "Fuse ranked lists given as TREC run files and print the fused run in TREC format.",
+    "serve": "Serve the HTTP API: /v1/search, SearXNG-style /search, Tavily-style /tavily/search, /metrics.",
+    "mcp": "Run the MCP server (tools: web_search, explain_search, engine_status).",
+    "config": "Show the effective settings; manage engine API keys.",
+}
+
+
+def load_command(name: str) -> Any:
+    """The click command `name` as its module registers it (imports the module)."""
+    scratch = typer.Typer(add_completion=False)
+    import_module(f".{name}", __name__).register(scratch)
+    return typer.main.get_group(scratch).commands[name]
+
+
+class LazyGroup(TyperGroup):
+    """Lists every command from ``COMMANDS`` and imports a command's module only when it is resolved."""
+
+    _listing = False
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return [*COMMANDS, *(n for n in self.commands if n not in COMMANDS)]
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            if self._listing:  # the help page needs a name and a line, not the command
+                return typer.core.TyperCommand(cmd_name, help=COMMANDS[cmd_name])
+            self.commands[cmd_name] = load_command(cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        if args and args[0] not in COMMANDS and not args[0].startswith("-"):
+            for name in COMMANDS:  # a typo: typer suggests from the loaded commands, so load them all
+                self.get_command(ctx, name)
+        return super().resolve_command(ctx, args)
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        self._listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self._listing = False
+
 
 app = typer.Typer(
     name="serpfuse",
     help="Fused web search for LLM agents: many engines, one explainable list of the best results.",
+    cls=LazyGroup,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -18,12 +76,6 @@ app = typer.Typer(
 @app.callback()
 def _root() -> None:
     """Fused web search for LLM agents: many engines, one explainable list of the best results."""
-
-
-# One module per command group, each with register(app); an explicit list so a typo is an ImportError, not a gap.
-_COMMANDS = ["search", "engines", "record", "bench", "fuse", "serve", "mcp", "config"]
-for _name in _COMMANDS:
-    import_module(f".{_name}", __name__).register(app)
 
 
 def main() -> None:
