@@ -360,6 +360,8 @@ EXPECTED_ENGINES = {
     "bing-cn": ("primary", "cjk"),
     "yahoo": ("fallback", "global"),
     "mojeek": ("fallback", "global"),
+    "brave-web": ("primary", "global"),
+    "startpage": ("primary", "global"),
     "wikipedia": ("primary", "both"),
     "anysearch": ("primary", "both"),
     "exa-free": ("primary", "both"),

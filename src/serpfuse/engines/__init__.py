@@ -1,7 +1,8 @@
 """The engine registry: an explicit list of engine modules (no discovery magic).
 
 Each module follows the contract in ``serpfuse.engines.base``: ``INFO``, then ``build_request`` + ``parse``,
-or ``run`` for a multi-step engine. A module may also define ``classify`` to refine the central status mapper.
+or ``run`` for a multi-step engine; ``build_preflight`` when its request needs a page fetched first. A module
+may also define ``classify`` to refine the central status mapper.
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ from . import (
     bing,
     bing_cn,
     brave,
+    brave_web,
     ddg,
     exa,
     exa_free,
     firecrawl,
     mojeek,
     searxng,
+    startpage,
     tavily,
     wikipedia,
     yahoo,
@@ -34,6 +37,8 @@ ENGINES: dict[str, ModuleType] = {
         bing_cn,
         yahoo,
         mojeek,
+        brave_web,
+        startpage,
         wikipedia,
         anysearch,
         exa_free,
@@ -65,3 +70,8 @@ def classifier(engine: ModuleType) -> Callable[[int, Mapping[str, str], bytes], 
 def is_multi_step(engine: ModuleType) -> bool:
     """True for engines that drive their own round trips through ``run(client, q)``."""
     return hasattr(engine, "run")
+
+
+def has_preflight(engine: ModuleType) -> bool:
+    """True for engines whose request is built from a first page's answer (``build_preflight``)."""
+    return hasattr(engine, "build_preflight")

@@ -17,6 +17,12 @@ one (``engines.classifier(module)``), else ``classify_http``, and hands 2xx resp
 challenge is a 2xx that only the engine recognises. An engine whose ``INFO.read_error_body`` is False
 (AnySearch) asks the transport never to read a non-2xx body at all.
 
+An engine whose request needs something only a first page holds (Startpage's ``sc`` token on its home page)
+declares that page: ``build_preflight(q) -> RequestSpec`` names the request, and ``build_request(q, preflight)``
+receives its answer as a ``Reply`` (status, headers, body) that has passed the status mapper. It raises
+``ChallengeDetected`` or ``ParseFailure`` when that page is a block page or lacks what it needs. Only the second
+answer goes to ``parse``, so a recorded answer re-parses like any single-request engine's.
+
 A multi-step engine (one that needs several round trips, like Exa's keyless MCP endpoint) instead defines
 ``async def run(client: EngineClient, q: EngineQuery) -> list[EngineRow]``. ``client.send(spec)`` sends one
 request and returns ``(status, headers, body)`` unclassified; it raises ``EngineError`` (e.g.
@@ -143,10 +149,14 @@ class RequestSpec:
     __str__ = __repr__
 
 
+# One response as engines see it: (status, headers with lowercase names, body).
+Reply = tuple[int, Mapping[str, str], bytes]
+
+
 class EngineClient(Protocol):
     """What a multi-step engine's ``run`` may use: one request in, one unclassified response out."""
 
-    async def send(self, spec: RequestSpec) -> tuple[int, Mapping[str, str], bytes]: ...
+    async def send(self, spec: RequestSpec) -> Reply: ...
 
 
 # --- errors ------------------------------------------------------------------------------------------------

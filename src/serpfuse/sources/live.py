@@ -1,8 +1,8 @@
 """The live source: each ``ask`` is one real engine call, and every way it can fail becomes a status.
 
 One call goes: availability (key, base URL, time-range support, cooldown) -> ``EngineQuery`` -> the engine's
-rate-limit queue -> ``build_request`` -> ``Transport.send`` -> ``classify_http`` -> ``parse`` -> cooldown
-bookkeeping -> ``EngineAnswer``. The whole call, queue included, runs under the engine's timeout; the fan-out's
+rate-limit queue -> (the ``build_preflight`` page, for engines that need one) -> ``build_request`` ->
+``Transport.send`` -> ``classify_http`` -> ``parse`` -> cooldown bookkeeping -> ``EngineAnswer``. The whole call, queue included, runs under the engine's timeout; the fan-out's
 overall deadline cancels it from outside, and cancellation is never swallowed (nothing is left running).
 
 Keys: every text that leaves here (reason, log line, rows) goes through ``KeyStore.mask``; a non-2xx body is
@@ -21,7 +21,7 @@ from types import ModuleType
 from typing import Any
 
 from ..cooldown import CooldownState, CooldownStore, InMemoryCooldownStore
-from ..engines import ENGINES, classifier, get_engine
+from ..engines import ENGINES, classifier, get_engine, has_preflight
 from ..engines.base import (
     BODY_HEAD_BYTES,
     EngineError,
@@ -289,17 +289,44 @@ class LiveSource:
         if run is not None:
             seen = None if hook is None else (lambda response: hook(info.name, variant, response))
             return list(await run(self.transport.bind(on_response=seen, **options), q))
-        spec = module.build_request(q)
+        if has_preflight(module):
+            spec = await self._preflight(module, variant, q, options)
+            options["timeout_s"] = max(
+                0.001, deadline - time.monotonic()
+            )  # the second request gets what is left
+        else:
+            spec = module.build_request(q)
         if spec is None:
             raise NothingToSend()
         response = await self.transport.send(spec, **options)
         if hook is not None:
             hook(info.name, variant, response)
+        self._raise_for_status(module, response)
+        return list(module.parse(response.status, response.headers, response.body, q))
+
+    async def _preflight(
+        self, module: ModuleType, variant: str, q: EngineQuery, options: dict[str, Any]
+    ) -> Any:
+        """The engine's first page (Startpage's home page and its token), then the request built from it. The
+        first page is recorded only when it ends the call, so a recording keeps the page ``parse`` reads."""
+        first = module.build_preflight(q)
+        if first is None:
+            raise NothingToSend()
+        response = await self.transport.send(first, **options)
+        try:
+            self._raise_for_status(module, response)
+            return module.build_request(q, response)
+        except EngineError:
+            if self.on_response is not None:
+                self.on_response(module.INFO.name, variant, response)
+            raise
+
+    @staticmethod
+    def _raise_for_status(module: ModuleType, response: HttpResponse) -> None:
         # The engine's own mapper when it has one (SearXNG's 403, AnySearch's body-blind one), else the central one.
         error = classifier(module)(response.status, response.headers, response.body[:BODY_HEAD_BYTES])
         if error is not None:
             raise error
-        return list(module.parse(response.status, response.headers, response.body, q))
 
     def _safe_row(self, row: EngineRow, variant: str) -> EngineRow:
         update: dict[str, Any] = {"variant": variant}

@@ -1,0 +1,185 @@
+"""startpage: the home page's ``sc`` token, then the POST form. Request shapes, the hand-made result payload,
+the CAPTCHA on either page, and the two requests end to end through the live source on a loopback server."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from urllib.parse import parse_qs
+
+import pytest
+
+from fakeserver import Reply
+from serpfuse.cooldown import InMemoryCooldownStore
+from serpfuse.engines import ENGINES, get_engine, has_preflight
+from serpfuse.engines.base import ChallengeDetected, EngineQuery, ParseFailure
+from serpfuse.models import SearchRequest
+from serpfuse.secrets import KeyStore
+from serpfuse.sources.live import LiveSource
+
+FIXTURES = Path(__file__).parent / "fixtures" / "engines"
+HTML = {"content-type": "text/html; charset=utf-8"}
+Q = EngineQuery(text="rust async runtime")
+ENGINE = get_engine("startpage")
+
+
+def page(name: str) -> bytes:
+    return (FIXTURES / name).read_bytes()
+
+
+def home(name: str = "startpage_home_handmade.html"):
+    return (200, HTML, page(name))
+
+
+# --- requests -----------------------------------------------------------------------------------------------
+
+
+def test_first_request_is_the_home_page() -> None:
+    assert has_preflight(ENGINE)
+    spec = ENGINE.build_preflight(Q)
+    assert spec.method == "GET" and spec.url == "https://www.startpage.com/"
+    assert spec.headers["Sec-Fetch-Site"] == "none" and spec.headers["Sec-Fetch-Mode"] == "navigate"
+    assert spec.params is None and spec.data is None
+
+
+def test_search_is_the_form_post_with_the_home_pages_token() -> None:
+    spec = ENGINE.build_request(Q, home())
+    assert spec.method == "POST" and spec.url == "https://www.startpage.com/sp/search"
+    assert spec.data == {
+        "query": "rust async runtime",
+        "cat": "web",
+        "t": "device",
+        "sc": "Q7Mt5TRqowKB00",
+        "with_date": "",
+        "abp": "1",
+        "abd": "1",
+        "abe": "1",
+    }
+    assert spec.headers["Origin"] == "https://www.startpage.com"
+    assert spec.headers["Referer"] == "https://www.startpage.com/"
+    assert spec.headers["Sec-Fetch-Site"] == "same-origin"
+    prefs = dict(pair.split("EEE") for pair in spec.cookies["preferences"].split("N1N"))
+    assert prefs["enable_post_method"] == "1" and prefs["num_of_results"] == "10"
+
+
+def test_token_from_the_bootstrap_json_when_the_form_has_none() -> None:
+    spec = ENGINE.build_request(Q, home("startpage_home_json_token_handmade.html"))
+    assert spec.data["sc"] == "Zx9Lq0pWmE4k21"
+
+
+def test_time_range_and_unsupported_dates() -> None:
+    days = {
+        t: ENGINE.build_request(EngineQuery(text="q", time_range=t), home()).data["with_date"]
+        for t in ("day", "week", "month", "year")
+    }
+    assert days == {"day": "d", "week": "w", "month": "m", "year": "y"}
+    assert ENGINE.build_preflight(EngineQuery(text="q", date_to=dt.date(2024, 1, 1))) is None
+
+
+def test_captcha_instead_of_the_home_page_is_a_challenge() -> None:
+    with pytest.raises(ChallengeDetected):
+        ENGINE.build_request(Q, home("startpage_captcha_handmade.html"))
+
+
+def test_home_page_without_a_token_is_a_layout_failure_not_a_challenge() -> None:
+    with pytest.raises(ParseFailure) as info:
+        ENGINE.build_request(Q, home("startpage_home_changed_handmade.html"))
+    assert not isinstance(info.value, ChallengeDetected) and "sc token" in info.value.message
+
+
+def test_registered_as_a_keyless_primary_in_the_google_group() -> None:
+    info = ENGINES["startpage"].INFO
+    assert (info.tier, info.kind, info.needs_key, info.group) == ("primary", "html", False, "google")
+
+
+# --- parsing ------------------------------------------------------------------------------------------------
+
+
+def test_web_rows_from_the_payload_skip_ads_news_and_internal_links() -> None:
+    rows = ENGINE.parse(200, HTML, page("startpage_results_handmade.html"), Q)
+    assert [(r.rank, r.url) for r in rows] == [
+        (1, "https://tokio.rs/"),
+        # the Google ad is not a result (no rank); the relative link is a result without a usable URL (rank 2)
+        (3, "https://docs.rs/async-std/"),
+        (4, "https://smol-rs.github.io/smol/"),
+    ]
+    assert all("ads.example" not in r.url and "news.example" not in r.url for r in rows)
+    tokio, docs, smol = rows
+    assert tokio.title == "Tokio - An asynchronous Rust runtime"  # <b> stripped
+    assert tokio.snippet.startswith("Tokio is an asynchronous runtime") and "..." not in tokio.snippet
+    assert tokio.published is not None and tokio.published < dt.datetime.now(dt.UTC) - dt.timedelta(days=4)
+    assert docs.title == "async-std })} - Rust"  # a "})" inside a string does not cut the payload
+    assert docs.snippet == "Async version of the Rust standard library: Vec<T>."
+    assert docs.published == dt.datetime(2014, 9, 2, tzinfo=dt.UTC)
+    assert smol.published is None and {r.engine for r in rows} == {"startpage"}
+
+
+def test_payload_without_web_rows_is_empty() -> None:
+    assert ENGINE.parse(200, HTML, page("startpage_noresults_handmade.html"), Q) == []
+
+
+def test_captcha_page_is_a_challenge() -> None:
+    with pytest.raises(ChallengeDetected):
+        ENGINE.parse(200, HTML, page("startpage_captcha_handmade.html"), Q)
+
+
+def test_page_without_payload_is_a_parse_failure() -> None:
+    with pytest.raises(ParseFailure) as info:
+        ENGINE.parse(200, HTML, page("startpage_home_handmade.html"), Q)
+    assert not isinstance(info.value, ChallengeDetected)
+    broken = b'<script>React.createElement(UIStartpage.AppSerpWeb, {"render": </script>'
+    with pytest.raises(ParseFailure):
+        ENGINE.parse(200, HTML, broken, Q)
+
+
+# --- both requests through the live source, on loopback -----------------------------------------------------
+
+
+def _source(server, transport, tmp_path, **kw) -> LiveSource:
+    keys = KeyStore(env={}, keys_file=tmp_path / "keys.json", infos={"startpage": ENGINE.INFO})
+    return LiveSource(
+        keys,
+        InMemoryCooldownStore(),
+        transport,
+        engines=["startpage"],
+        base_urls={"startpage": server.url + "/sp-site"},
+        timeout_s=5.0,
+        **kw,
+    )
+
+
+async def test_live_call_fetches_the_token_then_posts_the_form(server, transport, tmp_path):
+    server.route("/sp-site/", Reply(200, HTML, page("startpage_home_handmade.html")))
+    server.route("/sp-site/sp/search", Reply(200, HTML, page("startpage_results_handmade.html")))
+    recorded = []
+    source = _source(server, transport, tmp_path, on_response=lambda e, v, r: recorded.append((e, r.body)))
+    answer = await source.ask("startpage", "rust async runtime", SearchRequest(query="rust async runtime"))
+    assert answer.status == "ok" and [r.rank for r in answer.rows] == [1, 3, 4]
+    first, second = server.requests
+    assert (first.method, first.path) == ("GET", "/sp-site/")
+    assert (second.method, second.path) == ("POST", "/sp-site/sp/search")
+    form = parse_qs(second.body.decode())
+    assert form["sc"] == ["Q7Mt5TRqowKB00"] and form["query"] == ["rust async runtime"]
+    assert "preferences=" in second.headers["cookie"]
+    # only the page parse reads is recorded, so a replay can parse it again
+    assert recorded == [("startpage", page("startpage_results_handmade.html"))]
+
+
+async def test_live_captcha_on_the_home_page_stops_before_the_search(server, transport, tmp_path):
+    server.route("/sp-site/", Reply(200, HTML, page("startpage_captcha_handmade.html")))
+    recorded = []
+    source = _source(server, transport, tmp_path, on_response=lambda e, v, r: recorded.append(e))
+    answer = await source.ask("startpage", "q", SearchRequest(query="q"))
+    assert answer.status == "challenge"
+    assert [s.path for s in server.requests] == ["/sp-site/"]
+    assert recorded == ["startpage"]  # the block page is what this call saw
+    again = await source.ask("startpage", "q", SearchRequest(query="q"))
+    assert again.status == "skipped" and "cool" in (again.reason or "")  # suspended, not asked again
+
+
+async def test_live_http_error_on_the_home_page_is_the_engines_status(server, transport, tmp_path):
+    server.route("/sp-site/", Reply(429, {"Retry-After": "30"}, b""))
+    source = _source(server, transport, tmp_path)
+    answer = await source.ask("startpage", "q", SearchRequest(query="q"))
+    assert answer.status == "rate-limited" and answer.retry_after_s == 30
+    assert len(server.requests) == 1
