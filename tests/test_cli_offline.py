@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+from serpfuse.cli.search import NO_ANSWER_HINT
 from serpfuse.engines import ENGINES
 
 BIN = Path(sys.executable).parent / "serpfuse"
@@ -43,7 +44,10 @@ def test_no_network_means_one_clear_line_per_engine_and_a_non_zero_exit(tmp_path
     )  # fmt: skip
     elapsed = time.monotonic() - started
     assert proc.returncode == 1, proc.stderr
-    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    *lines, hint = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    # the last line says what to do about it: the network, or a recording
+    assert hint == NO_ANSWER_HINT and "network" in hint and "--replay" in hint
+    assert "came back empty" not in proc.stdout  # they failed; they did not answer "nothing"
     named = {ln.split(":")[1].strip() for ln in lines if ln.startswith("serpfuse: ")}
     assert named == set(ENGINES), lines
     for line in lines:

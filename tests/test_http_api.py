@@ -134,8 +134,10 @@ def test_searxng_shape_matches_a_real_searxng_response(api: ServeProcess, data_d
 
 
 def test_searxng_other_formats_and_pages(api: ServeProcess):
-    status, headers, raw = api.get(f"/search?q={Q}&format=html")
+    status, headers, raw = api.get(f"/search?q={Q}&format=csv")
     _assert_json_error(status, headers, raw, 400, "format")
+    status, headers, raw = api.get(f"/search?q={Q}&format=html")  # SearXNG's default: the page
+    assert status == 200 and headers["content-type"].startswith("text/html")
     status, _, body = api.json("GET", f"/search?q={Q}&format=json&pageno=2")
     assert status == 200 and body["results"] == []
 

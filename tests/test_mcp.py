@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import sys
+from importlib.metadata import version
 
 import httpx2
 import pytest
@@ -196,10 +197,13 @@ async def test_stdio_subprocess_serves_the_same_tools(recording, tmp_path):
         cwd=str(tmp_path),
     )
     async with Client(params) as client:
+        info = client.server_info
         names = {t.name for t in (await client.list_tools()).tools}
         result = await client.call_tool("web_search", {"query": QUERY, "limit": 3})
         bad = await client.call_tool("web_search", {"query": QUERY, "strategy": "nope"})
     assert names == {"web_search", "explain_search", "engine_status"}
+    # serverInfo names the package's version, as installed (what a host shows in its server list)
+    assert info is not None and info.name == "serpfuse" and info.version == version("serpfuse") != ""
     assert not result.is_error and len(result.structured_content["results"]) == 3
     assert "tripadvisor.com" in _text(result)
     assert bad.is_error and "unknown strategy" in _text(bad)
@@ -222,7 +226,9 @@ async def test_streamable_http_subprocess_requires_the_token(recording, tmp_path
             httpx2.AsyncClient(headers=auth) as http_client,
             Client(streamable_http_client(server.base + "/mcp", http_client=http_client)) as client,
         ):
+            info = client.server_info
             result = await client.call_tool("web_search", {"query": QUERY, "limit": 2})
+        assert info is not None and info.version == version("serpfuse") != ""
         assert not result.is_error and len(result.structured_content["results"]) == 2
     finally:
         stop(server.proc)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the one place the version lives: pyproject reads it
 
 # The public names are imported on first use (PEP 562), so `serpfuse --help` and the light subcommands,
 # which live in this package too, do not load the whole pipeline first.

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .config import engine_table
 from .models import ANSWERED, EngineAnswer, EngineRow, SearchRequest
 from .query import QueryAnalysis
 from .sources.base import EngineSlot, Source
@@ -38,14 +39,22 @@ class UnknownEngine(ValueError):
 
 
 def select_slots(slots: list[EngineSlot], request: SearchRequest) -> list[EngineSlot]:
-    """Keep the requested engines (all when none named). An unknown name is an error, never a silent 'auto'."""
+    """Keep the requested engines (all when none named). An unknown name is an error, never a silent 'auto'.
+
+    A name also finds the engine under its alias (data/engine_weights.json): ``ddg`` asks a recording's
+    ``duckduckgo``, and ``duckduckgo`` asks the live ``ddg``.
+    """
     if not request.engines:
         return slots
+    aliases = engine_table()["aliases"]
     by_name = {s.name: s for s in slots}
-    unknown = [e for e in request.engines if e not in by_name]
+    for s in slots:
+        by_name.setdefault(aliases.get(s.name, s.name), s)
+    unknown = [e for e in request.engines if by_name.get(e, by_name.get(aliases.get(e, e))) is None]
     if unknown:
-        raise UnknownEngine(unknown, sorted(by_name))
-    return [by_name[e] for e in request.engines]
+        raise UnknownEngine(unknown, sorted(s.name for s in slots))
+    chosen = [by_name.get(e, by_name.get(aliases.get(e, e))) for e in request.engines]
+    return list({s.name: s for s in chosen if s is not None}.values())
 
 
 def lead_engines(slots: list[EngineSlot], query: QueryAnalysis) -> list[str]:
@@ -135,7 +144,9 @@ async def fan_out(
         if time.monotonic() < deadline:
             result.fallback_used = True
             result.answers.extend(await _ask_all(source, fallbacks, query.variants, request, deadline))
-            result.warnings.append("every primary engine came back empty; used the fallback tier")
+            answered = any(a.status in ANSWERED for a in result.answers)
+            why = "no primary engine returned a usable row" if answered else "every primary engine failed"
+            result.warnings.append(f"{why}; used the fallback tier")
         else:
             for name in fallbacks:
                 result.answers.append(

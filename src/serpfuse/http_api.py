@@ -6,6 +6,7 @@
 - ``POST /tavily/search``: Tavily's request body and response shape (a Tavily client with its base URL set to
   ``http://host:port/tavily`` works unchanged), including Tavily's 400 when time_range and dates are combined.
 - ``/healthz``, ``/metrics`` (Prometheus text), ``/openapi.json``.
+- ``/`` and ``/search?q=...`` without ``format``: the web page (``page/``), SearXNG's URL scheme.
 
 Every request passes one guard: the bearer token (when ``SERPFUSE_API_TOKEN`` is set; required to listen beyond
 loopback), a per-client token bucket (429 with Retry-After) and the body-size limit (413). Bad input is always a
@@ -20,6 +21,7 @@ import hmac
 import json
 import logging
 import math
+import socket
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -32,12 +34,13 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .fanout import UnknownEngine
 from .metrics import CONTENT_TYPE
 from .models import ANSWERED, MAX_LIMIT, FusedResult, SearchRequest, SearchResponse
+from .page import Page
 from .rankers import UnknownStrategy
 from .service import QueryTooLong, SearchService
 from .settings import Settings, validation_message
@@ -54,6 +57,7 @@ ROUTES = {
     "/healthz": "healthz",
     "/metrics": "metrics",
     "/openapi.json": "openapi",
+    "/": "page",
 }
 OPEN_ROUTES = {"healthz"}  # probes need no token; they reveal nothing
 UNLIMITED_ROUTES = {"healthz", "metrics"}  # probes and scrapers are not rate limited
@@ -290,8 +294,23 @@ def searxng_shape(resp: SearchResponse) -> dict[str, Any]:
     }
 
 
-def tavily_shape(resp: SearchResponse, seconds: float) -> dict[str, Any]:
-    """Tavily's response: scores scaled to 0-1 (the top result is 1), no answer, no images."""
+# What serpfuse does whatever a Tavily client asks for: answered when a client sets auto_parameters.
+TAVILY_APPLIED = {"topic": "general", "search_depth": "basic"}
+
+
+def favicon_url(url: str) -> str:
+    """The site's conventional favicon address (not fetched: serpfuse never visits result pages here)."""
+    parts = urlparse(url)
+    return f"{parts.scheme}://{parts.netloc}/favicon.ico"
+
+
+def tavily_shape(resp: SearchResponse, seconds: float, body: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Tavily's response: scores scaled to 0-1 (the top result is 1), no answer, no images.
+
+    The optional parts come back when the request asks for them, as on Tavily: ``favicon`` per result
+    (include_favicon), ``usage`` (include_usage; serpfuse spends no Tavily credits) and ``auto_parameters``
+    (the topic and depth serpfuse searched with)."""
+    body = body or {}
     top = max((r.score for r in resp.results), default=0.0)
     results = []
     for r in resp.results:
@@ -304,7 +323,14 @@ def tavily_shape(resp: SearchResponse, seconds: float) -> dict[str, Any]:
         }
         if r.published:
             row["published_date"] = r.published.isoformat()
+        if _flag(body.get("include_favicon", False)):
+            row["favicon"] = favicon_url(r.url)
         results.append(row)
+    extras: dict[str, Any] = {}
+    if _flag(body.get("auto_parameters", False)):
+        extras["auto_parameters"] = dict(TAVILY_APPLIED)
+    if _flag(body.get("include_usage", False)):
+        extras["usage"] = {"credits": 0}
     return {
         "query": resp.query,
         "answer": None,
@@ -313,6 +339,7 @@ def tavily_shape(resp: SearchResponse, seconds: float) -> dict[str, Any]:
         "results": results,
         "response_time": round(seconds, 3),
         "request_id": str(uuid.uuid4()),
+        **extras,
     }
 
 
@@ -487,9 +514,11 @@ def create_app(service: SearchService, *, clock: Clock = time.monotonic) -> ASGI
         if request.method == "POST":
             form = await request.form()
             params = form if form else params
-        fmt = (params.get("format") or "json").lower()
+        fmt = (params.get("format") or "html").lower()
+        if fmt == "html":  # as on SearXNG: no format is the page a person reads
+            return await web_page.search(request, params)
         if fmt != "json":
-            raise ApiError(400, f"format {fmt!r} is not served; only format=json")
+            raise ApiError(400, f"format {fmt!r} is not served; only format=json (or no format: the page)")
         try:
             page = int(params.get("pageno") or 1)
         except ValueError:
@@ -512,9 +541,9 @@ def create_app(service: SearchService, *, clock: Clock = time.monotonic) -> ASGI
 
     async def tavily(request: Request) -> Response:
         started = time.perf_counter()
-        fields = tavily_request_fields(await read_json_object(request, max_body))
-        resp = await search(fields, explain=False, use_cache=True, interface="tavily")
-        return JSONResponse(tavily_shape(resp, time.perf_counter() - started))
+        body = await read_json_object(request, max_body)
+        resp = await search(tavily_request_fields(body), explain=False, use_cache=True, interface="tavily")
+        return JSONResponse(tavily_shape(resp, time.perf_counter() - started, body))
 
     async def healthz(request: Request) -> Response:
         ok = await service.ping()
@@ -531,6 +560,7 @@ def create_app(service: SearchService, *, clock: Clock = time.monotonic) -> ASGI
         return Response(service.metrics.render(), media_type=CONTENT_TYPE)
 
     document = openapi_document(settings)
+    web_page = Page(service)
 
     async def openapi(request: Request) -> Response:
         return JSONResponse(document)
@@ -559,6 +589,8 @@ def create_app(service: SearchService, *, clock: Clock = time.monotonic) -> ASGI
             Route("/healthz", healthz, methods=["GET"]),
             Route("/metrics", metrics, methods=["GET"]),
             Route("/openapi.json", openapi, methods=["GET"]),
+            Route("/", web_page.home, methods=["GET"]),
+            Mount("/static", web_page.static),
         ],
         exception_handlers={HTTPException: http_error, Exception: crash},
         lifespan=lifespan,
@@ -566,8 +598,12 @@ def create_app(service: SearchService, *, clock: Clock = time.monotonic) -> ASGI
     return Guard(app, settings=settings, metrics=service.metrics, clock=clock)
 
 
-async def serve(service: SearchService, *, log_level: str = "warning") -> None:
-    """Run the API on ``settings.host:port`` until stopped. Call ``settings.check_bind`` first."""
+async def serve(
+    service: SearchService, *, log_level: str = "warning", sock: socket.socket | None = None
+) -> None:
+    """Run the API on ``settings.host:port`` (or on ``sock``, already bound there) until stopped.
+
+    Call ``settings.check_bind`` first."""
     import uvicorn
 
     settings = service.settings
@@ -575,4 +611,4 @@ async def serve(service: SearchService, *, log_level: str = "warning") -> None:
         create_app(service), host=settings.host, port=settings.port, log_level=log_level, lifespan="on",
         server_header=False, proxy_headers=False,
     )  # fmt: skip
-    await uvicorn.Server(config).serve()
+    await uvicorn.Server(config).serve(sockets=[sock] if sock else None)

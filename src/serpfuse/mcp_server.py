@@ -19,6 +19,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
+from . import __version__
 from .models import ANSWERED, MAX_LIMIT, CandidateExplanation, FusedResult, Model, SearchResponse
 from .rankers import available
 from .service import EngineHealth, SearchService
@@ -360,7 +361,7 @@ MaxChars = Annotated[
 
 
 def build_server(service: SearchService, *, name: str = "serpfuse") -> MCPServer:
-    server = MCPServer(name, instructions=INSTRUCTIONS, middleware=[OneLineToolErrors()])
+    server = MCPServer(name, instructions=INSTRUCTIONS, version=__version__, middleware=[OneLineToolErrors()])
     max_default = service.settings.mcp_max_chars
 
     def search_tool(explain: bool, render: Callable[[SearchResponse, int], tuple[str, Model]]):

@@ -15,6 +15,7 @@ from .candidates import build_candidates
 from .config import SCORE_VERSION, RankingConfig
 from .fanout import DEFAULT_DEADLINE_S, FanoutResult, fan_out
 from .filters import FilterContext, apply_filters, passes_cjk_gate
+from .filters.timerange import undated
 from .models import (
     CandidateExplanation,
     EngineAnswer,
@@ -147,9 +148,8 @@ def rank_answers(
     candidates, invalid = build_candidates(answers, query)
     if invalid:
         warnings.append(f"{invalid} rows had no usable http(s) URL and were dropped")
-    outcome = apply_filters(
-        candidates, FilterContext(request=request, query=query, config=config.filters, now=now)
-    )
+    filter_ctx = FilterContext(request=request, query=query, config=config.filters, now=now)
+    outcome = apply_filters(candidates, filter_ctx)
     warnings.extend(outcome.warnings)
 
     tiers = {a.engine: a.tier for a in answers}
@@ -168,6 +168,15 @@ def rank_answers(
     ranked = ranker.rank(outcome.kept, ctx)
     selection = ranker.select(ranked, ctx)
     results = [_result(s, strategy) for s in selection.selected]
+    unchecked = {c.key for c in undated((s.candidate for s in selection.selected), filter_ctx)}
+    for s, r in zip(selection.selected, results, strict=True):
+        if s.candidate.key in unchecked:
+            r.reason += "; undated: the date window could not be checked"
+    if unchecked:
+        warnings.append(
+            f"{len(unchecked)} of {len(results)} results carry no date, so the date window could not be "
+            "checked for them"
+        )
     if not results:
         warnings.append("no result survived the filters" if candidates else "no engine returned any result")
     return SearchResponse(

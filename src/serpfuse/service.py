@@ -22,6 +22,7 @@ from .cache import RedisResultCache, ResultCache, SqliteResultCache, cache_key
 from .config import RankingConfig
 from .cooldown import CooldownPolicy, CooldownState, CooldownStore, InMemoryCooldownStore, next_state
 from .engines.base import EngineError, ErrorStatus
+from .fanout import select_slots
 from .metrics import Metrics
 from .models import EngineReport, Model, SearchRequest, SearchResponse
 from .pipeline import search as run_pipeline
@@ -214,7 +215,7 @@ class SearchService:
         Only the engines this search could ask are looked up: an unavailable or unrequested one needs no read.
         """
         slots = self.source.slots(request)
-        asked = [s.name for s in slots if s.available and (not request.engines or s.name in request.engines)]
+        asked = [s.name for s in select_slots(slots, request) if s.available]
         states = await asyncio.gather(*(self.cooldowns.get(name) for name in asked))
         now = time.time()
         cooling = {name: st.describe(now) for name, st in zip(asked, states, strict=True) if st is not None}

@@ -65,11 +65,17 @@ async def engine_rows(source: LiveSource, ranking: RankingConfig) -> list[dict[s
     return rows
 
 
+NO_WRAP = {"engine", "weight"}
+
+
 def render(rows: list[dict[str, Any]], console: Console) -> None:
     table = Table(title="serpfuse engines", expand=False)
+    # Names and numbers never wrap; the words may, so the whole table (and all of "why") fits the terminal.
     for name in ("engine", "tier", "weight", "group", "region", "key", "state"):
-        table.add_column(name, justify="right" if name == "weight" else "left", no_wrap=True)
-    table.add_column("why", overflow="fold", min_width=20)
+        table.add_column(
+            name, justify="right" if name == "weight" else "left", no_wrap=name in NO_WRAP, overflow="fold"
+        )
+    table.add_column("why", overflow="fold", ratio=1)
     colours = {"ready": "green", "cooling down": "yellow", "unavailable": "dim"}
     for row in rows:
         colour = colours.get(row["status"], "red")

@@ -22,6 +22,11 @@ from ..settings import ConfigError, load_settings
 from ..sources.base import SourceError
 from .errors import EXIT_NO_RESULTS, fail, validation_message
 
+NO_ANSWER_HINT = (
+    "serpfuse: no engine answered; check the network connection (and any proxy settings), "
+    "or search a recording with --replay FILE"
+)
+
 
 class TimeRangeChoice(StrEnum):
     day = "day"
@@ -171,4 +176,6 @@ def register(app: typer.Typer) -> None:
         if not response.results and not any(e.status in ANSWERED for e in response.engines):
             for e in response.engines:
                 print(f"serpfuse: {e.engine}: {e.status}: {e.reason or 'no answer'}", file=sys.stderr)
+            if any(e.status in ("error", "timeout") for e in response.engines):
+                print(NO_ANSWER_HINT, file=sys.stderr)
             raise SystemExit(EXIT_NO_RESULTS)

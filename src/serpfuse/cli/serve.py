@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
+import socket
 import sys
 from typing import Annotated
 
@@ -40,6 +42,24 @@ def open_service(settings: Settings) -> SearchService:
         fail(str(exc))
 
 
+def listen(host: str, port: int) -> socket.socket:
+    """The bound socket the server will use: a taken port is a one-line error before anything says "serving"."""
+    try:
+        info = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except socket.gaierror as exc:
+        fail(f"cannot listen on {host}:{port}: {exc.strerror}")
+    sock = socket.socket(info[0], socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: TIME_WAIT is not "taken"
+    try:
+        sock.bind(info[4])
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            fail(f"port {port} on {host} is already in use (another server?); choose another with --port")
+        fail(f"cannot listen on {host}:{port}: {exc.strerror}")
+    return sock
+
+
 ConfigOpt = Annotated[str | None, typer.Option("--config", help="TOML settings file (else ./serpfuse.toml).")]
 ReplayOpt = Annotated[
     str | None, typer.Option("--replay", help="Answer from a recording ($SERPFUSE_REPLAY).")
@@ -68,6 +88,7 @@ def register(app: typer.Typer) -> None:
             check_bind(settings.host, settings.token())
         except ConfigError as exc:
             fail(str(exc))
+        sock = listen(settings.host, settings.port)
         service = open_service(settings)
         from ..http_api import serve as run
 
@@ -78,4 +99,4 @@ def register(app: typer.Typer) -> None:
             file=sys.stderr,
         )
         with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(run(service, log_level=log_level))
+            asyncio.run(run(service, log_level=log_level, sock=sock))

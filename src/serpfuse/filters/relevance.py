@@ -42,6 +42,7 @@ from ..query import STOPWORDS
 from ..text import words
 from .base import FilterContext
 from .tables import parse_sections
+from .timerange import DATE_STAMP
 
 if TYPE_CHECKING:
     from ..query import QueryAnalysis
@@ -56,12 +57,6 @@ GATE_SHARE = 0.6
 MIN_FIXABLE = 5  # the shortest query word whose misspelling the guard looks for in the pool
 _YEAR = re.compile(r"^(19|20)\d\d$")
 _QUOTED = re.compile(r'(-?)"([^"]*)"')
-# A leading date stamp, as Google and Bing put before a snippet ("Oct 7, 2025 · ", "2 days ago · ").
-_DATE_STAMP = re.compile(
-    r"^\s*(?:\d{1,2}\s+(?:minute|hour|day|week|month|year)s?\s+ago"
-    r"|[A-Za-z]{3,9}\.?\s+\d{1,2},\s+\d{4}"
-    r"|\d{1,2}\s+[A-Za-z]{3,9}\.?\s+\d{4})\s*[·•—–-]\s*"
-)
 
 
 # --- tables --------------------------------------------------------------------------------------------------
@@ -143,7 +138,7 @@ def is_year(word: str) -> bool:
 
 def strip_date_stamp(snippet: str) -> str:
     """The snippet without a leading date stamp ("May 4, 2026 · Nvidia's ..." -> "Nvidia's ...")."""
-    return _DATE_STAMP.sub("", snippet, count=1)
+    return DATE_STAMP.sub("", snippet, count=1)
 
 
 @dataclass(frozen=True)
