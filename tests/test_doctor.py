@@ -1,0 +1,275 @@
+"""`serpfuse doctor`: the verdicts, and the whole command against loopback servers that play each failure.
+
+The real engine modules (ddg, bing, brave-web, startpage) are pointed at a fake server with ``--base-url``, so
+their own request builders and parsers run: a 202 challenge, an empty results page, rows about another
+subject and a page in an unknown layout must each come out with the right status, and exit 1.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from urllib.parse import parse_qs
+
+import pytest
+from typer.testing import CliRunner
+
+from fakeserver import Reply, Seen, challenge_page
+from serpfuse.doctor import (
+    DoctorQuery,
+    EngineReport,
+    QueryCheck,
+    add_overlap,
+    judge,
+    on_topic_share,
+    shipped_queries,
+)
+from serpfuse.models import EngineAnswer, EngineRow
+from test_record import isolated_env
+
+FIXTURES = Path(__file__).parent / "fixtures" / "engines"
+HTML = {"Content-Type": "text/html; charset=utf-8"}
+QUERIES = ("rust async runtime", "mount everest height")
+
+
+def row(url: str, title: str = "t", snippet: str = "s", engine: str = "e") -> EngineRow:
+    return EngineRow(engine=engine, rank=1, url=url, title=title, snippet=snippet)
+
+
+# --- the query set and the verdicts ---------------------------------------------------------------------------
+
+
+def test_shipped_query_set_has_several_languages_and_kinds() -> None:
+    queries = shipped_queries()
+    assert len(queries) >= 6
+    assert len({q.language for q in queries}) >= 4 and len({q.kind for q in queries}) >= 4
+    assert any(q.language in ("zh", "ja") for q in queries)  # a CJK query, judged by its bigrams
+
+
+def test_on_topic_share_counts_rows_with_the_querys_key_terms() -> None:
+    rows = [
+        row("https://a.example/", "Tokio, an async runtime for Rust", "fast"),
+        row("https://b.example/", "Rust (video game)", "survival game"),  # "rust" only: not enough
+        row("https://c.example/", "Async runtimes", "compared in Rust"),
+        row("https://d.example/", "Rust language", "systems programming"),
+    ]
+    assert on_topic_share("rust async runtime", rows) == pytest.approx(0.5)
+    # "how" and "best" ask for nothing; "python" and "reverse" do
+    assert (
+        on_topic_share(
+            "how to reverse a list in python", [row("https://x.example/", "Reverse a Python list")]
+        )
+        == 1
+    )
+    cjk = [row("https://z.example/", "量子计算的基本原理", ""), row("https://y.example/", "天气预报", "")]
+    assert on_topic_share("量子计算 原理", cjk) == pytest.approx(0.5)
+    assert on_topic_share("rust", []) is None
+
+
+def answer(status: str, rows: list[EngineRow] | None = None, reason: str | None = None) -> EngineAnswer:
+    return EngineAnswer(engine="e", status=status, rows=rows or [], reason=reason, latency_ms=12.0)
+
+
+def test_verdicts() -> None:
+    on_topic = [row("https://a.example/", "Rust async runtime", "Tokio")] * 3
+    off_topic = [row("https://a.example/", "Chocolate cake", "a recipe")] * 3
+    untitled = [row("https://a.example/", "", "Rust async runtime")] * 3
+    q = "rust async runtime"
+    assert judge(answer("ok", on_topic), q, 200).verdict == "ok"
+    assert judge(answer("ok", off_topic), q, 200).verdict == "off-topic"
+    assert judge(answer("ok", untitled), q, 200).verdict == "wrong layout"
+    assert judge(answer("empty"), q, 200).verdict == "empty"
+    assert judge(answer("challenge", reason="DuckDuckGo bot challenge"), q, 202).verdict == "challenge"
+    refused = judge(answer("error", reason="response could not be parsed"), q, 200)
+    assert refused.verdict == "wrong layout" and "200 page" in refused.reason
+    assert judge(answer("error", reason="HTTP 500"), q, 500).verdict == "error"
+    assert judge(answer("error", reason="connection failed"), q, None).verdict == "error"
+    assert judge(answer("skipped", reason="no API key"), q, None).verdict == "skipped"
+
+
+def test_overlap_is_the_share_of_rows_another_engine_also_returned() -> None:
+    answers = {
+        "a": answer(
+            "ok", [row("https://x.example/1"), row("https://www.x.example/2"), row("https://y.example/")]
+        ),
+        "b": answer("ok", [row("https://x.example/2"), row("https://z.example/")]),
+        "c": answer("empty"),
+    }
+    checks = {n: judge(a, "q", 200) for n, a in answers.items()}
+    add_overlap(checks, answers)
+    assert checks["a"].overlap == pytest.approx(1 / 3)  # www. and the scheme do not hide a shared row
+    assert checks["b"].overlap == pytest.approx(1 / 2)
+    assert checks["c"].overlap is None
+
+
+def test_engine_status_aggregation() -> None:
+    def report(*verdicts: str, primary: bool = True) -> EngineReport:
+        r = EngineReport("e", "primary", "e", primary)
+        r.checks = [QueryCheck(f"q{i}", v, v) for i, v in enumerate(verdicts)]
+        return r
+
+    assert report("ok", "ok", "empty").status == "ok"
+    assert report("ok", "empty", "empty").status == "empty"
+    assert report("ok", "ok", "challenge", "skipped").status == "challenge"  # one suspends the engine
+    assert report("skipped", "skipped").status == "skipped" and not report("skipped").broken
+    assert report("off-topic", "off-topic", "ok").broken
+    assert not report("empty", "empty", primary=False).broken  # a fallback never fails the check
+
+
+# --- the command against loopback engines ---------------------------------------------------------------------
+
+
+def asked(seen: Seen) -> str:
+    form = parse_qs(seen.body.decode()) if seen.body else {}
+    for name in ("q", "query"):
+        values = seen.query.get(name) or form.get(name)
+        if values:
+            return values[0]
+    raise AssertionError(f"no query in {seen.path}")
+
+
+def _slug(text: str) -> str:
+    return "-".join(text.split())
+
+
+def brave_page(seen: Seen) -> Reply:
+    q = asked(seen)
+    items = "".join(
+        f'<div class="snippet" data-type="web"><div class="result-content">'
+        f'<a class="l1" href="https://site{i}.example/{_slug(q)}"><div class="title search-snippet-title">'
+        f'{q} - page {i}</div></a><div class="generic-snippet"><div class="content">All about {q}.</div></div>'
+        f"</div></div>"
+        for i in range(1, 6)
+    )
+    return Reply(200, HTML, f'<html><body><div id="results">{items}</div></body></html>'.encode())
+
+
+def ddg_page(seen: Seen) -> Reply:
+    q = asked(seen)
+    items = "".join(
+        f'<div class="result results_links web-result"><h2 class="result__title">'
+        f'<a class="result__a" href="https://site{i}.example/{_slug(q)}">{q} guide {i}</a></h2>'
+        f'<a class="result__snippet">Everything on {q}.</a></div>'
+        for i in range(1, 6)
+    )
+    return Reply(200, HTML, f'<html><body><div id="links">{items}</div></body></html>'.encode())
+
+
+def startpage_results(title_of) -> callable:
+    def handler(seen: Seen) -> Reply:
+        q = asked(seen)
+        results = [
+            {
+                "clickUrl": f"https://site{i}.example/{_slug(title_of(q, i))}",
+                "title": title_of(q, i),
+                "description": f"On {title_of(q, i)}.",
+            }
+            for i in range(1, 6)
+        ]
+        data = {
+            "render": {
+                "presenter": {"regions": {"mainline": [{"display_type": "web-google", "results": results}]}}
+            }
+        }
+        body = f"<script>React.createElement(UIStartpage.AppSerpWeb, {json.dumps(data)})</script>"
+        return Reply(200, HTML, body.encode())
+
+    return handler
+
+
+def run_doctor(server, tmp_path, monkeypatch, engines: dict[str, str]) -> tuple[int, dict]:
+    isolated_env(monkeypatch, tmp_path)
+    (tmp_path / "queries.txt").write_text("\n".join(QUERIES) + "\n")
+    args = ["doctor", "--json", "-q", "queries.txt", "--timeout", "5"]
+    for name, path in engines.items():
+        args += ["-e", name, "--base-url", f"{name}={server.url}{path}"]
+    from serpfuse.cli import app
+
+    result = CliRunner().invoke(app, args)
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    return result.exit_code, json.loads(result.stdout)
+
+
+def test_doctor_passes_when_every_engine_answers_on_topic(server, tmp_path, monkeypatch):
+    server.route("/ddg", ddg_page)
+    server.route("/brave", brave_page)
+    server.route("/sp/", Reply(200, HTML, (FIXTURES / "startpage_home_handmade.html").read_bytes()))
+    server.route("/sp/sp/search", startpage_results(lambda q, i: q))
+    code, report = run_doctor(
+        server, tmp_path, monkeypatch, {"ddg": "/ddg", "brave-web": "/brave", "startpage": "/sp"}
+    )
+    engines = {e["engine"]: e for e in report["engines"]}
+    assert code == 0, report
+    assert report["ok"] is True and report["brokenPrimaries"] == []
+    for name in ("ddg", "brave-web", "startpage"):
+        e = engines[name]
+        assert (e["status"], e["queriesAsked"], e["queriesOk"]) == ("ok", 2, 2), e
+        assert e["rows"] == 5 and e["withTitle"] == e["withUrl"] == e["withSnippet"] == 1.0
+        assert e["onTopic"] == 1.0 and e["overlap"] == 1.0  # all three return the same five URLs
+        assert e["latencyMs"] is not None and e["defaultPrimary"] is True
+    assert (
+        len(server.seen("/sp/")) == 2 and len(server.seen("/sp/sp/search")) == 2
+    )  # token, then form, per query
+
+
+def test_doctor_reports_each_played_failure_and_exits_1(server, tmp_path, monkeypatch):
+    server.route("/ddg", challenge_page())  # DuckDuckGo's 202 bot challenge
+    server.route("/bing", Reply(200, HTML, b'<html><body><ol id="b_results"></ol></body></html>'))  # empty
+    server.route(
+        "/brave", Reply(200, HTML, b'<html><body><div class="v3-app">new</div></body></html>')
+    )  # layout
+    server.route("/sp/", Reply(200, HTML, (FIXTURES / "startpage_home_handmade.html").read_bytes()))
+    server.route("/sp/sp/search", startpage_results(lambda q, i: f"Chocolate cake recipe {i}"))  # off-topic
+    server.route("/mojeek", Reply(200, HTML, b'<html><body><ul class="results-standard"></ul></body></html>'))
+    code, report = run_doctor(
+        server,
+        tmp_path,
+        monkeypatch,
+        {"ddg": "/ddg", "bing": "/bing", "brave-web": "/brave", "startpage": "/sp", "mojeek": "/mojeek"},
+    )
+    engines = {e["engine"]: e for e in report["engines"]}
+    assert code == 1
+    assert {n: e["status"] for n, e in engines.items()} == {
+        "ddg": "challenge",
+        "bing": "empty",
+        "brave-web": "wrong layout",
+        "startpage": "off-topic",
+        "mojeek": "empty",
+    }
+    assert "202" in engines["ddg"]["reason"] or "challenge" in engines["ddg"]["reason"].lower()
+    # the challenge suspended ddg: its second query was not sent
+    assert [q["status"] for q in engines["ddg"]["queries"]] == ["challenge", "skipped"]
+    assert len(server.seen("/ddg")) == 1
+    assert "parser refused a 200 page" in engines["brave-web"]["reason"]
+    assert engines["startpage"]["onTopic"] == 0.0 and engines["startpage"]["rows"] == 5
+    # mojeek is a fallback: reported, but it does not fail the check
+    assert engines["mojeek"]["defaultPrimary"] is False
+    assert report["ok"] is False and sorted(report["brokenPrimaries"]) == [
+        "bing",
+        "brave-web",
+        "ddg",
+        "startpage",
+    ]
+
+
+def test_doctor_table_and_bad_input(server, tmp_path, monkeypatch):
+    isolated_env(monkeypatch, tmp_path)
+    server.route("/brave", brave_page)
+    (tmp_path / "queries.txt").write_text("rust async runtime\n")
+    from serpfuse.cli import app
+
+    runner = CliRunner()
+    result = runner.invoke(
+        app,
+        ["doctor", "-q", "queries.txt", "-e", "brave-web", "--base-url", f"brave-web={server.url}/brave"],
+        env={"COLUMNS": "200"},
+    )
+    assert result.exit_code == 0, result.output
+    assert "brave-web*" in result.output and "every default primary answered" in result.output
+    assert runner.invoke(app, ["doctor", "-e", "nosuch"]).exit_code == 2
+    assert runner.invoke(app, ["doctor", "-q", "missing.txt"]).exit_code == 2
+    assert runner.invoke(app, ["doctor", "--timeout", "0"]).exit_code == 2
+
+
+def test_doctor_query_type_is_usable_from_python() -> None:
+    assert DoctorQuery("q").language is None
