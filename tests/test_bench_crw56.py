@@ -225,7 +225,7 @@ def test_cli_bad_input_is_a_one_line_error(cli, data_dir, args, message):
 
 
 def test_settings_accept_snake_and_camel_case_and_dict_knobs():
-    from serpfuse.cli.bench import apply_settings, config_from
+    from serpfuse.bench.configs import apply_settings, config_from
 
     config = config_from("rrf", ["rrf.rrfConstant=40", "rrf.weights.google=3", "filters.junk=false"])
     assert config.rrf.rrf_constant == 40 and config.rrf.weights["google"] == 3 and not config.filters.junk

@@ -1,0 +1,515 @@
+"""What ``serpfuse bench`` runs: one mode chosen from ``MODES`` over a corpus from ``setups.CORPORA``.
+
+A mode turns ``BenchOptions`` into an ``Outcome`` that can be shown three ways (JSON, Markdown, rich tables);
+the CLI only parses options, asks ``run`` and prints. A new mode (e.g. ``--perf``) is one ``Mode`` in ``MODES``:
+when it is wanted, what it refuses, and how it runs. Modes are tried in order; the first wanted one runs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Protocol
+
+from pydantic import ValidationError
+
+from ..config import RankingConfig
+from ..rankers import UnknownStrategy
+from ..settings import validation_message
+from . import mq2008 as mq
+from .configs import apply_settings, config_from, current_value, grid_of, parse_spec
+from .crw56 import BASELINE
+from .report import (
+    BenchReport,
+    Comparison,
+    MetricSpec,
+    _md,
+    compare,
+    comparison_json,
+    markdown_comparison,
+    markdown_report,
+    markdown_rows,
+    markdown_summary,
+    markdown_sweep,
+    render_comparison,
+    render_report,
+    render_sweep,
+    rows_table,
+    summary_table,
+    sweep_json,
+)
+from .setups import CORPORA, Bench, BenchError, BenchOptions, compact_ranges, load_mq2008_queries
+from .stats import Sweep, sweep
+
+
+class Tracker(Protocol):
+    def step(self) -> None: ...
+    def describe(self, text: str) -> None: ...
+
+
+class _Quiet:
+    def step(self) -> None:
+        pass
+
+    def describe(self, text: str) -> None:
+        pass
+
+
+ProgressFactory = Callable[[int], AbstractContextManager[Tracker]]
+
+
+def quiet(total: int) -> AbstractContextManager[Tracker]:
+    """No progress shown (tests, and any output that is not a terminal table)."""
+    return nullcontext(_Quiet())
+
+
+class Outcome(Protocol):
+    """A finished bench run, shown as JSON (``to_json``), Markdown (``markdown``) or rich tables (``render``)."""
+
+    def to_json(self) -> Any: ...
+    def markdown(self) -> str: ...
+    def render(self, console) -> None: ...
+
+
+# --- outcomes ------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Single:
+    """One configuration with the corpus's references beside it: overall, per group, per engine, worst."""
+
+    bench: Bench
+    report: BenchReport
+    references: list[BenchReport]
+
+    def to_json(self) -> Any:
+        return {
+            "report": self.report.to_json(with_rows=True),
+            "references": [r.to_json() for r in self.references],
+        }
+
+    def markdown(self) -> str:
+        return markdown_report(self.report, extra=self.references, names=self.bench.headline)
+
+    def render(self, console) -> None:
+        render_report(console, self.report, extra=self.references, names=self.bench.headline)
+
+
+@dataclass
+class Many:
+    """Several configurations in one summary table (per-group and worst-query tables need a single run)."""
+
+    bench: Bench
+    reports: list[BenchReport]
+    references: list[BenchReport]
+
+    def to_json(self) -> Any:
+        return {
+            "reports": [r.to_json() for r in self.reports],
+            "references": [r.to_json() for r in self.references],
+        }
+
+    def _engine_specs(self) -> list[MetricSpec]:
+        first = self.reports[0]
+        return [s for s in first.metrics if s.name in self.bench.headline and s.name in first.summary]
+
+    def markdown(self) -> str:
+        first = self.reports[0]
+        parts = [markdown_summary([*self.references, *self.reports], self.bench.headline)]
+        if first.per_engine:
+            parts.append(
+                "Per engine (each engine's own list alone):\n\n"
+                + markdown_rows("engine", first.per_engine, self._engine_specs())
+            )
+        return "\n\n".join(parts)
+
+    def render(self, console) -> None:
+        first = self.reports[0]
+        title = f"{first.corpus} · {first.split}"
+        console.print(summary_table([*self.references, *self.reports], title, self.bench.headline))
+        if first.per_engine:
+            console.print(
+                rows_table(
+                    "per engine (each engine's own list alone)",
+                    "engine",
+                    first.per_engine,
+                    self._engine_specs(),
+                )
+            )
+        for note in self.bench.notes:
+            console.print(f"[dim]note: {note}[/dim]")
+
+
+@dataclass
+class Compared:
+    """B − A per query with paired bootstrap intervals."""
+
+    bench: Bench
+    result: Comparison
+
+    def to_json(self) -> Any:
+        return comparison_json(self.result)
+
+    def markdown(self) -> str:
+        return markdown_comparison(self.result)
+
+    def render(self, console) -> None:
+        render_comparison(console, self.result, names=self.bench.headline)
+
+
+@dataclass
+class Swept:
+    """Marginal means over a grid and the best point against the default."""
+
+    result: Sweep
+
+    def to_json(self) -> Any:
+        return sweep_json(self.result)
+
+    def markdown(self) -> str:
+        return markdown_sweep(self.result)
+
+    def render(self, console) -> None:
+        render_sweep(console, self.result)
+
+
+@dataclass
+class Tables:
+    """Plain tables (header, rows) with a note under them: what the robustness benches print.
+
+    ``strong`` cells are wrapped in ``**`` for Markdown and ``[bold]`` for rich; ``right_from`` is the first
+    right-aligned column of each table.
+    """
+
+    payload: Any
+    tables: list[tuple[str, list[str], list[list[str]], int]]  # (rich title, header, rows, right_from)
+    note: str
+
+    def to_json(self) -> Any:
+        return self.payload
+
+    def markdown(self) -> str:
+        parts = [
+            _md(head, [[_strong(c, "**", "**") for c in row] for row in rows], right_from=right)
+            for _, head, rows, right in self.tables
+        ]
+        return "\n\n".join([*parts, self.note] if self.note else parts)
+
+    def render(self, console) -> None:
+        from rich.table import Table
+
+        for title, head, rows, right in self.tables:
+            table = Table(title=title)
+            for i, name in enumerate(head):
+                table.add_column(name, justify="left" if i < right else "right")
+            for row in rows:
+                table.add_row(*(_strong(c, "[bold]", "[/bold]") for c in row))
+            console.print(table)
+        if self.note:
+            console.print(f"[dim]{self.note}[/dim]")
+
+
+STRONG = "\x00"  # marks a cell to show in bold: "\x00text"
+
+
+def _strong(cell: str, start: str, end: str) -> str:
+    return f"{start}{cell[1:]}{end}" if cell.startswith(STRONG) else cell
+
+
+# --- modes ---------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Parsed:
+    """The options' configurations, validated once: (label, config) per strategy and the --compare pair."""
+
+    runs: list[tuple[str, RankingConfig]]
+    pairs: list[tuple[str, RankingConfig | None]]
+
+
+def parse_configs(options: BenchOptions) -> Parsed:
+    try:
+        configs = [config_from(name, options.settings) for name in options.strategies]
+        pairs = [parse_spec(s) for s in options.compare] if options.compare else []
+    except UnknownStrategy as exc:
+        raise BenchError(str(exc)) from None
+    except ValidationError as exc:
+        raise BenchError(validation_message(exc)) from None
+    except ValueError as exc:
+        raise BenchError(str(exc)) from None
+    labels = [",".join([c.strategy, *options.settings]) for c in configs]
+    return Parsed(list(zip(labels, configs, strict=True)), pairs)
+
+
+def _is_meta(options: BenchOptions) -> bool:
+    return options.corpus == "mq2008" and options.protocol == "metasearch"
+
+
+@dataclass
+class Job:
+    """One ``serpfuse bench`` call: the options, their parsed configurations, the progress bar, and the corpus's
+    Bench with its lead metric (built and checked together on first use of either, so a mode that needs neither
+    never loads the corpus)."""
+
+    options: BenchOptions
+    parsed: Parsed
+    progress: ProgressFactory = quiet
+
+    @cached_property
+    def _bench_and_metric(self) -> tuple[Bench, MetricSpec]:
+        bench = CORPORA[self.options.corpus](self.options)
+        lead = self.options.metric or bench.primary
+        spec = next((s for s in bench.metrics if s.name == lead and s.agg != "ratio"), None)
+        if spec is None:
+            names = ", ".join(s.name for s in bench.metrics if s.agg != "ratio")
+            raise BenchError(f"unknown metric {lead!r} for {bench.name}; choose one of: {names}")
+        return bench, spec
+
+    @property
+    def bench(self) -> Bench:
+        return self._bench_and_metric[0]
+
+    @property
+    def metric(self) -> MetricSpec:
+        return self._bench_and_metric[1]
+
+
+@dataclass(frozen=True)
+class Mode:
+    """One way to run the bench: ``wanted`` says when it runs, ``check`` refuses what it cannot do (raising
+    BenchError) before any corpus is loaded, ``run`` does it."""
+
+    name: str
+    wanted: Callable[[BenchOptions], bool]
+    run: Callable[[Job], Outcome]
+    check: Callable[[BenchOptions, Parsed], None] = lambda options, parsed: None
+
+
+def run_one(bench: Bench, label: str, config: RankingConfig, progress: ProgressFactory) -> Single:
+    with progress(bench.queries * (1 + bench.reference_runs)) as tracker:
+        references = bench.references(tracker.step, set())
+        report = bench.run(label, config, tracker.step)
+    report.notes.extend(bench.notes)
+    return Single(bench, report, references)
+
+
+def run_many(bench: Bench, runs: list[tuple[str, RankingConfig]], progress: ProgressFactory) -> Many:
+    with progress(bench.queries * (len(runs) + bench.reference_runs)) as tracker:
+        references = bench.references(tracker.step, {label for label, _ in runs})
+        reports = [bench.run(label, config, tracker.step) for label, config in runs]
+    return Many(bench, reports, references)
+
+
+def run_compare(
+    bench: Bench, pairs: list[tuple[str, RankingConfig | None]], metric: str, progress: ProgressFactory
+) -> Compared:
+    def run(label: str, config: RankingConfig | None, tick) -> BenchReport:
+        if config is None and bench.named is not None:
+            return bench.named(label, tick)
+        return bench.run(label, config, tick)
+
+    with progress(bench.queries * 2) as tracker:
+        a, b = (run(label, config, tracker.step) for label, config in pairs)
+    return Compared(bench, compare(a, b, metric))
+
+
+def run_sweep(
+    bench: Bench,
+    config: RankingConfig,
+    metric: MetricSpec,
+    grid_items: Sequence[str],
+    settings: Sequence[str],
+    progress: ProgressFactory,
+) -> Swept:
+    try:
+        grid = grid_of(config.strategy, grid_items)
+        default = {knob: current_value(config, knob) for knob in grid}
+        for knob, values in grid.items():  # every value must validate before hours of work
+            for value in values:
+                apply_settings(config, [f"{knob}={json.dumps(value)}"])
+    except (KeyError, ValueError, ValidationError) as exc:
+        raise BenchError(f"bad grid: {exc}".splitlines()[0]) from None
+    points = 1
+    for values in grid.values():
+        points *= len(values)
+
+    with progress(bench.queries * (points + 1)) as tracker:
+
+        def evaluate(point: dict[str, Any]) -> list[float]:
+            point_config = apply_settings(
+                config, [*settings, *(f"{k}={json.dumps(v)}" for k, v in point.items())]
+            )
+            report = bench.run(config.strategy, point_config, tracker.step)
+            return [q.values[metric.name] for q in report.per_query if metric.name in q.values]
+
+        tracker.describe(f"sweep {points} points")
+        result = sweep(grid, default, evaluate, metric=metric.name, higher_is_better=metric.higher_is_better)
+    return Swept(result)
+
+
+def run_subsets(
+    options: BenchOptions, runs: list[tuple[str, RankingConfig]], progress: ProgressFactory
+) -> Tables:
+    """MQ2008 metasearch: issue 4's three setups plus N random ranker subsets; each run's gap to the best
+    baseline per subset."""
+    queries = load_mq2008_queries(options.root)
+    count = options.random_subsets or 0
+    seed = mq.SUBSET_SEED if options.seed is None else options.seed
+    setups = [*mq.REFERENCE_SETUPS, *mq.random_setups(count, seed)]
+    labels = [label for label, _ in runs]
+    total = sum(3 + len(s.rankers) + len(runs) for s in setups)
+    with progress(total) as tracker:
+        tracker.describe(f"{len(setups)} setups")
+        results = mq.evaluate_subsets(queries, setups, runs, tracker.step)
+    note = (
+        f"Gap: nDCG@8 relative to the best of {', '.join(mq.BASELINES)} on each subset, chosen in hindsight "
+        f"(bold). {len(setups)} subsets: the 3 reference setups and {count} random ones "
+        f"(sizes 3-10, depth 10 or 20, seed {seed})."
+    )
+    summaries = mq.subset_summaries(results, labels)
+    payload = {
+        "metric": "nDCG@8",
+        "seed": seed,
+        "baselines": list(mq.BASELINES),
+        "subsets": [
+            {
+                "name": r.name,
+                "rankers": list(r.rankers),
+                "depth": r.depth,
+                "baselines": r.baselines,
+                "bestSingle": r.best_single,
+                "bestBaseline": r.best_baseline[0],
+                "best": r.best_baseline[1],
+                "strategies": {
+                    label: {
+                        "nDCG@8": value,
+                        "gap": mq.gap_percent(value, r.best_baseline[1]),
+                        "atOrAbove": mq.at_or_above(value, r.best_baseline[1]),
+                    }
+                    for label, value in r.strategies.items()
+                },
+            }
+            for r in results
+        ],
+        "summary": {
+            label: {
+                "meanGap": g.mean,
+                "worstGap": g.worst,
+                "bestGap": g.best,
+                "atOrAbove": g.at_or_above,
+                "subsets": g.setups,
+                "baseline": label not in labels,
+            }
+            for label, g in summaries.items()
+        },
+    }
+    rows = []
+    for r in results:
+        best_name, best = r.best_baseline
+        cells = []
+        for name in mq.BASELINES:
+            text = f"{r.baselines[name]:.4f}" + (f" (r{r.best_single})" if name == mq.BEST_SINGLE else "")
+            cells.append(STRONG + text if name == best_name else text)
+        for label in labels:
+            value = r.strategies[label]
+            cells.append(f"{value:.4f} ({mq.gap_percent(value, best):+.2f} %)")
+        rows.append([r.name, f"{compact_ranges(r.rankers)}@{r.depth}", *cells])
+    summary_rows = [
+        [
+            label if label in labels else f"{label} (baseline)",
+            f"{g.mean:+.2f} %",
+            f"{g.worst:+.2f} %",
+            f"{g.best:+.2f} %",
+            f"{g.at_or_above} / {g.setups}",
+        ]
+        for label, g in summaries.items()
+    ]
+    tables = [
+        (
+            "nDCG@8 per subset (gap to the best baseline)",
+            ["subset", "engines@depth", *mq.BASELINES, *labels],
+            rows,
+            2,
+        ),
+        (
+            "summary over the subsets",
+            ["method", "mean gap", "worst gap", "best gap", "at or above best"],
+            summary_rows,
+            1,
+        ),
+    ]
+    return Tables(payload, tables, note)
+
+
+def _check_subsets(options: BenchOptions, parsed: Parsed) -> None:
+    if not _is_meta(options):
+        raise BenchError("--random-subsets runs on --corpus mq2008 (metasearch protocol)")
+    if options.compare or options.sweep:
+        raise BenchError("--random-subsets, --compare and --sweep are separate runs: choose one")
+    if options.rankers or options.depth is not None:
+        raise BenchError("--random-subsets draws its own rankers and depths: drop --rankers and --depth")
+
+
+# Tried in order: the first wanted mode runs; the default (one or several configurations) comes last.
+MODES: list[Mode] = [
+    Mode(
+        "subsets",
+        wanted=lambda o: o.random_subsets is not None,
+        check=_check_subsets,
+        run=lambda job: run_subsets(job.options, job.parsed.runs, job.progress),
+    ),
+    Mode(
+        "compare",
+        wanted=lambda o: o.compare is not None,
+        run=lambda job: run_compare(job.bench, job.parsed.pairs, job.metric.name, job.progress),
+    ),
+    Mode(
+        "sweep",
+        wanted=lambda o: o.sweep,
+        run=lambda job: run_sweep(
+            job.bench, job.parsed.runs[0][1], job.metric, job.options.grid, job.options.settings, job.progress
+        ),
+    ),
+    Mode(
+        "many",
+        wanted=lambda o: len(o.strategies) > 1,
+        run=lambda job: run_many(job.bench, job.parsed.runs, job.progress),
+    ),
+    Mode(
+        "one",
+        wanted=lambda o: True,
+        run=lambda job: run_one(job.bench, *job.parsed.runs[0], job.progress),
+    ),
+]
+
+
+def _check_common(options: BenchOptions, parsed: Parsed) -> None:
+    """What no mode accepts, in the order the caller is told."""
+    meta = _is_meta(options)
+    for label, config in parsed.pairs:
+        if config is None and label.strip() == BASELINE and options.corpus != "crw56":
+            raise BenchError("'baseline' (SearXNG's own order) exists only for --corpus crw56")
+        if config is None and label.strip() != BASELINE and not meta:
+            raise BenchError(
+                f"{label.strip()!r} (one ranker's own list) exists only for --corpus mq2008 (metasearch)"
+            )
+    if options.compare and options.sweep:
+        raise BenchError("--compare and --sweep are separate runs: choose one")
+    if len(parsed.runs) > 1 and (options.compare or options.sweep):
+        raise BenchError("--compare and --sweep take one strategy")
+    if options.random_subsets is None and options.seed is not None:
+        raise BenchError("--seed goes with --random-subsets")
+
+
+def run(options: BenchOptions, progress: ProgressFactory = quiet) -> Outcome:
+    """Validate the options, pick the mode, run it. Bad input or missing data raises ``BenchError``."""
+    if options.corpus not in CORPORA:
+        raise BenchError(f"unknown corpus {options.corpus!r}; choose one of: {', '.join(CORPORA)}")
+    parsed = parse_configs(options)
+    _check_common(options, parsed)
+    mode = next(m for m in MODES if m.wanted(options))
+    mode.check(options, parsed)
+    return mode.run(Job(options, parsed, progress))
