@@ -44,6 +44,24 @@ def test_baseline_reproduces_issue_4(baseline):
     assert baseline.notes == []
 
 
+def test_baseline_rel_shown_matches_issue_8(baseline):
+    """Issue 8's table: SearXNG's order shows 0.9911 of what it could (one query misses a relevant row)."""
+    assert baseline.summary["RelShown@8"] == pytest.approx(0.9911, abs=5e-5)
+    assert baseline.summary["RelShown@8:n"] == 14
+
+
+def test_rel_shown_is_over_what_the_pool_could_fill():
+    from serpfuse.bench.metrics import rel_shown_at
+
+    qrels = {"a": 2, "b": 1, "c": 0, "d": 1, "x": 1}  # x is judged relevant but not in this pool
+    pool = ["a", "b", "c", "d"]
+    assert rel_shown_at(["a", "c", "b"], qrels, pool, k=8) == pytest.approx(2 / 3)
+    assert rel_shown_at(["a", "b", "d"], qrels, pool, k=2) == 1.0  # min(k, 3 relevant) = 2, both shown
+    assert rel_shown_at(["c", "a", "a"], qrels, pool, k=8) == pytest.approx(1 / 3)  # a duplicate counts once
+    assert rel_shown_at(["x", "a"], qrels, pool, k=8) == pytest.approx(1 / 3)  # off-pool rows do not count
+    assert rel_shown_at(["a"], qrels, ["c"], k=8) == 0.0
+
+
 def test_linear_gain_would_not_reproduce_the_issue(corpus, baseline):
     """Pins the gain: the stated 0.8926 is the exponential gain; trec_eval's linear gain gives 0.9145."""
     from serpfuse.bench import metrics as m
@@ -109,6 +127,7 @@ def test_pipeline_run_scores_every_dev_query(corpus):
     assert report.summary["queries"] == 28
     assert 0 < report.summary["nDCG@8"] <= 1
     assert 0 <= report.summary["kept@8"] <= 1
+    assert 0 < report.summary["RelShown@8"] <= 1
     assert report.fingerprint == RankingConfig(strategy="searxng").fingerprint()
     assert set(report.per_engine) == {"bing", "duckduckgo", "google"}
     assert set(report.by_group) == {"category"}  # every query is ASCII: no per-script table

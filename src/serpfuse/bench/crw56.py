@@ -7,7 +7,10 @@ even-index queries.
   half the queries have none, and there the right answer is to show little, which Irrelevant@5 measures: the
   rows in the top 5 judged 0, summed over every dev query. Pooled judging covered every row of the
   recording, so an unjudged row (none should occur) counts as irrelevant by default; both counts are reported.
-- Kept share: of the relevant rows the baseline's top 8 showed, the share still in our top 8 (pooled).
+- RelShown@8 (issue 8): relevant rows shown in the top 8 over min(8, relevant rows in the query's candidate
+  pool, i.e. the whole recording for it), averaged over the queries with a relevant row. It replaces kept@8 in
+  the headline: kept@8 (of the relevant rows the baseline's top 8 showed, the share still in our top 8,
+  pooled) measures agreement with SearXNG's google-weighted order rather than relevance; --json keeps it.
 - Baseline: SearXNG's own order, the recording's ``score`` descending (ties keep SearXNG's order), exact-URL
   dedupe. Issue 4 states nDCG@8 0.8926 and Irrelevant@5 73 for it on the dev queries.
 - Rows are matched to judgments by ``urls.dedup_key`` on both sides (a result's own URL or any URL an engine
@@ -63,6 +66,10 @@ CATEGORY_STARTS: tuple[tuple[int, str], ...] = (
 
 METRICS: list[MetricSpec] = [
     MetricSpec("nDCG@8", doc="gain 2^rel-1, ideal from every judged row; queries with a relevant row"),
+    MetricSpec(
+        "RelShown@8",
+        doc="relevant rows shown in the top 8 / min(8, relevant rows in the pool); queries with a relevant row",
+    ),
     MetricSpec("P@8", doc="relevant = grade >= 1; queries with a relevant row"),
     MetricSpec("MRR@8", doc="queries with a relevant row"),
     MetricSpec("R@8", doc="queries with a relevant row"),
@@ -75,7 +82,7 @@ METRICS: list[MetricSpec] = [
     MetricSpec("kept", "sum", show=False),
     MetricSpec("keptOf", "sum", show=False),
 ]
-HEADLINE = ("nDCG@8", "P@8", "MRR@8", "kept@8", "Irrelevant@5", "Junk@5", "CleanRel@5", "shown")
+HEADLINE = ("nDCG@8", "RelShown@8", "P@8", "MRR@8", "Irrelevant@5", "Junk@5", "CleanRel@5", "shown")
 PRIMARY = "nDCG@8"
 
 
@@ -110,6 +117,11 @@ class Crw56Query:
         from ..query import analyze_query
 
         return analyze_query(self.query)
+
+    @cached_property
+    def pool(self) -> frozenset[str]:
+        """The dedup keys of every recorded row: the candidate pool RelShown@8 is measured against."""
+        return frozenset(dedup_key(row.url) for row in self.rows)
 
     @property
     def category(self) -> str:
@@ -295,6 +307,7 @@ def score_query(
         values["P@8"] = m.precision_at(docids, qrels, K)
         values["MRR@8"] = m.reciprocal_rank(docids, qrels, K)
         values["R@8"] = m.recall_at(docids, qrels, K)
+        values["RelShown@8"] = m.rel_shown_at(docids, qrels, query.pool, K)
         kept, of = m.kept([r.docid for r in baseline], docids, qrels, K)
         values["kept"], values["keptOf"] = float(kept), float(of)
     return values

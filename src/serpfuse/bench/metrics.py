@@ -135,6 +135,16 @@ def kept(
     return sum(1 for docid in shown if docid in ours_top), len(shown)
 
 
+def rel_shown_at(ranked: Sequence[str], qrels: Qrels, pool: Iterable[str], k: int, level: int = 1) -> float:
+    """Issue 8's RelShown@k: relevant rows of the candidate ``pool`` shown in the top k, over min(k, relevant
+    rows in the pool); 0 when the pool holds none (callers average it over queries that have one)."""
+    relevant = {docid for docid in pool if qrels.get(docid, 0) >= level}
+    if not relevant:
+        return 0.0
+    shown = {docid for docid in ranked[:k] if docid in relevant}
+    return len(shown) / min(k, len(relevant))
+
+
 def mean(values: Iterable[float]) -> float:
     items = list(values)
     return sum(items) / len(items) if items else 0.0
