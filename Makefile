@@ -10,7 +10,7 @@ PREFIX ?= $(HOME)/.local
 SERPFUSE_DATA ?= ../shared/data
 export SERPFUSE_DATA
 
-.PHONY: setup test lint search bench install clean
+.PHONY: setup test lint search bench install screenshots clean
 
 $(BIN)/pip:
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +45,10 @@ install: $(RUN_STAMP)
 	mkdir -p "$(PREFIX)/bin"
 	ln -sf "$(abspath $(BIN)/serpfuse)" "$(PREFIX)/bin/serpfuse"
 	@echo "serpfuse -> $(PREFIX)/bin/serpfuse$$(case ":$$PATH:" in *":$(PREFIX)/bin:"*) ;; *) echo " (not on your PATH: add $(PREFIX)/bin to it)";; esac)"
+
+# The README's pictures of the web page: the browser tests, saving their screenshots under docs/.
+screenshots: $(DEV_STAMP)
+	SERPFUSE_SCREENSHOTS=docs $(BIN)/pytest -q tests/test_page_browser.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info src/*.egg-info .pytest_cache .ruff_cache

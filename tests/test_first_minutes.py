@@ -109,6 +109,22 @@ def test_package_metadata_builds_without_deprecation_warnings(tmp_path):
     assert f"Version: {serpfuse.__version__}" in metadata  # one version, said by the package
 
 
+# --- the README ------------------------------------------------------------------------------------------------
+
+
+def test_readme_first_screen_says_what_it_is_the_two_commands_the_path_and_shows_the_page():
+    readme = (ROOT / "README.md").read_text()
+    first_screen = "\n".join(readme.splitlines()[:40])
+    assert "Fused web search for LLM agents" in first_screen
+    for needle in ('make search Q="', "make test", "make install", "PATH"):
+        assert needle in first_screen, needle
+    pictures = re.findall(r"!\[[^\]]+\]\((docs/[^)]+\.png)\)", readme, re.S)
+    assert pictures and pictures[0] in first_screen
+    for picture in pictures:
+        data = (ROOT / picture).read_bytes()
+        assert data.startswith(b"\x89PNG") and len(data) < 300_000, picture  # small, and really a PNG
+
+
 # --- the README's sample configuration --------------------------------------------------------------------------
 
 
