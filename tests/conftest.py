@@ -94,7 +94,8 @@ def server():
 
 @pytest.fixture
 async def transport():
+    """The httpx2 client for every request (impersonation off); test_transport_impersonate has the browser one."""
     from serpfuse.transport import Transport
 
-    async with Transport(trust_env=False) as t:
+    async with Transport(trust_env=False, impersonate=False) as t:
         yield t

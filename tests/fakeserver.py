@@ -244,6 +244,7 @@ def fake_engine(
     tier: str = "primary",
     region: str = "both",
     kind: str = "json",
+    transport: str = "api",
     needs_key: bool = False,
     key_envs: tuple[str, ...] = (),
     time_range_support: bool = False,
@@ -260,6 +261,7 @@ def fake_engine(
         tier=tier,  # type: ignore[arg-type]
         region=region,  # type: ignore[arg-type]
         kind=kind,  # type: ignore[arg-type]
+        transport=transport,  # type: ignore[arg-type]
         needs_key=needs_key,
         key_envs=key_envs,
         time_range_support=time_range_support,

@@ -9,11 +9,13 @@ import json
 
 import pytest
 
-from serpfuse.cooldown import CooldownPolicy, CooldownState, InMemoryCooldownStore
+from serpfuse.cooldown import CooldownPolicy, CooldownState, InMemoryCooldownStore, fit_to_engine
+from serpfuse.engines import ENGINES
 from serpfuse.engines.base import (
     AccessDenied,
     ChallengeDetected,
     EngineError,
+    EngineInfo,
     EngineTimeout,
     ParseFailure,
     RateLimited,
@@ -61,11 +63,39 @@ async def test_a_fresh_engine_is_not_cooling_down(store):
         (RateLimited(retry_after_s=42), 42),
         (AccessDenied(), 180),
         (AccessDenied("blocked by a firewall rule", cooldown_s=86400), 86400),
-        (ChallengeDetected(cooldown_s=0), 0),  # DuckDuckGo's challenge form: no ban, as SearXNG does
+        (ChallengeDetected(cooldown_s=0), 0),  # a challenge that names its own pause keeps it
     ],
 )
 async def test_ladder_for_errors_that_name_their_cooldown(store, clock, error, seconds):
     assert await cooldown_of(store, clock, error) == pytest.approx(seconds)
+
+
+def _info(**kw) -> EngineInfo:
+    return EngineInfo(
+        name="e", website="x", tier="primary", region="global", kind="html", needs_key=False, **kw
+    )
+
+
+@pytest.mark.parametrize(
+    ("engine_s", "error", "seconds"),
+    [
+        (30.0, ChallengeDetected(), 30),  # DuckDuckGo-like: short
+        (6 * 3600.0, ChallengeDetected("reCAPTCHA challenge"), 6 * 3600),  # Google-backed: long
+        (30.0, ChallengeDetected(cooldown_s=7), 7),  # the error's own figure wins
+        (30.0, RateLimited(), 180),  # only challenges take the engine's figure
+        (30.0, EngineError("HTTP 500"), 5),
+    ],
+)
+async def test_a_challenge_cools_down_as_long_as_the_engine_declares(store, clock, engine_s, error, seconds):
+    fitted = fit_to_engine(_info(challenge_cooldown_s=engine_s), error)
+    assert await cooldown_of(store, clock, fitted) == pytest.approx(seconds)
+
+
+def test_engines_declare_their_challenge_cooldown_as_data():
+    declared = {name: module.INFO.challenge_cooldown_s for name, module in ENGINES.items()}
+    assert declared["ddg"] == 30  # SearXNG suspends ddg 0 s: its challenge is per request
+    assert declared["bing"] == declared["yahoo"] == 3600
+    assert all(0 <= s <= CooldownPolicy().max_cooldown_s for s in declared.values())
 
 
 async def test_plain_errors_and_timeouts_back_off_linearly_to_120_s(store, clock):

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from serpfuse.cooldown import fit_to_engine
 from serpfuse.engines import get_engine
 from serpfuse.engines.base import (
     AccessDenied,
@@ -61,7 +62,8 @@ def test_synthetic_ddg_challenge_page_raises() -> None:
     with pytest.raises(ChallengeDetected) as info:
         parse("ddg", synthetic("synthetic_ddg_challenge.html"), headers=HTML)
     assert info.value.status == "challenge"
-    assert info.value.cooldown_s == 3600
+    fitted = fit_to_engine(get_engine("ddg").INFO, info.value)
+    assert fitted.cooldown_s == 30  # DuckDuckGo's form is per request: a short pause, not the hour
 
 
 def test_ddg_202_is_a_challenge_even_with_a_result_page() -> None:

@@ -349,7 +349,7 @@ def test_classify_http_challenges() -> None:
 def test_error_types_carry_statuses() -> None:
     assert ParseFailure().status == "error" and ParseFailure().message
     assert RateLimited(retry_after_s=3).status == "rate-limited"
-    assert ChallengeDetected().cooldown_s == 3600
+    assert ChallengeDetected().cooldown_s is None  # the engine's INFO.challenge_cooldown_s decides
 
 
 # --- registry -----------------------------------------------------------------------------------------------
@@ -393,6 +393,19 @@ def test_engine_modules_follow_the_contract(name: str) -> None:
     if info.needs_key or info.accepts_key:
         assert info.key_envs and info.key_envs[0] == f"SERPFUSE_{name.upper().replace('-', '_')}_API_KEY"
     assert info.rows_per_request >= 1 and info.timeout_s > 0
+
+
+def test_each_engine_declares_its_transport() -> None:
+    # Scraped pages go as a browser (bot walls read the TLS fingerprint); JSON and MCP APIs as the library.
+    for name, module in ENGINES.items():
+        info = module.INFO
+        assert info.transport == ("browser" if info.kind == "html" else "api"), name
+    assert {n for n, m in ENGINES.items() if m.INFO.transport == "browser"} >= {
+        "ddg",
+        "bing",
+        "bing-cn",
+        "yahoo",
+    }
 
 
 def test_correlated_groups() -> None:

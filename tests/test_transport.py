@@ -17,6 +17,7 @@ from serpfuse.transport import (
     ImpersonationUnavailable,
     ResponseTooLarge,
     Transport,
+    fetch_site,
 )
 
 SECRET = "sk-live-TOPSECRET-4f9a2c"
@@ -55,6 +56,37 @@ async def test_default_headers_api_vs_browser_and_engine_headers_win(server, tra
     assert api.headers["user-agent"] == API_USER_AGENT
     assert api.headers["accept"] == "text/x-custom"  # the engine's own header is not overridden
     assert browser.headers["user-agent"] == BROWSER_HEADERS["User-Agent"]
+
+
+async def test_without_impersonation_html_engines_still_send_a_browser_navigation(server, transport):
+    server.route("/nav", Reply(200, body=b"ok"))
+    referer = server.url + "/"
+    await transport.send(spec(server, "/nav"), timeout_s=5, browser=True)
+    await transport.send(
+        spec(server, "/nav", headers={"Referer": referer, "accept-language": "de"}), timeout_s=5, browser=True
+    )
+    typed, posted = server.seen("/nav")
+    assert "Chrome/152." in typed.headers["user-agent"] and 'v="152"' in typed.headers["sec-ch-ua"]
+    assert typed.headers["sec-fetch-site"] == "none" and posted.headers["sec-fetch-site"] == "same-origin"
+    assert typed.headers["sec-fetch-mode"] == "navigate" and typed.headers["sec-fetch-dest"] == "document"
+    assert posted.headers["accept-language"] == "de"  # the engine's header replaces the default
+    fetch = [n for n in typed.headers if n.startswith("sec-fetch-")]
+    assert fetch == ["sec-fetch-site", "sec-fetch-mode", "sec-fetch-user", "sec-fetch-dest"]  # Chrome's order
+
+
+@pytest.mark.parametrize(
+    ("referer", "url", "site"),
+    [
+        (None, "https://html.duckduckgo.com/html/", "none"),
+        ("https://html.duckduckgo.com/", "https://html.duckduckgo.com/html/", "same-origin"),
+        ("https://duckduckgo.com/", "https://html.duckduckgo.com/html/", "same-site"),
+        ("https://www.startpage.com/", "https://www.bing.com/search", "cross-site"),
+        ("http://html.duckduckgo.com/", "https://html.duckduckgo.com/html/", "same-site"),
+    ],
+)
+def test_fetch_site_follows_the_referer(referer, url, site):
+    headers = {"Referer": referer} if referer else None
+    assert fetch_site(RequestSpec("GET", url, headers=headers)) == site
 
 
 async def test_params_form_and_cookies_are_sent(server, transport):
@@ -210,4 +242,4 @@ def test_impersonation_without_curl_cffi_is_a_clear_one_line_error():
     with pytest.raises(ImpersonationUnavailable) as info:
         Transport(impersonate=True)
     assert str(info.value) == IMPERSONATE_HINT
-    assert "\n" not in str(info.value) and "serpfuse[impersonate]" in str(info.value)
+    assert "\n" not in str(info.value) and "curl_cffi" in str(info.value)

@@ -1,7 +1,9 @@
-"""The browser-impersonating path (curl_cffi) against a real socket: it must behave like the httpx2 path.
+"""The browser-impersonating path (curl_cffi, the default for HTML engines) against a real socket.
 
-Same answers (status, lowercase headers, body), same size cap, same whole-call deadline, the same
-``EngineError`` for a reset, and no key or query string in any error message.
+It must behave like the httpx2 path (same answers, size cap, whole-call deadline, ``EngineError`` for a reset,
+no key or query string in any error message), look like the browser releases it rotates among (User-Agent of
+the impersonated release, Sec-Fetch-* in that browser's order), and obey proxies, so no test packet leaves
+loopback.
 """
 
 from __future__ import annotations
@@ -12,20 +14,20 @@ import time
 
 import pytest
 
-pytest.importorskip("curl_cffi", reason="curl_cffi is not installed (extra serpfuse[impersonate])")
-
-from fakeserver import Reply  # noqa: E402
-from serpfuse import transport as transport_module  # noqa: E402
-from serpfuse.engines.base import EngineError, EngineTimeout, RequestSpec  # noqa: E402
-from serpfuse.transport import (  # noqa: E402
+from fakeserver import Reply, fake_engine
+from serpfuse import transport as transport_module
+from serpfuse.engines.base import EngineError, EngineTimeout, RequestSpec
+from serpfuse.transport import (
     API_USER_AGENT,
+    BROWSER_PROFILES,
     IMPERSONATE_HINT,
     ImpersonationUnavailable,
     ResponseTooLarge,
     Transport,
+    browser_profiles,
 )
-from test_transport import SECRET, chain, spec  # noqa: E402
-from test_transport import assert_no_secret as assert_no_secret_in_messages  # noqa: E402
+from test_transport import SECRET, chain, spec
+from test_transport import assert_no_secret as assert_no_secret_in_messages
 
 
 @pytest.fixture
@@ -36,7 +38,7 @@ async def curl():
 
 @pytest.fixture
 async def plain():
-    async with Transport(trust_env=False) as t:
+    async with Transport(trust_env=False, impersonate=False) as t:
         yield t
 
 
@@ -76,13 +78,15 @@ async def test_repeated_headers_are_joined_like_the_httpx_path(server, curl, pla
 
 async def test_browser_requests_go_through_curl_and_api_requests_do_not(server, curl):
     server.route("/h", Reply(200, body=b"{}"))
-    await send_browser(curl, spec(server, "/h", headers={"X-Engine": "kept"}), timeout_s=5)
+    await send_browser(
+        curl, spec(server, "/h", headers={"X-Engine": "kept"}), timeout_s=5, profile="chrome152"
+    )
     await curl.send(spec(server, "/h"), timeout_s=5)
     browser, api = server.seen("/h")
     assert "Chrome" in browser.headers["user-agent"]  # curl_cffi's impersonated browser speaks for itself
     assert browser.headers["x-engine"] == "kept"
     assert api.headers["user-agent"] == API_USER_AGENT  # JSON APIs keep the honest library client
-    assert curl._curl is not None and curl._client is not None
+    assert curl._curl and curl._client is not None
 
 
 async def test_params_form_and_cookies_are_sent(server, curl):
@@ -244,11 +248,12 @@ async def test_a_cancelled_call_raises_cancelled_and_leaves_the_session_usable(s
 async def test_aclose_closes_the_curl_session(server):
     server.route("/a", Reply(200, body=b"1"))
     t = Transport(trust_env=False, impersonate=True)
-    await send_browser(t, spec(server, "/a"), timeout_s=5)
-    session = t._curl
-    assert session is not None
+    await send_browser(t, spec(server, "/a"), timeout_s=5, profile="chrome152")
+    await send_browser(t, spec(server, "/a"), timeout_s=5, profile="safari270")
+    sessions = list(t._curl.values())
+    assert len(sessions) == 2  # one session per impersonated release
     await t.aclose()
-    assert t._curl is None and session._closed
+    assert t._curl == {} and all(s._closed for s in sessions)
 
 
 def test_impersonation_without_curl_cffi_is_a_clear_one_line_error(monkeypatch):
@@ -261,3 +266,148 @@ def test_impersonation_without_curl_cffi_is_a_clear_one_line_error(monkeypatch):
     with pytest.raises(ImpersonationUnavailable) as info:
         Transport(impersonate=True)
     assert str(info.value) == IMPERSONATE_HINT
+
+
+# --- looking like the browsers it impersonates ---------------------------------------------------------------
+
+
+def marker_of(profile: str) -> str:
+    """What the User-Agent of a curl_cffi target says: chrome152 -> "Chrome/152.", safari270 -> "Version/27.0"."""
+    family = profile.rstrip("0123456789")
+    version = profile[len(family) :]
+    if family == "safari":
+        return f"Version/{version[:2]}.{version[2:]}"
+    return {"chrome": "Chrome/", "firefox": "Firefox/"}[family] + version + "."
+
+
+FETCH_ORDER = {
+    "chrome": ["sec-fetch-site", "sec-fetch-mode", "sec-fetch-user", "sec-fetch-dest"],
+    "firefox": ["sec-fetch-dest", "sec-fetch-mode", "sec-fetch-site", "sec-fetch-user"],
+    "safari": ["sec-fetch-dest", "sec-fetch-site", "sec-fetch-mode"],
+}
+
+
+def test_impersonation_is_on_by_default_and_rotates_among_current_releases():
+    t = Transport()
+    assert t.impersonate and t.profiles == browser_profiles()
+    # This environment's curl_cffi (>= 0.17, the declared minimum) offers every listed release.
+    assert t.profiles == BROWSER_PROFILES
+    families = {p.rstrip("0123456789") for p in t.profiles}
+    assert families == {"chrome", "firefox", "safari"}
+    assert all(int(p.removeprefix("chrome")) >= 150 for p in t.profiles if p.startswith("chrome"))
+
+
+@pytest.mark.parametrize("profile", BROWSER_PROFILES)
+async def test_each_release_sends_its_own_user_agent_and_a_navigation_in_browser_order(server, curl, profile):
+    server.route("/nav", Reply(200, body=b"ok"))
+    await send_browser(curl, spec(server, "/nav"), timeout_s=5, profile=profile)
+    (seen,) = server.seen("/nav")
+    assert marker_of(profile) in seen.headers["user-agent"]
+    if profile.startswith("chrome"):  # client hints name the same release as the User-Agent
+        assert f'v="{profile.removeprefix("chrome")}"' in seen.headers["sec-ch-ua"]
+    assert seen.headers["sec-fetch-mode"] == "navigate" and seen.headers["sec-fetch-dest"] == "document"
+    assert seen.headers["sec-fetch-site"] == "none"  # a typed search: no Referer
+    # Sec-Fetch-* in the impersonated browser's own order (as each sends them for a typed URL).
+    assert [n for n in seen.headers if n.startswith("sec-fetch-")] == FETCH_ORDER[
+        profile.rstrip("0123456789")
+    ]
+    if profile.startswith("chrome"):
+        names = list(seen.headers)
+        order = ["sec-ch-ua", "user-agent", "accept", "sec-fetch-site", "accept-language"]
+        assert [names.index(n) for n in order] == sorted(names.index(n) for n in order)
+
+
+async def test_random_picks_cover_several_releases(server, curl):
+    server.route("/r", Reply(200, body=b"ok"))
+    for _ in range(30):
+        await send_browser(curl, spec(server, "/r"), timeout_s=5)
+    agents = {s.headers["user-agent"] for s in server.seen("/r")}
+    assert len(agents) >= 2  # 30 uniform picks among 5 releases are one release with p = 5 * 0.2**30
+
+
+async def test_a_form_posted_from_the_engines_own_page_is_same_origin(server, curl):
+    server.route("/html/", Reply(200, body=b"ok"))
+    referer = server.url + "/"
+    request = RequestSpec("POST", server.url + "/html/", data={"q": "x"}, headers={"Referer": referer})
+    await send_browser(curl, request, timeout_s=5, profile="chrome152")
+    await send_browser(
+        curl,
+        RequestSpec("GET", server.url + "/html/", headers={"Referer": "https://elsewhere.example/"}),
+        timeout_s=5,
+        profile="chrome152",
+    )
+    posted, linked = server.seen("/html/")
+    assert posted.headers["sec-fetch-site"] == "same-origin" and posted.headers["referer"] == referer
+    assert linked.headers["sec-fetch-site"] == "cross-site"
+    names = list(posted.headers)
+    assert names.index("sec-fetch-site") < names.index("sec-fetch-mode")  # replaced in place, not appended
+
+
+async def test_engine_headers_replace_the_browsers_in_place(server, curl):
+    server.route("/lang", Reply(200, body=b"ok"))
+    request = spec(server, "/lang", headers={"Accept-Language": "de-DE,de;q=0.9"})
+    await send_browser(curl, request, timeout_s=5, profile="chrome152")
+    (seen,) = server.seen("/lang")
+    assert seen.headers["accept-language"] == "de-DE,de;q=0.9"
+    assert list(seen.headers).count("accept-language") == 1
+
+
+async def test_a_multi_step_call_keeps_one_release(server, curl):
+    server.route("/step", Reply(200, body=b"ok"))
+    for _ in range(3):
+        client = curl.bind(browser=True, timeout_s=5)
+        for _ in range(4):
+            await client.send(spec(server, "/step"))
+    seen = [s.headers["user-agent"] for s in server.seen("/step")]
+    assert all(len(set(seen[i : i + 4])) == 1 for i in range(0, 12, 4))
+
+
+async def test_the_environment_proxy_carries_curl_requests_so_nothing_leaves_loopback(server, monkeypatch):
+    # The fake server plays the proxy: a CONNECT for the engine's host arrives there, never the engine itself.
+    for name in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.setenv(name, server.url)
+    monkeypatch.setenv("NO_PROXY", "")
+    monkeypatch.setenv("no_proxy", "")
+    async with Transport(trust_env=True) as t:
+        with pytest.raises(EngineError):
+            await send_browser(
+                t, RequestSpec("GET", f"https://search.example.invalid/s?key={SECRET}"), timeout_s=5
+            )
+    (tunnel,) = server.requests
+    assert tunnel.method == "CONNECT" and tunnel.headers["host"] == "search.example.invalid:443"
+
+
+async def test_the_live_source_sends_html_engines_as_a_browser_and_apis_as_the_library(server, tmp_path):
+    from serpfuse.cooldown import InMemoryCooldownStore
+    from serpfuse.models import SearchRequest
+    from serpfuse.secrets import KeyStore
+    from serpfuse.sources.live import LiveSource
+
+    server.route("/page", Reply(200, {"Content-Type": "application/json"}, b'{"results": []}'))
+    server.route("/api", Reply(200, {"Content-Type": "application/json"}, b'{"results": []}'))
+    server.route("/blocked", Reply(202, {"Content-Type": "text/html"}, b"<form id=challenge-form></form>"))
+    engines = [
+        fake_engine("page", kind="html", transport="browser"),
+        fake_engine("api"),
+        fake_engine("blocked", kind="html", transport="browser"),
+    ]
+    cooldowns = InMemoryCooldownStore(clock=lambda: 1000.0)
+    async with Transport(trust_env=False) as t:
+        source = LiveSource(
+            KeyStore(env={}, keys_file=tmp_path / "keys.json"),
+            cooldowns,
+            t,
+            engines=engines,
+            base_urls={e.INFO.name: server.url for e in engines},
+            clock=lambda: 1000.0,
+        )
+        request = SearchRequest(query="q")
+        answers = {n: await source.ask(n, "q", request) for n in ("page", "api", "blocked")}
+    assert answers["page"].status == answers["api"].status == "empty"
+    assert any(m in server.seen("/page")[0].headers["user-agent"] for m in map(marker_of, BROWSER_PROFILES))
+    assert server.seen("/api")[0].headers["user-agent"] == API_USER_AGENT
+    assert answers["blocked"].status == "challenge"
+    state = cooldowns.snapshot()["blocked"]
+    assert (
+        state["until"] - 1000.0 == 3600
+    )  # the fake engine declares no cooldown of its own: the default hour

@@ -2,7 +2,8 @@
 
 The ladder (issue 3, after SearXNG's suspension times, with the linear backoff SearXNG used to have):
 
-- challenge/CAPTCHA: 3600 s; 429: the server's Retry-After, else 180 s; access denied: 180 s. These come
+- challenge/CAPTCHA: the engine's ``INFO.challenge_cooldown_s`` (30 s for DuckDuckGo, 3600 s by default,
+  hours for Google-backed engines; ``fit_to_engine``); 429: the server's Retry-After, else 180 s; access denied: 180 s. These come
   from the error itself (``EngineError.cooldown_s``, set by ``serpfuse.engines.base``), so an engine can ask
   for its own (DuckDuckGo's challenge form, a Cloudflare firewall's day);
 - every other error and every timeout: 5 s x consecutive failures, at most 120 s;
@@ -20,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
-from .engines.base import EngineError
+from .engines.base import CHALLENGE_COOLDOWN_S, EngineError, EngineInfo
 
 Clock = Callable[[], float]
 
@@ -37,7 +38,16 @@ class CooldownPolicy:
     def seconds_for(self, error: EngineError, consecutive_failures: int) -> float:
         if error.cooldown_s is not None:
             return min(max(0.0, float(error.cooldown_s)), self.max_cooldown_s)
+        if error.status == "challenge":  # no engine fitted it (fit_to_engine): the generic hour
+            return CHALLENGE_COOLDOWN_S
         return min(self.error_step_s * max(1, consecutive_failures), self.error_cap_s)
+
+
+def fit_to_engine(info: EngineInfo, error: EngineError) -> EngineError:
+    """``error`` with the engine's own challenge cooldown when it is a challenge that names none itself."""
+    if error.status == "challenge" and error.cooldown_s is None:
+        error.cooldown_s = info.challenge_cooldown_s
+    return error
 
 
 @dataclass(frozen=True)

@@ -83,7 +83,8 @@ class Settings(BaseSettings):
 
     # Live transport.
     proxy: str | None = Field(None, repr=False)
-    impersonate: bool = False
+    # HTML engines go through curl_cffi as a browser; SERPFUSE_IMPERSONATE=0 sends them through httpx2.
+    impersonate: bool = True
 
     # Result cache and shared state.
     cache: CacheBackend | None = Field(None, description="default: redis when redis_url is set, else sqlite")

@@ -9,8 +9,13 @@ The per-engine timeout covers the whole call (connect, headers and every body ch
 server that drips one byte a second cannot hold an engine past its budget. Cancellation (the fan-out's overall
 deadline) closes the stream on the way out, which returns the connection to the pool or drops it.
 
-HTML engines can go through a browser-impersonating client (curl_cffi, extra ``serpfuse[impersonate]``),
-imported only when asked for.
+HTML engines (``EngineInfo.transport == "browser"``) go through a browser-impersonating client by default:
+curl_cffi, which speaks a real browser's TLS and HTTP/2 fingerprint and sends that browser's headers (its
+User-Agent, client hints and Sec-Fetch-* in the browser's own order). Bot walls (DuckDuckGo's 202, Yahoo's
+dropped connections) answer a plain Python client's fingerprint, not its User-Agent. Each request picks one of
+a few current browser releases at random; each release has its own session, so one connection never changes
+its fingerprint, and a multi-step engine's calls (``bind``) keep one release throughout. JSON APIs keep httpx2
+and an honest library User-Agent.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.util
+import random
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
@@ -26,22 +32,68 @@ import httpx2
 
 from . import __version__ as _version
 from .engines.base import EngineError, EngineTimeout, ParseFailure, RequestSpec
+from .urls import registrable_domain
 
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 DEFAULT_TIMEOUT_S = 15.0
 
 API_USER_AGENT = f"serpfuse/{_version} (+https://pypi.org/project/serpfuse/)"
-# HTML engines answer a bare library User-Agent with a block page; look like the browser people use.
+# The browser releases impersonated, newest first: ones whose curl_cffi profile sends a page navigation's
+# headers (firefox153/155 send a fetch()'s "cors"/"empty", which no typed search looks like). Only those the
+# installed curl_cffi knows are used (``browser_profiles``).
+BROWSER_PROFILES = ("chrome152", "chrome151", "chrome150", "firefox154", "safari270")
+# Without impersonation (``impersonate=False``) HTML engines still send one Chrome release's navigation headers,
+# in Chrome's order; only the TLS fingerprint then gives the client away.
 BROWSER_HEADERS = {
+    "sec-ch-ua": '"Chromium";v="152", "Not?A_Brand";v="24", "Google Chrome";v="152"',
+    "sec-ch-ua-mobile": "?0",
+    "sec-ch-ua-platform": '"Windows"',
+    "Upgrade-Insecure-Requests": "1",
     "User-Agent": (
         "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
-        "Chrome/138.0.0.0 Safari/537.36"
+        "Chrome/152.0.0.0 Safari/537.36"
     ),
-    "Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+    "Accept": (
+        "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8,"
+        "application/signed-exchange;v=b3;q=0.7"
+    ),
+    "Sec-Fetch-Site": "none",
+    "Sec-Fetch-Mode": "navigate",
+    "Sec-Fetch-User": "?1",
+    "Sec-Fetch-Dest": "document",
     "Accept-Language": "en-US,en;q=0.9",
 }
 API_HEADERS = {"User-Agent": API_USER_AGENT, "Accept": "application/json"}
-IMPERSONATE_HINT = "browser impersonation needs curl_cffi: pip install 'serpfuse[impersonate]'"
+IMPERSONATE_HINT = (
+    "browser impersonation needs curl_cffi (a serpfuse dependency): pip install 'curl_cffi>=0.17'"
+)
+
+
+def browser_profiles() -> tuple[str, ...]:
+    """The impersonation targets to rotate among: ``BROWSER_PROFILES`` the installed curl_cffi offers, else
+    its own newest Chrome ("chrome")."""
+    from curl_cffi.requests import BrowserType
+
+    offered = {b.value for b in BrowserType}
+    return tuple(p for p in BROWSER_PROFILES if p in offered) or ("chrome",)
+
+
+def fetch_site(spec: RequestSpec) -> str:
+    """Sec-Fetch-Site as a browser sets it for this navigation: "none" when typed (no Referer), else how the
+    Referer's site relates to the target's (a form posted from the engine's own page is "same-origin")."""
+    referer = next((v for k, v in (spec.headers or {}).items() if k.lower() == "referer"), None)
+    if not referer:
+        return "none"
+    try:
+        source, target = urlsplit(referer), urlsplit(spec.url)
+    except ValueError:
+        return "cross-site"
+    if (source.scheme, source.hostname, source.port) == (target.scheme, target.hostname, target.port):
+        return "same-origin"
+    same_site = source.hostname and target.hostname
+    if same_site and registrable_domain(source.hostname) == registrable_domain(target.hostname):
+        return "same-site"
+    return "cross-site"
 
 
 class HttpResponse(NamedTuple):
@@ -72,14 +124,24 @@ def _host(url: str) -> str:
         return "?"
 
 
-def _headers_for(spec: RequestSpec, browser: bool) -> dict[str, str]:
-    headers = dict(BROWSER_HEADERS if browser else API_HEADERS)
-    lowered = {k.lower() for k in (spec.headers or {})}
-    headers = {k: v for k, v in headers.items() if k.lower() not in lowered}
-    headers.update(spec.headers or {})
+def _engine_headers(spec: RequestSpec) -> dict[str, str]:
+    headers = dict(spec.headers or {})
     if spec.cookies:
         # httpx deprecates per-request cookies; a Cookie header keeps the shared client's jar out of it.
         headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in spec.cookies.items())
+    return headers
+
+
+def _headers_for(spec: RequestSpec, browser: bool) -> dict[str, str]:
+    """The defaults (browser or API) with an engine's own header taking a default's place, then the rest."""
+    own = _engine_headers(spec)
+    own_names = {name.lower(): name for name in own}
+    defaults = {**BROWSER_HEADERS, "Sec-Fetch-Site": fetch_site(spec)} if browser else API_HEADERS
+    headers: dict[str, str] = {}
+    for name, value in defaults.items():
+        mine = own_names.pop(name.lower(), None)
+        headers[mine or name] = own[mine] if mine else value
+    headers.update({name: own[name] for name in own_names.values()})
     return headers
 
 
@@ -176,7 +238,7 @@ class Transport:
         *,
         proxy: str | None = None,
         trust_env: bool = True,
-        impersonate: bool = False,
+        impersonate: bool = True,
         max_bytes: int = DEFAULT_MAX_BYTES,
         verify: bool = True,
         mock: httpx2.AsyncBaseTransport | None = None,
@@ -186,11 +248,12 @@ class Transport:
         self.proxy = proxy
         self.trust_env = trust_env
         self.impersonate = impersonate
+        self.profiles = browser_profiles() if impersonate else ()
         self.max_bytes = max_bytes
         self._verify = verify
         self._mock = mock
         self._client: httpx2.AsyncClient | None = None
-        self._curl: Any = None
+        self._curl: dict[str, Any] = {}  # one curl_cffi session per impersonated browser release
 
     def __repr__(self) -> str:
         # The proxy URL can carry a password; show only whether there is one.
@@ -220,9 +283,13 @@ class Transport:
         client, self._client = self._client, None
         if client is not None:
             await client.aclose()
-        curl, self._curl = self._curl, None
-        if curl is not None:
-            await curl.close()
+        sessions, self._curl = self._curl, {}
+        for session in sessions.values():
+            await session.close()
+
+    def pick_profile(self) -> str | None:
+        """A browser release to impersonate for one request (or one multi-step call); None without impersonation."""
+        return random.choice(self.profiles) if self.profiles else None
 
     async def send(
         self,
@@ -233,10 +300,12 @@ class Transport:
         read_error_body: bool = True,
         browser: bool = False,
         follow_redirects: bool = False,
+        profile: str | None = None,
     ) -> HttpResponse:
         """Send ``spec``; the body of a non-2xx answer is left unread when ``read_error_body`` is False.
 
-        ``browser`` marks an HTML engine: browser headers, and the impersonating client when enabled.
+        ``browser`` marks an HTML engine: browser headers, and the impersonating client when enabled, as
+        ``profile`` (a curl_cffi target) or a release picked at random.
         Redirects are followed only when asked: httpx keeps custom key headers on a cross-host redirect.
         Raises ``EngineError`` (``EngineTimeout``, ``ResponseTooLarge``...) and nothing else for network trouble.
         """
@@ -247,7 +316,14 @@ class Transport:
         try:
             async with asyncio.timeout(timeout_s):
                 if browser and self.impersonate:
-                    return await self._send_curl(spec, timeout_s, limit, read_error_body, follow_redirects)
+                    return await self._send_curl(
+                        spec,
+                        profile or self.pick_profile(),
+                        timeout_s,
+                        limit,
+                        read_error_body,
+                        follow_redirects,
+                    )
                 return await self._send_httpx(
                     spec, timeout_s, limit, read_error_body, browser, follow_redirects
                 )
@@ -290,21 +366,30 @@ class Transport:
                 response.status_code, headers, response.aiter_bytes, limit, read_error_body
             )
 
-    def _curl_session(self) -> Any:
-        if self._curl is None:
-            from curl_cffi.requests import AsyncSession  # the optional extra, imported only on use
+    def _curl_session(self, profile: str) -> Any:
+        session = self._curl.get(profile)
+        if session is None:
+            from curl_cffi.requests import AsyncSession  # imported on first use: API-only runs never load it
 
-            self._curl = AsyncSession(
-                impersonate="chrome", proxy=self.proxy, trust_env=self.trust_env, verify=self._verify
+            session = self._curl[profile] = AsyncSession(
+                impersonate=profile, proxy=self.proxy, trust_env=self.trust_env, verify=self._verify
             )
-        return self._curl
+        return session
 
     async def _send_curl(
-        self, spec: RequestSpec, timeout_s: float, limit: int, read_error_body: bool, follow_redirects: bool
+        self,
+        spec: RequestSpec,
+        profile: str,
+        timeout_s: float,
+        limit: int,
+        read_error_body: bool,
+        follow_redirects: bool,
     ) -> HttpResponse:
-        # The impersonated browser sends its own User-Agent and Accept headers: only the engine's go on top.
-        headers = {k: v for k, v in _headers_for(spec, True).items() if k not in BROWSER_HEADERS}
-        session = self._curl_session()
+        # The impersonated browser sends its own headers in its own order (User-Agent, client hints, Accept,
+        # Sec-Fetch-*); curl replaces a value in place, so only the engine's headers and the navigation's
+        # Sec-Fetch-Site go on top.
+        headers = {**_engine_headers(spec), "Sec-Fetch-Site": fetch_site(spec)}
+        session = self._curl_session(profile)
         # curl's own timeout bounds a transfer abandoned while still waiting for headers (a cancelled call
         # cannot reach its handle yet); the body phase is cut by _abandon_curl_transfer below.
         response = await session.request(
@@ -331,7 +416,10 @@ class Transport:
         self, *, on_response: Callable[[HttpResponse], None] | None = None, **options: Any
     ) -> BoundClient:
         """An ``EngineClient`` for a multi-step engine's ``run``, with this call's send options fixed;
-        ``on_response`` sees every response it receives."""
+        ``on_response`` sees every response it receives. A browser call keeps one impersonated release for
+        all its steps, as one browser would (a token from the first page is tied to its fingerprint)."""
+        if options.get("browser") and self.impersonate and not options.get("profile"):
+            options["profile"] = self.pick_profile()
         return BoundClient(self, options, on_response)
 
 

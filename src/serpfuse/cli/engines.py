@@ -1,4 +1,5 @@
-"""`serpfuse engines`: every engine with its tier, weight, group, region, key status and cooldown state."""
+"""`serpfuse engines`: every engine with its tier, weight, group, region, transport, key status and cooldown
+state."""
 
 from __future__ import annotations
 
@@ -55,6 +56,9 @@ async def engine_rows(source: LiveSource, ranking: RankingConfig) -> list[dict[s
                 "group": groups.get(slot.name, slot.name),
                 "region": info.region,
                 "kind": info.kind,
+                "transport": info.transport,
+                "timeRange": info.time_range_support,
+                "challengeCooldownS": info.challenge_cooldown_s,
                 "key": source.keys.status(slot.name),
                 "status": status,
                 "reason": reason,
@@ -71,7 +75,7 @@ NO_WRAP = {"engine", "weight"}
 def render(rows: list[dict[str, Any]], console: Console) -> None:
     table = Table(title="serpfuse engines", expand=False)
     # Names and numbers never wrap; the words may, so the whole table (and all of "why") fits the terminal.
-    for name in ("engine", "tier", "weight", "group", "region", "key", "state"):
+    for name in ("engine", "tier", "weight", "group", "region", "transport", "key", "state"):
         table.add_column(
             name, justify="right" if name == "weight" else "left", no_wrap=name in NO_WRAP, overflow="fold"
         )
@@ -85,6 +89,7 @@ def render(rows: list[dict[str, Any]], console: Console) -> None:
             f"{row['weight']:.2f}",
             row["group"],
             row["region"],
+            row["transport"],
             row["key"],
             f"[{colour}]{row['status']}[/{colour}]",
             row["reason"] or "",
@@ -114,7 +119,7 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print the list as JSON.")] = False,
         config: Annotated[str | None, typer.Option(help="Settings file (TOML).")] = None,
     ) -> None:
-        """List every engine: tier, weight, group, region, key status and cooldown state."""
+        """List every engine: tier, weight, group, region, transport (browser/api), key status and cooldown."""
         try:
             settings = load_settings(config)
             keys = KeyStore()

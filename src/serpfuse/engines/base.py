@@ -49,13 +49,16 @@ from ..urls import unwrap_redirect
 Tier = Literal["primary", "fallback"]
 Region = Literal["cjk", "global", "both"]
 Kind = Literal["html", "json", "mcp"]
+# "browser": a scraped page, asked for the way a browser asks (impersonated TLS/HTTP2 fingerprint and headers);
+# "api": a JSON/MCP endpoint, asked by an honest library client (httpx2).
+TransportKind = Literal["browser", "api"]
 TimeRange = Literal["day", "week", "month", "year"]
 ErrorStatus = Literal["error", "rate-limited", "challenge", "timeout"]
 
 # Default cooldowns (seconds), issue 3's ladder; plain errors back off in the transport (5 s x failures).
 RATE_LIMIT_COOLDOWN_S = 180.0
 ACCESS_DENIED_COOLDOWN_S = 180.0
-CHALLENGE_COOLDOWN_S = 3600.0
+CHALLENGE_COOLDOWN_S = 3600.0  # an engine's INFO.challenge_cooldown_s replaces it (cooldown.fit_to_engine)
 FIREWALL_COOLDOWN_S = 86400.0  # Cloudflare 1020: a firewall rule, not a passing mood
 
 
@@ -69,6 +72,7 @@ class EngineInfo:
     region: Region
     kind: Kind
     needs_key: bool
+    transport: TransportKind = "api"
     key_envs: tuple[str, ...] = ()  # first one set wins, e.g. ("SERPFUSE_BRAVE_API_KEY", "BRAVE_API_KEY")
     time_range_support: bool = False  # day/week/month/year; without it the engine is skipped, not unfiltered
     date_range_support: bool = False  # explicit date_from/date_to
@@ -82,6 +86,9 @@ class EngineInfo:
     read_error_body: bool = (
         True  # False: a non-2xx body is never downloaded (AnySearch's 402 can hold credentials)
     )
+    # How long a challenge/CAPTCHA suspends this engine: how long its blocks last, not one number for all
+    # (DuckDuckGo's form is per request, SearXNG suspends it 0 s; Google's "sorry" wall lasts hours).
+    challenge_cooldown_s: float = CHALLENGE_COOLDOWN_S
 
 
 @dataclass
@@ -181,13 +188,11 @@ class EngineError(Exception):
 
 
 class ChallengeDetected(EngineError):
+    """A challenge/CAPTCHA page. Without ``cooldown_s`` the engine's ``INFO.challenge_cooldown_s`` applies
+    (``cooldown.fit_to_engine``), and ``CHALLENGE_COOLDOWN_S`` where no engine is known."""
+
     status: ErrorStatus = "challenge"
     default_message = "challenge or CAPTCHA page"
-
-    def __init__(
-        self, message: str | None = None, *, cooldown_s: float | None = CHALLENGE_COOLDOWN_S
-    ) -> None:
-        super().__init__(message, cooldown_s=cooldown_s)
 
 
 class RateLimited(EngineError):

@@ -15,6 +15,7 @@ INFO = EngineInfo(
     region="cjk",
     kind="html",
     needs_key=False,
+    transport="browser",
     time_range_support=True,
     date_range_support=True,
     rows_per_request=20,

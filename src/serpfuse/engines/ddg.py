@@ -33,9 +33,13 @@ INFO = EngineInfo(
     region="global",
     kind="html",
     needs_key=False,
+    transport="browser",
     time_range_support=True,
     rows_per_request=10,
     group="bing",
+    # The challenge form is per request and usually gone on the next one (SearXNG suspends ddg 0 s); a short
+    # pause only keeps a burst of queries from walking into it again and again.
+    challenge_cooldown_s=30.0,
 )
 
 URL = "https://html.duckduckgo.com/html/"

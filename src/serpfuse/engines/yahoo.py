@@ -32,6 +32,7 @@ INFO = EngineInfo(
     region="global",
     kind="html",
     needs_key=False,
+    transport="browser",
     time_range_support=True,  # day/week/month; a year makes build_request return None
     rows_per_request=10,
     group="bing",

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from types import ModuleType
 from typing import Any
 
-from ..cooldown import CooldownState, CooldownStore, InMemoryCooldownStore
+from ..cooldown import CooldownState, CooldownStore, InMemoryCooldownStore, fit_to_engine
 from ..engines import ENGINES, classifier, get_engine, has_preflight
 from ..engines.base import (
     BODY_HEAD_BYTES,
@@ -60,8 +60,9 @@ def _modules_of(engines: Iterable[str | ModuleType] | None) -> dict[str, ModuleT
     return out
 
 
-def _truthy(value: str | None) -> bool:
-    return (value or "").strip().lower() in ("1", "true", "yes", "on")
+def _impersonate_from_env(value: str | None) -> bool:
+    """On unless switched off: ``$SERPFUSE_IMPERSONATE=0`` (or false/no/off) sends HTML engines via httpx2."""
+    return (value or "").strip().lower() not in ("0", "false", "no", "off")
 
 
 class LiveSource:
@@ -117,7 +118,9 @@ class LiveSource:
             keys = KeyStore()
             transport = Transport(
                 proxy=proxy or os.environ.get(PROXY_ENV) or None,
-                impersonate=_truthy(os.environ.get(IMPERSONATE_ENV)) if impersonate is None else impersonate,
+                impersonate=_impersonate_from_env(os.environ.get(IMPERSONATE_ENV))
+                if impersonate is None
+                else impersonate,
             )
         except (KeysFileError, ImpersonationUnavailable) as exc:
             raise SourceError(str(exc)) from None
@@ -261,7 +264,7 @@ class LiveSource:
             error = ParseFailure(f"parser failed: {type(exc).__name__}")
 
         if error is not None:
-            new_state = await self.cooldowns.record_failure(engine, error)
+            new_state = await self.cooldowns.record_failure(engine, fit_to_engine(module.INFO, error))
             self._cooling[engine] = new_state
             safe_reason = self.keys.mask(error.message)
             log.info("%s: %s: %s", engine, error.status, safe_reason)
@@ -281,7 +284,7 @@ class LiveSource:
         options = {
             "timeout_s": max(0.001, deadline - time.monotonic()),
             "read_error_body": info.read_error_body,
-            "browser": info.kind == "html",
+            "browser": info.transport == "browser",
             # Keyless HTML pages redirect routinely; keyed APIs must not carry their key header to another host.
             "follow_redirects": info.kind == "html",
         }
