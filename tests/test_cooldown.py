@@ -95,6 +95,7 @@ def test_engines_declare_their_challenge_cooldown_as_data():
     declared = {name: module.INFO.challenge_cooldown_s for name, module in ENGINES.items()}
     assert declared["ddg"] == 30  # SearXNG suspends ddg 0 s: its challenge is per request
     assert declared["bing"] == declared["yahoo"] == 3600
+    assert declared["startpage"] >= 6 * 3600  # Google's wall behind Startpage lasts hours
     assert all(0 <= s <= CooldownPolicy().max_cooldown_s for s in declared.values())
 
 

@@ -411,3 +411,41 @@ async def test_the_live_source_sends_html_engines_as_a_browser_and_apis_as_the_l
     assert (
         state["until"] - 1000.0 == 3600
     )  # the fake engine declares no cooldown of its own: the default hour
+
+
+async def test_an_engine_with_a_preflight_page_asks_both_pages_as_one_browser(server, tmp_path):
+    # Startpage's token comes from its home page: the search that carries it must come from the same release.
+    from types import ModuleType
+
+    from serpfuse.cooldown import InMemoryCooldownStore
+    from serpfuse.engines.base import EngineInfo
+    from serpfuse.models import SearchRequest
+    from serpfuse.secrets import KeyStore
+    from serpfuse.sources.live import LiveSource
+
+    server.route("/home", Reply(200, {"Content-Type": "text/html"}, b"<input name=sc value=tok>"))
+    server.route("/search", Reply(200, {"Content-Type": "application/json"}, b'{"results": []}'))
+    engine = ModuleType("two_step")
+    engine.INFO = EngineInfo(
+        name="two-step", website="x", tier="primary", region="global", kind="html", needs_key=False,
+        transport="browser",
+    )  # fmt: skip
+    engine.build_preflight = lambda q: RequestSpec("GET", q.base_url + "/home")
+    engine.build_request = lambda q, first: RequestSpec(
+        "POST", q.base_url + "/search", data={"sc": "tok"}, headers={"Referer": q.base_url + "/home"}
+    )
+    engine.parse = lambda status, headers, body, q: []
+    async with Transport(trust_env=False) as t:
+        source = LiveSource(
+            KeyStore(env={}, keys_file=tmp_path / "keys.json"),
+            InMemoryCooldownStore(),
+            t,
+            engines=[engine],
+            base_urls={"two-step": server.url},
+        )
+        for _ in range(6):
+            assert (await source.ask("two-step", "q", SearchRequest(query="q"))).status == "empty"
+    homes, searches = server.seen("/home"), server.seen("/search")
+    assert [h.headers["user-agent"] for h in homes] == [s.headers["user-agent"] for s in searches]
+    assert {s.headers["sec-fetch-site"] for s in searches} == {"same-origin"}
+    assert {h.headers["sec-fetch-site"] for h in homes} == {"none"}

@@ -215,6 +215,12 @@ class AccessDenied(EngineError):
         super().__init__(message, cooldown_s=cooldown_s)
 
 
+class QueryNotServed(Exception):
+    """Raised by ``build_request`` when the engine cannot take this query as asked (DuckDuckGo's 499-character
+    cap): the engine is skipped with this message as the reason, and no cooldown. Not an ``EngineError``: the
+    engine did nothing wrong. Returning None says the same without the why."""
+
+
 class ParseFailure(EngineError):
     default_message = "response could not be parsed"
 

@@ -43,6 +43,7 @@ INFO = EngineInfo(
     region="global",
     kind="html",
     needs_key=False,
+    transport="browser",
     time_range_support=True,
     rows_per_request=20,
     group="brave",

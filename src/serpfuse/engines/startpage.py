@@ -49,9 +49,13 @@ INFO = EngineInfo(
     region="global",
     kind="html",
     needs_key=False,
+    transport="browser",
     time_range_support=True,
     rows_per_request=10,
     group="google",
+    # Google's "unusual traffic" wall behind Startpage lasts hours, not minutes: asking again sooner only
+    # extends it (SearXNG suspends a reCAPTCHA for 7 days).
+    challenge_cooldown_s=6 * 3600.0,
 )
 
 ROOT = "https://www.startpage.com"

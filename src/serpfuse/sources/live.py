@@ -28,6 +28,7 @@ from ..engines.base import (
     EngineQuery,
     EngineTimeout,
     ParseFailure,
+    QueryNotServed,
     RateLimited,
 )
 from ..models import EngineAnswer, EngineRow, SearchRequest
@@ -256,6 +257,8 @@ class LiveSource:
             return answer("timeout", reason="rate-limit queue is longer than the engine's timeout")
         except NothingToSend:
             return answer("skipped", reason="the engine cannot serve this query")
+        except QueryNotServed as exc:
+            return answer("skipped", reason=str(exc))
         except TimeoutError:
             error = EngineTimeout(f"no answer within {timeout_s:g} s")
         except EngineError as exc:
@@ -288,6 +291,8 @@ class LiveSource:
             # Keyless HTML pages redirect routinely; keyed APIs must not carry their key header to another host.
             "follow_redirects": info.kind == "html",
         }
+        if options["browser"]:  # one browser release for the whole call: a preflight's token is tied to it
+            options["profile"] = self.transport.pick_profile()
         run = getattr(module, "run", None)
         if run is not None:
             seen = None if hook is None else (lambda response: hook(info.name, variant, response))
