@@ -35,9 +35,13 @@ def test_json_lists_each_engines_transport(tmp_path):
     assert rows["ddg"]["transport"] == "browser" and rows["wikipedia"]["transport"] == "api"
 
 
-def test_table_has_a_transport_column(tmp_path):
+def test_table_shows_the_transport_and_key_in_one_access_column(tmp_path):
     proc = run(tmp_path=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert "transport" in proc.stdout
-    ddg_line = next(line for line in proc.stdout.splitlines() if " ddg " in line)
-    assert "browser" in ddg_line
+    assert "access" in proc.stdout
+    line = {
+        name: next(ln for ln in proc.stdout.splitlines() if ln.startswith(f"│ {name} ")) for name in ENGINES
+    }
+    assert "browser" in line["ddg"] and "browser" in line["bing"]
+    assert "api" in line["wikipedia"] and "browser" not in line["wikipedia"]
+    assert "api, no key" in line["brave"]  # the keyed API without a key in this clean environment

@@ -72,10 +72,18 @@ async def engine_rows(source: LiveSource, ranking: RankingConfig) -> list[dict[s
 NO_WRAP = {"engine", "weight"}
 
 
+KEY_NOTES = {"not needed": "", "configured": ", key set", "missing": ", no key"}
+
+
+def access(row: dict[str, Any]) -> str:
+    """How an engine is asked, in one narrow cell: its transport, and its key when it takes one."""
+    return row["transport"] + KEY_NOTES.get(row["key"], f", key {row['key']}")
+
+
 def render(rows: list[dict[str, Any]], console: Console) -> None:
     table = Table(title="serpfuse engines", expand=False)
     # Names and numbers never wrap; the words may, so the whole table (and all of "why") fits the terminal.
-    for name in ("engine", "tier", "weight", "group", "region", "transport", "key", "state"):
+    for name in ("engine", "tier", "weight", "group", "region", "access", "state"):
         table.add_column(
             name, justify="right" if name == "weight" else "left", no_wrap=name in NO_WRAP, overflow="fold"
         )
@@ -89,8 +97,7 @@ def render(rows: list[dict[str, Any]], console: Console) -> None:
             f"{row['weight']:.2f}",
             row["group"],
             row["region"],
-            row["transport"],
-            row["key"],
+            access(row),
             f"[{colour}]{row['status']}[/{colour}]",
             row["reason"] or "",
         )
