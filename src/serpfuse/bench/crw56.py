@@ -231,10 +231,16 @@ def engine_lists(corpus: Crw56Corpus) -> dict[int, dict[str, list[Shown]]]:
 class PipelineRunner:
     """Runs the full pipeline on the recording: one replay source, a fixed clock, limit 8."""
 
-    def __init__(self, corpus: Crw56Corpus, now: dt.datetime = RECORDED_AT, limit: int = LIMIT):
+    def __init__(
+        self,
+        corpus: Crw56Corpus,
+        now: dt.datetime = RECORDED_AT,
+        limit: int = LIMIT,
+        recording: dict | None = None,  # the recording as loaded and then altered (the robustness benches)
+    ):
         from ..sources.replay import ReplaySource
 
-        self.source = ReplaySource(corpus.recording)
+        self.source = ReplaySource(corpus.recording, recording)
         self.now = now
         self.limit = limit
 

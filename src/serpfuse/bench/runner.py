@@ -10,23 +10,24 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, Protocol
 
 from pydantic import ValidationError
 
 from ..config import RankingConfig
-from ..rankers import UnknownStrategy
+from ..rankers import UnknownStrategy, available
 from ..settings import validation_message
 from . import mq2008 as mq
 from .configs import apply_settings, config_from, current_value, grid_of, parse_spec
 from .crw56 import BASELINE
 from .report import (
+    STRONG,
     BenchReport,
     Comparison,
     MetricSpec,
-    _md,
+    Tables,
     compare,
     comparison_json,
     markdown_comparison,
@@ -41,7 +42,16 @@ from .report import (
     summary_table,
     sweep_json,
 )
-from .setups import CORPORA, Bench, BenchError, BenchOptions, compact_ranges, load_mq2008_queries
+from .setups import (
+    CORPORA,
+    DEPTH,
+    Bench,
+    BenchError,
+    BenchOptions,
+    compact_ranges,
+    load_mq2008_queries,
+    parse_rankers,
+)
 from .stats import Sweep, sweep
 
 
@@ -174,49 +184,6 @@ class Swept:
 
     def render(self, console) -> None:
         render_sweep(console, self.result)
-
-
-@dataclass
-class Tables:
-    """Plain tables (header, rows) with a note under them: what the robustness benches print.
-
-    ``strong`` cells are wrapped in ``**`` for Markdown and ``[bold]`` for rich; ``right_from`` is the first
-    right-aligned column of each table.
-    """
-
-    payload: Any
-    tables: list[tuple[str, list[str], list[list[str]], int]]  # (rich title, header, rows, right_from)
-    note: str
-
-    def to_json(self) -> Any:
-        return self.payload
-
-    def markdown(self) -> str:
-        parts = [
-            _md(head, [[_strong(c, "**", "**") for c in row] for row in rows], right_from=right)
-            for _, head, rows, right in self.tables
-        ]
-        return "\n\n".join([*parts, self.note] if self.note else parts)
-
-    def render(self, console) -> None:
-        from rich.table import Table
-
-        for title, head, rows, right in self.tables:
-            table = Table(title=title)
-            for i, name in enumerate(head):
-                table.add_column(name, justify="left" if i < right else "right")
-            for row in rows:
-                table.add_row(*(_strong(c, "[bold]", "[/bold]") for c in row))
-            console.print(table)
-        if self.note:
-            console.print(f"[dim]{self.note}[/dim]")
-
-
-STRONG = "\x00"  # marks a cell to show in bold: "\x00text"
-
-
-def _strong(cell: str, start: str, end: str) -> str:
-    return f"{start}{cell[1:]}{end}" if cell.startswith(STRONG) else cell
 
 
 # --- modes ---------------------------------------------------------------------------------------------------
@@ -453,8 +420,74 @@ def _check_subsets(options: BenchOptions, parsed: Parsed) -> None:
         raise BenchError("--random-subsets draws its own rankers and depths: drop --rankers and --depth")
 
 
+def _every_ranker(job: Job) -> tuple[list[tuple[str, RankingConfig]], str]:
+    """The robustness benches' runs: the --strategy ones, or every ranker when none is named, then plain RRF
+    (issue 8's reference); and the default ranker's label."""
+    options = job.options
+    if options.strategies == [None]:
+        runs = parse_configs(replace(options, strategies=list(available()))).runs
+    else:
+        runs = list(job.parsed.runs)
+    runs.append((mq.PLAIN_RRF, mq.plain_rrf(RankingConfig())))
+    return runs, RankingConfig().strategy
+
+
+def _alone(flag: str, options: BenchOptions) -> None:
+    """A robustness bench is a run of its own: no --compare, --sweep, --random-subsets or the other one."""
+    others = {
+        "--compare": options.compare is not None,
+        "--sweep": options.sweep,
+        "--random-subsets": options.random_subsets is not None,
+        "--misspelled": options.misspelled,
+        "--garbage-engine": options.garbage_engine is not None,
+    }
+    clash = [name for name, on in others.items() if on and name != flag]
+    if clash:
+        raise BenchError(f"{flag} and {clash[0]} are separate runs: choose one")
+
+
+def _check_misspelled(options: BenchOptions, parsed: Parsed) -> None:
+    _alone("--misspelled", options)
+    if options.corpus != "crw56" or options.split != "dev":
+        raise BenchError("--misspelled runs on --corpus crw56 --split dev (the judged queries)")
+
+
+def _check_garbage(options: BenchOptions, parsed: Parsed) -> None:
+    _alone("--garbage-engine", options)
+    if options.corpus == "crw56" and options.split != "dev":
+        raise BenchError("--garbage-engine on crw56 runs on --split dev (the judged queries)")
+    if options.corpus not in ("crw56", "mq2008") or (options.corpus == "mq2008" and not _is_meta(options)):
+        raise BenchError("--garbage-engine runs on --corpus crw56 or --corpus mq2008 (metasearch protocol)")
+
+
+def _run_garbage(job: Job) -> Outcome:
+    from . import robustness
+
+    options = job.options
+    runs, default = _every_ranker(job)
+    if options.corpus == "crw56":
+        return robustness.run_garbage_crw56(options.root, options.garbage_engine, runs, default, job.progress)
+    try:
+        rankers = parse_rankers(options.rankers, mq.RANKERS)
+        ranker = robustness.parse_ranker(options.garbage_engine, rankers)
+    except ValueError as exc:
+        raise BenchError(str(exc)) from None
+    queries = load_mq2008_queries(options.root)
+    depth = DEPTH if options.depth is None else options.depth
+    return robustness.run_garbage_mq2008(queries, ranker, rankers, depth, runs, default, job.progress)
+
+
+def _run_misspelled(job: Job) -> Outcome:
+    from . import robustness
+
+    runs, default = _every_ranker(job)
+    return robustness.run_misspelled(job.options.root, runs, default, job.progress)
+
+
 # Tried in order: the first wanted mode runs; the default (one or several configurations) comes last.
 MODES: list[Mode] = [
+    Mode("misspelled", wanted=lambda o: o.misspelled, check=_check_misspelled, run=_run_misspelled),
+    Mode("garbage", wanted=lambda o: o.garbage_engine is not None, check=_check_garbage, run=_run_garbage),
     Mode(
         "subsets",
         wanted=lambda o: o.random_subsets is not None,

@@ -264,25 +264,15 @@ def _mq2008_classic(queries: dict[str, mq.QueryData], rankers: list[int]) -> Ben
     )
 
 
-MetaLists = Callable[[mq.QueryData, Sequence[int], int], dict[str, list[str]]]
-
-
-def _mq2008_metasearch(
-    queries: dict[str, mq.QueryData],
-    rankers: list[int],
-    depth: int,
-    lists_of: MetaLists = mq.shown_lists,
-    split_suffix: str = "",
-) -> Bench:
-    """The metasearch protocol; ``lists_of`` gives each query's shown lists (the garbage bench swaps one)."""
+def _mq2008_metasearch(queries: dict[str, mq.QueryData], rankers: list[int], depth: int) -> Bench:
     engines = compact_ranges(rankers)
-    report = _mq_reporter(queries, f"metasearch · rankers {engines} · depth {depth}{split_suffix}")
+    report = _mq_reporter(queries, f"metasearch · rankers {engines} · depth {depth}")
     judged = {qid: q for qid, q in queries.items() if q.has_relevant}
 
     def meta_scores(fuser, progress: Tick) -> list[QueryScore]:
         scores = []
         for qid, q in judged.items():
-            ranked = list(fuser(lists_of(q, rankers, depth)))[: mq.CUTOFF]
+            ranked = list(fuser(mq.shown_lists(q, rankers, depth)))[: mq.CUTOFF]
             ndcg, precision, rr = mq.score_ranked(ranked, q.grades)
             rows = [ShownRow(d, d, grade=q.grades.get(d)) for d in ranked]
             values = {"nDCG@8": ndcg, "P@8": precision, "MRR@8": rr}

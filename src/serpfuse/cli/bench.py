@@ -7,6 +7,9 @@
     serpfuse bench --corpus mq2008 --rankers 1-5 --depth 10
     serpfuse bench --corpus mq2008 --compare single:9 adaptive --rankers 2,7,9,12,16,21,25
     serpfuse bench --corpus mq2008 --random-subsets 14 --strategy all   # robustness over engine subsets
+    serpfuse bench --misspelled                      # crw56 dev with one typo per query, every ranker
+    serpfuse bench --garbage-engine bing             # every ranker with one engine answering off-topic
+    serpfuse bench --corpus mq2008 --garbage-engine r9
     serpfuse bench --json                            # machine-readable, for version diffs
 
 A configuration is written ``NAME[,section.knob=value...]`` (``--compare``) or ``--strategy NAME`` plus
@@ -155,6 +158,23 @@ def register(app: typer.Typer) -> None:
             int | None,
             typer.Option("--seed", help=f"--random-subsets: seed of the draw (default {mq.SUBSET_SEED})"),
         ] = None,
+        misspelled: Annotated[
+            bool,
+            typer.Option(
+                "--misspelled",
+                help="crw56 dev: every ranker on the queries with one typo plus rows echoing it, against the "
+                "correctly spelled run",
+            ),
+        ] = False,
+        garbage_engine: Annotated[
+            str | None,
+            typer.Option(
+                "--garbage-engine",
+                metavar="NAME",
+                help="every ranker clean and with one engine off-topic (crw56: an engine's list for another "
+                "query; mq2008: a ranker rN's list shuffled across queries)",
+            ),
+        ] = None,
         data: Annotated[
             Path | None, typer.Option("--data", help=f"data directory (default ${DATA_ENV})")
         ] = None,
@@ -180,6 +200,8 @@ def register(app: typer.Typer) -> None:
                 depth=depth,
                 random_subsets=random_subsets,
                 seed=seed,
+                misspelled=misspelled,
+                garbage_engine=garbage_engine,
             )
             outcome = run(options, lambda total: Progress(total, output == "table"))
         except BenchError as exc:
