@@ -55,6 +55,9 @@ class FilterConfig(Model):
     pool_gate: bool = True  # drop every row when none mentions the query's key terms together
     # What a weak term (a year, "latest", "guide", "speed") counts in a row's coverage; a key term counts 1.
     weak_term_weight: float = Field(0.5, ge=0, le=1)
+    # A kept row lacking the query's most specific word (the anchor) that the rest of the pool carries has
+    # its score multiplied by this, so it ranks below the rows that carry it; 1 = no demotion.
+    anchor_demotion: float = Field(0.2, ge=0, le=1)
 
 
 class RRFConfig(Model):
@@ -142,6 +145,12 @@ class AgreementConfig(Model):
         8, ge=1, description="m: how many of an engine's top rows its support looks at"
     )
     min_engines: int = Field(3, ge=2, description="fewer engines than this: support is not informative")
+    content_power: float = Field(
+        1.0,
+        ge=0,
+        description="adaptive: exponent of each engine's content reliability (the query's specific meaning "
+        "its top rows carry, relative to the best engine's); 0 = ignore content",
+    )
 
 
 class SelectionConfig(Model):

@@ -15,6 +15,7 @@ from .candidates import build_candidates
 from .config import SCORE_VERSION, RankingConfig
 from .fanout import DEFAULT_DEADLINE_S, FanoutResult, fan_out
 from .filters import FilterContext, apply_filters, passes_cjk_gate
+from .filters.relevance import analyze_pool
 from .filters.timerange import undated
 from .models import (
     CandidateExplanation,
@@ -26,7 +27,7 @@ from .models import (
 )
 from .query import QueryAnalysis, analyze_query
 from .rankers import get_ranker
-from .rankers.base import Candidate, Cut, RankContext, Scored
+from .rankers.base import Candidate, Cut, RankContext, Scored, demote
 from .sources.base import Source
 
 # How an engine's several answers (one per query variant) sum up: the best status wins.
@@ -54,7 +55,7 @@ def engine_reports(answers: list[EngineAnswer]) -> list[EngineReport]:
     return reports
 
 
-def explain_row(scored: Scored, strategy: str) -> str:
+def explain_row(scored: Scored, strategy: str, demoted: str | None = None) -> str:
     """One line a person (or an LLM) can read: who ranked it where, and what moved its score."""
     ranks = ", ".join(
         f"{e} #{r}" for e, r in sorted(scored.candidate.engine_ranks.items(), key=lambda t: (t[1], t[0]))
@@ -66,11 +67,13 @@ def explain_row(scored: Scored, strategy: str) -> str:
         extra.append(f"metadata {scored.metadata_delta:+.3f}")
     if scored.selection_score is not None and abs(scored.selection_score - scored.score) > 1e-12:
         extra.append(f"diversity {scored.selection_score - scored.score:+.3f}")
+    if demoted:
+        extra.append(f"demoted x{scored.parts.get('demoted', 1.0):g}: {demoted}")
     tail = f" ({', '.join(extra)})" if extra else ""
     return f"{ranks}; {agree}; {strategy} score {scored.score:.3f}{tail}"
 
 
-def _result(scored: Scored, strategy: str) -> FusedResult:
+def _result(scored: Scored, strategy: str, demoted: str | None = None) -> FusedResult:
     c = scored.candidate
     return FusedResult(
         url=c.url,
@@ -87,7 +90,7 @@ def _result(scored: Scored, strategy: str) -> FusedResult:
         engine_ranks=dict(sorted(c.engine_ranks.items())),
         contributions={k: v for k, v in sorted(scored.contributions.items()) if v},
         provenance=c.observations,
-        reason=explain_row(scored, strategy),
+        reason=explain_row(scored, strategy, demoted),
     )
 
 
@@ -97,6 +100,7 @@ def _explanations(
     ranked: list[Scored],
     selected: list[Scored],
     select_cuts: dict[str, Cut],
+    demoted: dict[str, str],
 ) -> list[CandidateExplanation]:
     by_key = {s.candidate.key: s for s in ranked}
     position = {s.candidate.key: i for i, s in enumerate(selected, start=1)}
@@ -119,7 +123,11 @@ def _explanations(
                 selected=c.key in position,
                 position=position.get(c.key),
                 cut_by=None if c.key in position else (cut.step if cut else "limit"),
-                cut_reason=None if c.key in position else (cut.reason if cut else "below the result limit"),
+                cut_reason=None
+                if c.key in position
+                else "; ".join(
+                    filter(None, [cut.reason if cut else "below the result limit", demoted.get(c.key)])
+                ),
             )
         )
     out.sort(key=lambda e: (e.position is None, e.position or 0, -(e.score or 0.0), e.url))
@@ -148,7 +156,8 @@ def rank_answers(
     candidates, invalid = build_candidates(answers, query)
     if invalid:
         warnings.append(f"{invalid} rows had no usable http(s) URL and were dropped")
-    filter_ctx = FilterContext(request=request, query=query, config=config.filters, now=now)
+    pool = analyze_pool(candidates, query, request.language)
+    filter_ctx = FilterContext(request=request, query=query, config=config.filters, now=now, pool=pool)
     outcome = apply_filters(candidates, filter_ctx)
     warnings.extend(outcome.warnings)
 
@@ -164,10 +173,11 @@ def rank_answers(
         engine_tiers=tiers,
         engine_list_sizes=dict(sizes),
         lead_engines=fanout.lead_engines if fanout else None,
+        pool=pool,
     )
-    ranked = ranker.rank(outcome.kept, ctx)
+    ranked = demote(ranker.rank(outcome.kept, ctx), outcome.demoted, config.filters.anchor_demotion)
     selection = ranker.select(ranked, ctx)
-    results = [_result(s, strategy) for s in selection.selected]
+    results = [_result(s, strategy, outcome.demoted.get(s.candidate.key)) for s in selection.selected]
     unchecked = {c.key for c in undated((s.candidate for s in selection.selected), filter_ctx)}
     for s, r in zip(selection.selected, results, strict=True):
         if s.candidate.key in unchecked:
@@ -189,7 +199,9 @@ def rank_answers(
         took_ms=round((time.perf_counter() - t0) * 1000, 1),
         score_version=f"{SCORE_VERSION}/{ranker.score_version}",
         config_fingerprint=config.fingerprint(),
-        candidates=_explanations(candidates, outcome.cut, ranked, selection.selected, selection.cut)
+        candidates=_explanations(
+            candidates, outcome.cut, ranked, selection.selected, selection.cut, outcome.demoted
+        )
         if explain
         else None,
     )

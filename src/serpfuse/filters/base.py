@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from ..models import SearchRequest
     from ..query import QueryAnalysis
     from ..rankers.base import Candidate
+    from .relevance import PoolTerms
 
 
 @dataclass
@@ -26,6 +27,7 @@ class FilterContext:
     query: QueryAnalysis
     config: FilterConfig
     now: dt.datetime
+    pool: PoolTerms | None = None  # the query read against every candidate (filters.relevance.analyze_pool)
 
 
 class Filter(Protocol):

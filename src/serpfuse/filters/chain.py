@@ -29,6 +29,7 @@ class FilterOutcome:
     cut: dict[str, Cut]  # candidate key -> the filter that dropped it and why
     warnings: list[str] = field(default_factory=list)
     fallback_used: bool = False
+    demoted: dict[str, str] = field(default_factory=dict)  # kept candidate key -> why it ranks lower
 
 
 def bind_to_pool(flt: Filter, pool: Sequence[Candidate], ctx: FilterContext) -> Filter:
@@ -73,11 +74,13 @@ def apply_filters(candidates: list[Candidate], ctx: FilterContext) -> FilterOutc
         rows = _run(flt, rows, ctx, cut)
     non_junk = rows
     verdicts: list[str] = []
+    demoted: dict[str, str] = {}
     for flt in relevance:
         bound = bind_to_pool(flt, rows, ctx)
         rows = _run(bound, rows, ctx, cut)
         if verdict := getattr(bound, "verdict", None):
             verdicts.append(verdict)
+        demoted.update(getattr(bound, "demoted", {}))
 
     if before_junk and not non_junk:
         # Seed 001 falls back to the raw rows when every row is junk; serpfuse deliberately does not: an
@@ -101,4 +104,6 @@ def apply_filters(candidates: list[Candidate], ctx: FilterContext) -> FilterOutc
         )
         return FilterOutcome(kept=list(non_junk), cut=cut, warnings=warnings, fallback_used=True)
 
-    return FilterOutcome(kept=rows, cut=cut, warnings=warnings)
+    kept = {c.key for c in rows}
+    demoted = {key: why for key, why in demoted.items() if key in kept}
+    return FilterOutcome(kept=rows, cut=cut, warnings=warnings, demoted=demoted)

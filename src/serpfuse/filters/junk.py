@@ -3,14 +3,17 @@
 Each rule is reported with its own name so a benchmark can count what each one drops:
 ``dictionary-title`` (a short "X Definition & Meaning" title), ``bot-check-title`` (a block page),
 ``asset-url`` (a leaked script, font or map tile), ``shop-homepage`` (a shop's front page the query does not
-name) and ``host:<category>`` (data/junk_hosts.txt). The dictionary rules stand down when the query itself
-asks for a meaning or definition. The rules are data (data/filter_junk_rules.json).
+name), ``host:<category>`` (data/junk_hosts.txt) and ``echo`` (a page generated from the query, not about it:
+an ideas board or Q&A farm titled with the query, or a page repeating a misspelling the engines corrected).
+The dictionary rules stand down when the query itself asks for a meaning or definition. The rules are data (data/filter_junk_rules.json).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -105,6 +108,49 @@ def _shop_homepage(title: str, url: str, host: str, query: QueryAnalysis | None)
     return f"shop front page ('{hit}' on {host or 'the site root'})"
 
 
+@lru_cache(maxsize=64)
+def typed_words(query: QueryAnalysis) -> list[str]:
+    """The query's words as typed (folded), once per query rather than once per row."""
+    return words(query.text)
+
+
+def _contains_in_order(tokens: list[str], phrase: list[str]) -> int:
+    """Where ``phrase`` starts as consecutive words of ``tokens``, or -1."""
+    n = len(phrase)
+    return next((i for i in range(len(tokens) - n + 1) if tokens[i : i + n] == phrase), -1) if n else -1
+
+
+def echo_verdict(
+    title: str,
+    snippet: str,
+    query: QueryAnalysis | None,
+    row_words: Iterable[str] = (),
+    spelled: Mapping[str, str] | None = None,
+) -> str | None:
+    """Why a row is a page generated from the query rather than about it, or None.
+
+    Two signs, whatever the query's spelling: its title is the query's words in order plus only words like
+    "ideas" or "answers" (an ideas board, a Q&A farm), or it repeats, with the query's other key words, a
+    misspelling that the engines' rows corrected (``spelled``: typed word -> the pool's spelling).
+    """
+    if query is None:
+        return None
+    typed = typed_words(query)
+    echo_words = junk_rules().echo_title_words
+    for tokens in (page_title_words(title), words(title)):  # "<query> Ideas" and "<query> - Answers"
+        at = _contains_in_order(tokens, typed)
+        rest = tokens[:at] + tokens[at + len(typed) :] if at >= 0 and len(typed) >= 2 else []
+        if rest and all(w in echo_words for w in rest):
+            return f"echoes the query in its title ('{title}')"
+    if spelled:
+        present = set(row_words)
+        typo = next((w for w in typed if w in spelled and w in present), None)
+        others = [w for w in query.terms if w != typo]
+        if typo and sum(w in present for w in others) >= len(others) - 1:
+            return f"repeats the query's misspelling '{typo}' (the other results write '{spelled[typo]}')"
+    return None
+
+
 def junk_verdict(
     title: str, url: str, host: str = "", query: QueryAnalysis | None = None
 ) -> JunkVerdict | None:
@@ -135,6 +181,8 @@ class JunkFilter:
 
     def check(self, candidate: Candidate, ctx: FilterContext) -> str | None:
         verdict = junk_verdict(candidate.title, candidate.url, candidate.host, ctx.query)
+        if verdict is None and ctx.pool is not None:  # the echo rule needs the pool's spellings
+            return ctx.pool.echoes.get(candidate.key)
         return verdict.reason if verdict else None
 
 

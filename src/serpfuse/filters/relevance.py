@@ -24,6 +24,16 @@ mention enough of what the query is about) and fixes how terms are chosen, weigh
   answers "jaguar top speed" need not say "speed". It stands down when the request names a language other
   than English (the tables are English) and when most rows have no snippet to judge by.
 
+- **The pool's vocabulary** (``analyze_pool``, once per search, shared with the junk filter and the ranker).
+  A query word also counts as a pool word one or two typing slips away that the engines' rows use at least
+  twice as often (rapidfuzz edit distance): engines correct spelling, the guard must not be literal. A
+  typed word wordfreq finds much rarer than the pool's spelling is a typo: it is judged by that spelling,
+  and a page repeating it is an echo of the query (junk), like a page titled with the query plus "ideas".
+- **Anchor.** The query's most specific key word (highest 9 - Zipf in wordfreq, alphabetic), when at least a
+  third of the rows mentioning any key term mention it. A kept row that mentions the query's other words
+  but not the anchor matched only its generic words ("professional signs" for "signs of professional
+  burnout"): its score is multiplied by ``anchor_demotion``, and its explanation names the missing word.
+
 Every cut row gets one line saying which terms it has and lacks, or what no row mentions.
 """
 
@@ -31,15 +41,17 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 from .. import data
 from ..query import STOPWORDS
-from ..text import words
+from ..rankers.agreement import engine_lists
+from ..specificity import language_of, specificity, zipf
+from ..text import fold, words
 from .base import FilterContext
 from .tables import parse_sections
 from .timerange import DATE_STAMP
@@ -331,24 +343,198 @@ def same_word_ending_aside(a: str, b: str) -> bool:
     return len(short) >= MIN_FIXABLE and 0 < len(long_) - len(short) <= 2 and long_.startswith(short)
 
 
-def with_spelling_fixes(terms: Sequence[Term], rows: Sequence[RowText]) -> list[Term]:
-    """The terms, where a one-word key term that no row mentions also counts as a word of the pool one
-    typing slip ("hisotry" -> "history") or one inflection ("bretonne" -> "breton") away: the engines
-    corrected or normalised the word. Only for words of five letters or more, and the pool word must start
-    with the same letter, so short words do not drift into others."""
-    out = []
+# --- the pool's vocabulary, and the query's most specific word ------------------------------------------------
+
+# The query's rarest word anchors it when at least this share of the rows that mention any key term mention
+# it (and two rows do): then a row without it is demoted, since it matched only the query's generic words.
+ANCHOR_SHARE = 1 / 3
+# A typed word is read as a pool word one or two slips away when the pool uses that word at least this many
+# times as often: several engines agreeing on a spelling outvote a page that repeats the query's.
+SPELLING_MAJORITY = 2
+# A typed word the engines spelled otherwise is a typo when wordfreq finds it this much rarer (in Zipf units)
+# than their spelling; "colour" against "color" is not.
+TYPO_ZIPF_GAP = 1.0
+
+
+def slips_allowed(word: str) -> int:
+    """Typing slips tolerated in a word: one up to seven letters, two from eight."""
+    return 1 if len(word) < 8 else 2
+
+
+def row_count(rows: Iterable[RowText], forms: Iterable[tuple[str, ...]]) -> int:
+    forms = tuple(forms)
+    return sum(1 for row in rows if any(row.has(f) for f in forms))
+
+
+@dataclass
+class PoolTerms:
+    """The query read against one pool of candidates, once per search: every candidate's text, the query's
+    terms with the spellings and lemmas the engines' rows taught, each term's specificity (wordfreq), the
+    anchor (the most specific term the pool carries), the rows that echo the query, and how much of the
+    query's specific meaning each row carries. The relevance guard, the junk filter's echo rule and the
+    adaptive ranker's content reliability all read it; nothing here is computed twice."""
+
+    lang: str
+    terms: list[Term]
+    rows: dict[str, RowText]  # candidate key -> its text
+    found: dict[str, frozenset[str]]  # candidate key -> texts of the terms it mentions
+    spec: dict[str, float]  # term text -> specificity (9 - Zipf of the word, or of the pool's spelling)
+    spelled: dict[str, str]  # typed word -> the pool's spelling, when the typed one is a typo of it
+    engine_lists: dict[str, list[str]]  # engine -> candidate keys, best rank first
+    echoes: dict[str, str] = field(default_factory=dict)  # candidate key -> why it echoes the query
+    anchor: Term | None = None
+    anchor_rows: int = 0
+    judged_rows: int = 0  # rows mentioning any key term (echoes aside): the anchor's denominator
+    cjk_tokens: tuple[str, ...] = ()
+    cjk_text: dict[str, str] = field(default_factory=dict)  # candidate key -> folded text, CJK queries only
+
+    def meaning(self, key: str) -> float:
+        """Share of the query's specific meaning the row carries, in 0..1: the specificity of the terms it
+        mentions over that of all terms (weak terms at half). An echo of the query carries none."""
+        if key in self.echoes:
+            return 0.0
+        if self.cjk_tokens:
+            text = self.cjk_text.get(key, "")
+            return sum(t in text for t in self.cjk_tokens) / len(self.cjk_tokens)
+        if not self.terms:
+            return 1.0
+        found = self.found.get(key, frozenset())
+        total = math.fsum(self._weight(t) for t in self.terms)
+        return math.fsum(self._weight(t) for t in self.terms if t.text in found) / total if total else 1.0
+
+    def _weight(self, term: Term) -> float:
+        return self.spec.get(term.text, 1.0) * (0.5 if term.weak else 1.0)
+
+    def lacks_anchor(self, key: str) -> str | None:
+        """Why the row is demoted, or None: it mentions the query's other words but lacks the anchor that
+        the rest of the pool carries. A row that mentions none of them (a translation, a page in another
+        script) is not judged here: the meaning may be there in another form."""
+        found = self.found.get(key, frozenset())
+        if self.anchor is None or key in self.echoes or self.anchor.text in found or not found:
+            return None
+        return (
+            f"lacks '{self.anchor.text}', the query's most specific word, which "
+            f"{self.anchor_rows} of {self.judged_rows} results mention"
+        )
+
+    def engine_content(self, depth: int) -> dict[str, float]:
+        """Each engine's on-topic share: the meaning its top ``depth`` rows carry, discounted by position
+        (1/log2(j + 1)) and averaged over the rows it has."""
+        out = {}
+        for engine, keys in self.engine_lists.items():
+            top = keys[:depth]
+            discounts = [1.0 / math.log2(j + 2) for j in range(len(top))]
+            out[engine] = math.fsum(self.meaning(k) * d for k, d in zip(top, discounts, strict=True)) / (
+                math.fsum(discounts) or 1.0
+            )
+        return out
+
+
+def learn_spellings(
+    terms: Sequence[Term], rows: Sequence[RowText], lang: str
+) -> tuple[list[Term], dict[str, str]]:
+    """The terms, where a one-word key term also counts as a pool word one or two typing slips away
+    (rapidfuzz's optimal string alignment: a dropped, doubled, swapped or wrong letter) that the pool's
+    rows use at least SPELLING_MAJORITY times as often, or, when no row has the word, as one inflection away
+    ("bretonne" ~ "breton"): the engines corrected or normalised it. Also returns the typed words that are
+    typos of the pool's spelling, so that they are judged by it and pages repeating them are seen as echoes.
+    Words of four letters or more only, and the pool word starts with the same letter."""
+    from rapidfuzz.distance import OSA
+
+    counts: dict[str, int] = {}
+    for row in rows:
+        for w in row.plain_words:
+            counts[w] = counts.get(w, 0) + 1
+    by_initial: dict[str, list[tuple[str, int]]] = {}
+    for w, n in counts.items():
+        if len(w) >= 3 and w.isalpha():
+            by_initial.setdefault(w[0], []).append((w, n))
+    out: list[Term] = []
+    spelled: dict[str, str] = {}
     for term in terms:
         word = term.text
-        fixable = not term.weak and len(word) >= MIN_FIXABLE and word.isalpha()
-        if fixable and not any(row.has(f) for row in rows for f in term.forms):
-            pool = {w for row in rows for w in row.plain_words if w[:1] == word[:1] and w.isalpha()}
-            fixes = {
-                light_stem(w) for w in pool if one_edit_apart(word, w) or same_word_ending_aside(word, w)
-            }
-            if fixes:
-                term = Term(term.text, term.forms | {(f,) for f in fixes}, term.weak)
+        if term.weak or len(word) < 4 or not word.isalpha():
+            out.append(term)
+            continue
+        own = row_count(rows, term.forms)
+        slips = slips_allowed(word)
+        own_stems = {f[0] for f in term.forms}
+        same_initial = by_initial.get(word[0], [])
+        near = [
+            (n, w)
+            for w, n in same_initial
+            if n >= max(1, SPELLING_MAJORITY * own)
+            and abs(len(w) - len(word)) <= slips
+            and OSA.distance(word, w, score_cutoff=slips) <= slips
+            and light_stem(w) not in own_stems
+        ]
+        if not own and not near:
+            near = [(n, w) for w, n in same_initial if same_word_ending_aside(word, w)]
+        if near:
+            term = Term(term.text, term.forms | {(light_stem(w),) for _, w in near}, term.weak)
+            best = max(near)[1]
+            if zipf(word, lang) < zipf(best, lang) - TYPO_ZIPF_GAP:
+                spelled[word] = best
         out.append(term)
-    return out
+    return out, spelled
+
+
+def with_spelling_fixes(terms: Sequence[Term], rows: Sequence[RowText]) -> list[Term]:
+    """``learn_spellings`` without the typo table (English)."""
+    return learn_spellings(terms, rows, "en")[0]
+
+
+def choose_anchor(
+    terms: Sequence[Term], found: Mapping[str, frozenset[str]], spec: Mapping[str, float]
+) -> tuple[Term | None, int, int]:
+    """(anchor, rows mentioning it, rows mentioning any key term): the most specific one-word key term of a
+    query with two key terms or more, when the pool carries it (ANCHOR_SHARE of the judged rows, two at
+    least). A word with digits (4k, 2026) is a specification, not a subject, and never anchors."""
+    key_terms = [t for t in terms if not t.weak]
+    judged = [f for f in found.values() if any(t.text in f for t in key_terms)]
+    if len(key_terms) < 2 or not judged:
+        return None, 0, len(judged)
+    candidates = [t for t in key_terms if t.text.isalpha()]
+    if not candidates:
+        return None, 0, len(judged)
+    anchor = max(candidates, key=lambda t: spec[t.text])
+    carried = sum(1 for f in judged if anchor.text in f)
+    if carried < max(2, ANCHOR_SHARE * len(judged)):
+        return None, carried, len(judged)
+    return anchor, carried, len(judged)
+
+
+def analyze_pool(
+    candidates: Sequence[Candidate], query: QueryAnalysis, language: str | None = None
+) -> PoolTerms:
+    """Read the query against the pool (see PoolTerms). Pure; the pipeline calls it once per search."""
+    from .junk import echo_verdict
+
+    lang = language_of(language)
+    rows = {c.key: RowText.of(c.title, c.snippet, c.url) for c in candidates}
+    lists = engine_lists(candidates)
+    if query.is_cjk:
+        return PoolTerms(
+            lang, [], rows, {}, {}, {}, lists,
+            cjk_tokens=tuple(dict.fromkeys((*query.cjk_tokens, *query.terms))),
+            cjk_text={c.key: fold(f"{c.title} {c.snippet} {unquote(c.url)}") for c in candidates},
+        )  # fmt: skip
+    # Pages titled with the query first: their spelling is the query's, so they must not outvote the pool's.
+    echoes = {c.key: why for c in candidates if (why := echo_verdict(c.title, c.snippet, query))}
+    genuine_rows = [row for key, row in rows.items() if key not in echoes]
+    terms, spelled = learn_spellings(query_terms(query), genuine_rows, lang)
+    found = {key: frozenset(t.text for t in found_terms(terms, row)) for key, row in rows.items()}
+    spec = {t.text: max(specificity(spelled.get(w, w), lang) for w in t.text.split()) for t in terms}
+    pool = PoolTerms(lang, terms, rows, found, spec, spelled, lists, echoes)
+    if spelled:
+        for c in candidates:
+            if c.key not in echoes and (
+                why := echo_verdict(c.title, c.snippet, query, rows[c.key].plain_words, spelled)
+            ):
+                echoes[c.key] = why
+    genuine = {k: f for k, f in found.items() if k not in pool.echoes}
+    pool.anchor, pool.anchor_rows, pool.judged_rows = choose_anchor(terms, genuine, spec)
+    return pool
 
 
 def pool_verdict(terms: Sequence[Term], rows: Sequence[RowText]) -> str | None:
@@ -378,7 +564,8 @@ def is_english(language: str | None) -> bool:
 
 class PoolRelevance:
     """The relevance guard bound to one pool of candidates: the pool verdict, the coverage a row needs and
-    each pool row's coverage are decided once, up front."""
+    each pool row's coverage are decided once, up front, and so are the rows it demotes (``demoted``: kept,
+    but lacking the anchor the rest of the pool carries)."""
 
     name = "relevance"
 
@@ -389,12 +576,15 @@ class PoolRelevance:
         weak_weight: float,
         min_coverage: float,
         coverages: dict[str, Coverage] | None = None,
+        pool: PoolTerms | None = None,
     ):
         self.terms = terms
         self.verdict = verdict
         self.weak_weight = weak_weight
         self.min_coverage = min_coverage
         self.coverages = coverages or {}  # candidate key -> its coverage, for the rows of the pool
+        self.pool = pool
+        self.demoted: dict[str, str] = {}
 
     def check(self, candidate: Candidate, ctx: FilterContext) -> str | None:
         if not self.terms:
@@ -404,7 +594,11 @@ class PoolRelevance:
         cov = self.coverages.get(candidate.key) or coverage(
             self.terms, RowText.of(candidate.title, candidate.snippet, candidate.url), self.weak_weight
         )
-        return None if cov.passes(self.min_coverage) else coverage_reason(cov)
+        if not cov.passes(self.min_coverage):
+            return coverage_reason(cov)
+        if self.pool is not None and (why := self.pool.lacks_anchor(candidate.key)):
+            self.demoted[candidate.key] = why
+        return None
 
 
 def relative_min_coverage(coverages: Iterable[Coverage], min_coverage: float) -> float:
@@ -426,11 +620,11 @@ class RelevanceFilter:
 
     def for_pool(self, candidates: Sequence[Candidate], ctx: FilterContext) -> PoolRelevance:
         cfg = ctx.config
-        terms = self.terms_for(ctx)
-        if not terms:
-            return PoolRelevance(terms, None, cfg.weak_term_weight, cfg.min_coverage)
-        rows = {c.key: RowText.of(c.title, c.snippet, c.url) for c in candidates}
-        terms = with_spelling_fixes(terms, list(rows.values()))
+        if not self.terms_for(ctx):
+            return PoolRelevance([], None, cfg.weak_term_weight, cfg.min_coverage)
+        pool = ctx.pool or analyze_pool(candidates, ctx.query, ctx.request.language)
+        rows = {c.key: pool.rows.get(c.key) or RowText.of(c.title, c.snippet, c.url) for c in candidates}
+        terms = pool.terms
         gate = cfg.pool_gate and is_english(ctx.request.language)
         verdict = pool_verdict(terms, list(rows.values())) if gate else None
         if verdict:
@@ -441,7 +635,8 @@ class RelevanceFilter:
             # Only where the gate vouches for the pool (a pool of bait must not lower the bar), and only
             # for long queries: a short one has a row with every key term, the bar for the rest.
             min_coverage = relative_min_coverage(coverages.values(), min_coverage)
-        return PoolRelevance(terms, None, cfg.weak_term_weight, min_coverage, coverages)
+        anchored = pool if cfg.anchor_demotion < 1 else None
+        return PoolRelevance(terms, None, cfg.weak_term_weight, min_coverage, coverages, anchored)
 
     def check(self, candidate: Candidate, ctx: FilterContext) -> str | None:
         cfg = ctx.config

@@ -78,6 +78,7 @@ class JunkRules:
     shop_homepage_words: frozenset[str]
     asset_url_markers: tuple[str, ...]
     asset_url_extensions: tuple[str, ...]
+    echo_title_words: frozenset[str]
 
 
 @cache
@@ -94,6 +95,7 @@ def junk_rules() -> JunkRules:
         shop_homepage_words=frozenset(raw["shop_homepage_words"]),
         asset_url_markers=tuple(raw["asset_url_markers"]),
         asset_url_extensions=tuple(raw["asset_url_extensions"]),
+        echo_title_words=frozenset(raw["echo_title_words"]),
     )
 
 

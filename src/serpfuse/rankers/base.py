@@ -14,6 +14,7 @@ from ..models import DateStatus, Observation, SearchRequest
 
 if TYPE_CHECKING:
     from ..config import RankingConfig
+    from ..filters.relevance import PoolTerms
     from ..query import QueryAnalysis
 
 
@@ -73,6 +74,8 @@ class RankContext:
     engine_list_sizes: dict[str, int] = field(default_factory=dict)
     # seed 000's region policy: the engines that lead for this query's script (None = not known, e.g. replay)
     lead_engines: list[str] | None = None
+    # the query read against every candidate, cut ones included (None for bare lists, which have no text)
+    pool: PoolTerms | None = None
 
 
 class Ranker(Protocol):
@@ -82,3 +85,15 @@ class Ranker(Protocol):
     def rank(self, candidates: list[Candidate], ctx: RankContext) -> list[Scored]: ...
 
     def select(self, scored: list[Scored], ctx: RankContext) -> Selection: ...
+
+
+def demote(scored: list[Scored], reasons: dict[str, str], factor: float) -> list[Scored]:
+    """The scored rows with each listed row's score multiplied by ``factor`` (its reason kept in ``parts``
+    as ``demoted``), re-sorted best first; ties keep their order."""
+    if not reasons or factor >= 1:
+        return scored
+    for s in scored:
+        if s.candidate.key in reasons:
+            s.score *= factor
+            s.parts["demoted"] = factor
+    return sorted(scored, key=lambda s: -s.score)

@@ -1,0 +1,284 @@
+"""Issue 8, items 1-3: term specificity (wordfreq), lemmas (simplemma), the query's vocabulary learned from the
+pool (misspellings), echo pages, the anchor demotion and each engine's content reliability."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from serpfuse.candidates import build_candidates
+from serpfuse.config import RankingConfig
+from serpfuse.filters.junk import echo_verdict
+from serpfuse.filters.relevance import RowText, analyze_pool, learn_spellings, query_terms
+from serpfuse.models import EngineAnswer, EngineRow, SearchRequest
+from serpfuse.pipeline import rank_answers
+from serpfuse.query import analyze_query
+from serpfuse.specificity import language_of, lemma, specificity, zipf
+
+NOW = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
+
+
+def answer(engine: str, rows: list[tuple[str, str, str]]) -> EngineAnswer:
+    """An engine's answer from (url, title, snippet) rows, ranked in order."""
+    return EngineAnswer(
+        engine=engine,
+        status="ok",
+        rows=[
+            EngineRow(engine=engine, rank=i, url=url, title=title, snippet=snippet)
+            for i, (url, title, snippet) in enumerate(rows, start=1)
+        ],
+    )
+
+
+def search(query: str, answers: list[EngineAnswer], **config):
+    return rank_answers(
+        answers, SearchRequest(query=query, limit=8), config=RankingConfig(**config), now=NOW, explain=True
+    )
+
+
+# --- the word tables -----------------------------------------------------------------------------------------
+
+
+def test_a_place_or_a_rare_word_is_more_specific_than_the_words_around_it() -> None:
+    assert specificity("burnout") > specificity("professional") > specificity("the")
+    assert specificity("zurich") > specificity("near")
+    assert zipf("the") > 6 and zipf("qxzvbnk") == 0.0  # unknown: as specific as a word can be
+
+
+@pytest.mark.parametrize(
+    ("word", "lemma_of"),
+    [("hikes", "hike"), ("hiking", "hike"), ("mice", "mouse"), ("unknownish", "unknownish")],
+)
+def test_lemmas(word: str, lemma_of: str) -> None:
+    assert lemma(word) == lemma_of
+
+
+@pytest.mark.parametrize(
+    ("requested", "lang"), [(None, "en"), ("de-CH", "de"), ("fr_FR", "fr"), ("xx", "en"), ("all", "en")]
+)
+def test_language_of(requested: str | None, lang: str) -> None:
+    assert language_of(requested) == lang
+
+
+# --- the query's vocabulary, learned from what engines returned ----------------------------------------------
+
+TAIL_PAGES = [
+    (
+        "https://stackoverflow.com/q/33923",
+        "What is tail recursion? - Stack Overflow",
+        "How to tell if a function is tail recursive: the recursive call is the last thing it does.",
+    ),
+    (
+        "https://en.wikipedia.org/wiki/Tail_call",
+        "Tail call - Wikipedia",
+        "A tail call is a subroutine call performed as the final action; tail recursive functions ...",
+    ),
+    (
+        "https://www.geeksforgeeks.org/tail-recursion/",
+        "Tail Recursion - GeeksforGeeks",
+        "A recursive function is tail recursive when the recursive call is the last thing executed.",
+    ),
+    (
+        "https://cs.stackexchange.com/q/6230",
+        "How to tell whether a function is tail recursive",
+        "To tell if a recursive function is tail recursive, check that nothing follows the recursive call.",
+    ),
+]
+ECHO_PAGES = [
+    ("https://ideas.example.org/how-tot-ell", "How Tot Ell If Tail Recurssive - Ideas", "Ideas for how tot ell if tail recurssive."),
+    ("https://qa.example.net/q/1", "how tot ell if tail recurssive? - Answers", "how tot ell if tail recurssive? Answer it now."),
+]  # fmt: skip
+
+
+def test_a_misspelled_query_shows_the_real_pages_not_the_echoes() -> None:
+    """Issue 8's case: engines answer with real tail-recursion pages plus pages repeating the misspelt query;
+    the default must show the real ones (engines corrected the spelling) and cut the echoes as junk."""
+    query = "how tot ell if tail recurssive"
+    answers = [
+        answer("google", [TAIL_PAGES[0], TAIL_PAGES[1], ECHO_PAGES[0], TAIL_PAGES[2]]),
+        answer("bing", [TAIL_PAGES[3], TAIL_PAGES[1], ECHO_PAGES[1], TAIL_PAGES[0]]),
+    ]
+    response = search(query, answers)
+    shown = {r.url for r in response.results}
+    assert shown == {p[0] for p in TAIL_PAGES}
+    cuts = {c.url: (c.cut_by, c.cut_reason) for c in response.candidates if not c.selected}
+    assert cuts["https://ideas.example.org/how-tot-ell"][0] == "junk"
+    assert "echoes the query" in cuts["https://ideas.example.org/how-tot-ell"][1]
+    assert cuts["https://qa.example.net/q/1"][0] == "junk"
+
+
+def test_the_pool_teaches_the_spelling_and_a_typo_never_anchors() -> None:
+    query = analyze_query("jaguuar top speed record")
+    rows = [
+        RowText.of(title, snippet)
+        for title, snippet in [
+            ("Jaguar XJ220 top speed", "The Jaguar XJ220 set a speed record of 217 mph."),
+            ("Jaguar top speed - how fast can a jaguar run", "A jaguar can run at 50 mph."),
+            ("Fastest Jaguar cars", "Jaguar's fastest road cars and their records."),
+        ]
+    ]
+    terms, spelled = learn_spellings(query_terms(query), rows, "en")
+    assert spelled == {"jaguuar": "jaguar"}
+    jaguuar = next(t for t in terms if t.text == "jaguuar")
+    assert ("jaguar",) in jaguuar.forms
+    # A misspelling is rare to wordfreq; it is judged by the pool's spelling, so it keeps jaguar's rarity.
+    candidates, _ = build_candidates(
+        [answer("google", [(f"https://e{i}.com/", t, s) for i, (t, s) in enumerate(
+            [("Jaguar XJ220 top speed record", "217 mph"), ("Jaguar top speed record", "50 mph"), ("Jaguar record", "x")]
+        )])],
+        query,
+    )  # fmt: skip
+    pool = analyze_pool(candidates, query)
+    assert pool.spec["jaguuar"] == pytest.approx(specificity("jaguar"))
+    assert pool.anchor is not None and pool.anchor.text == "jaguuar"  # standing for "jaguar", found as it
+
+
+def test_an_uncorrected_rare_word_nobody_carries_does_not_anchor() -> None:
+    query = analyze_query("professional qxzvbnk signs")
+    candidates, _ = build_candidates(
+        [answer("google", [(f"https://s{i}.com/", "Professional signs", "Custom signs for professionals") for i in range(4)])],
+        query,
+    )  # fmt: skip
+    pool = analyze_pool(candidates, query)
+    assert pool.anchor is None
+
+
+# --- echo pages ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("title", "snippet", "echo"),
+    [
+        ("Top Restaurants In Belgrad Ideas", "Save ideas", True),
+        ("top restaurants in belgrad? - Answers", "", True),
+        ("Top restaurants in Belgrad | Tripadvisor", "The 10 best restaurants in Belgrade", False),
+        ("Top restaurants in belgrad", "Where to eat in Belgrade: Skadarlija, Dorćol ...", False),
+        ("Restaurant ideas for Belgrade", "", False),
+    ],
+)
+def test_echo_titles(title: str, snippet: str, echo: bool) -> None:
+    assert (echo_verdict(title, snippet, analyze_query("top restaurants in belgrad")) is not None) is echo
+
+
+def test_a_page_repeating_a_corrected_misspelling_is_an_echo() -> None:
+    query = analyze_query("jaguuar top speed")
+    why = echo_verdict(
+        "Jaguuar top speed facts", "", query, {"jaguuar", "top", "speed", "facts"}, {"jaguuar": "jaguar"}
+    )
+    assert why is not None and "jaguuar" in why and "jaguar" in why
+    # the correct spelling is no echo, whatever the spelled table says
+    assert (
+        echo_verdict("Jaguar top speed facts", "", query, {"jaguar", "top", "speed"}, {"jaguuar": "jaguar"})
+        is None
+    )
+
+
+# --- the anchor: a row with only the query's generic words ranks below those carrying its specific one --------
+
+BURNOUT = [
+    (
+        "https://www.helpguide.org/burnout",
+        "Burnout prevention and treatment",
+        "Signs of burnout at work and how professionals recover.",
+    ),
+    (
+        "https://www.mayoclinic.org/job-burnout",
+        "Job burnout: how to spot it",
+        "Job burnout is work-related stress; signs include exhaustion.",
+    ),
+    (
+        "https://hbr.org/burnout-signs",
+        "The signs of professional burnout",
+        "Professional burnout shows in cynicism and exhaustion.",
+    ),
+    (
+        "https://www.apa.org/burnout",
+        "Burnout and stress are everywhere",
+        "Professional psychologists on the signs of burnout.",
+    ),
+]
+SIGNS = [
+    ("https://www.signshop.example/professional", "Professional Signs | Custom Signage", "Professional signs for your business: banners, boards."),
+    ("https://www.fastsigns.example/", "Professional signs and graphics", "Signs made by professionals, delivered fast."),
+    ("https://www.signs.example/pro", "Pro signs for professionals", "Professional sign makers near you."),
+]  # fmt: skip
+
+
+def test_a_row_lacking_the_specific_word_is_demoted_and_explained() -> None:
+    """Two engine groups, one answering from the query's generic words: its rows come after every row that
+    carries "burnout", and the explanation names the missing word."""
+    answers = [answer("bing", [SIGNS[0], SIGNS[1], BURNOUT[3]]), answer("google", BURNOUT[:3])]
+    response = search("signs of professional burnout", answers)
+    urls = [r.url for r in response.results]
+    assert set(urls[-2:]) == {s[0] for s in SIGNS[:2]}
+    assert set(urls[:4]) == {b[0] for b in BURNOUT}
+    demoted = next(r for r in response.results if r.url == SIGNS[0][0])
+    assert "lacks 'burnout', the query's most specific word" in demoted.reason
+    assert "demoted" in demoted.reason
+
+
+def test_the_demotion_can_be_switched_off() -> None:
+    answers = [answer("bing", SIGNS), answer("google", BURNOUT[:3])]
+    off = search(
+        "signs of professional burnout", answers, filters={"anchor_demotion": 1}, agree={"content_power": 0}
+    )
+    urls = [r.url for r in off.results]
+    assert urls.index(SIGNS[0][0]) < urls.index(BURNOUT[2][0])  # bing's first row, as plain consensus ranks it
+    assert all("lacks" not in r.reason for r in off.results)
+
+
+def test_an_off_topic_engine_loses_weight_from_content_alone() -> None:
+    """With two independent groups agreement says nothing; content does: the engine whose top rows carry
+    less of the query's specific meaning weighs less."""
+    answers = [answer("bing", [SIGNS[0], SIGNS[1], BURNOUT[3]]), answer("google", BURNOUT[:3])]
+    response = search("signs of professional burnout", answers)
+    by_url = {c.url: c.score_parts for c in response.candidates}
+    assert by_url[BURNOUT[0][0]]["content:google"] == pytest.approx(1.0)
+    assert 0 < by_url[BURNOUT[3][0]]["content:bing"] < 0.8
+
+
+def test_rows_in_another_form_are_not_demoted() -> None:
+    """A row that carries none of the query's words (a translation) is not judged by the anchor rule."""
+    zurich = [
+        (
+            "https://www.zuerich.com/hiking",
+            "Hiking trails near Zurich",
+            "The best hiking trails around Zurich.",
+        ),
+        ("https://www.alltrails.com/zurich", "Best trails near Zurich", "Hiking near Zurich: 120 trails."),
+        ("https://www.myswitzerland.com/zurich-hikes", "Hikes near Zurich", "Hiking trails close to Zurich."),
+    ]
+    german = (
+        "https://www.wandern.ch/",
+        "Wanderwege rund um Zürich",
+        "Die schönsten Wanderungen am Uetliberg.",
+    )
+    french = ("https://www.randos.ch/", "Randonnées au bord du lac", "Sentiers pédestres du canton.")
+    query = analyze_query("hiking trails near zurich")
+    candidates, _ = build_candidates([answer("google", [*zurich, german, french])], query)
+    pool = analyze_pool(candidates, query)
+    assert pool.anchor is not None and pool.anchor.text == "zurich"
+    keys = {c.url: c.key for c in candidates}
+    assert pool.lacks_anchor(keys[german[0]]) is None  # Zürich folds to zurich
+    assert pool.lacks_anchor(keys[french[0]]) is None  # no query word at all: another form, not judged
+
+
+def test_cjk_queries_are_not_demoted_and_keep_their_rows() -> None:
+    rows = [
+        ("https://www.gov.cn/a", "东数西算工程 国家枢纽节点", "东数西算 八个国家算力枢纽节点的定位"),
+        (
+            "https://baike.baidu.com/b",
+            "东数西算_百度百科",
+            "东数西算是指通过构建数据中心、云计算、大数据一体化的新型算力网络体系",
+        ),
+        ("https://www.example.cn/c", "国家枢纽节点建设进展", "全国一体化算力网络国家枢纽节点"),
+    ]
+    query = "东数西算 八个国家枢纽节点 定位"
+    response = search(query, [answer("bing-cn", rows), answer("anysearch", rows[::-1])])
+    assert {r.url for r in response.results} == {r[0] for r in rows}
+    assert all("lacks" not in r.reason for r in response.results)
+    candidates, _ = build_candidates([answer("bing-cn", rows)], analyze_query(query))
+    pool = analyze_pool(candidates, analyze_query(query))
+    assert pool.anchor is None
+    assert all(pool.meaning(c.key) > 0 for c in candidates)
