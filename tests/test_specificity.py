@@ -134,6 +134,14 @@ def test_the_pool_teaches_the_spelling_and_a_typo_never_anchors() -> None:
     assert pool.anchor is not None and pool.anchor.text == "jaguuar"  # standing for "jaguar", found as it
 
 
+def test_the_pool_teaches_the_lemma_the_stemmer_misses() -> None:
+    query = analyze_query("mice in the attic")
+    rows = [RowText.of("How to get rid of a mouse in the attic", "A mouse nest"), RowText.of("Attic", "insulation")]
+    terms, spelled = learn_spellings(query_terms(query), rows, "en")
+    mice = next(t for t in terms if t.text == "mice")
+    assert ("mous",) in mice.forms and not spelled  # light_stem("mouse"): the row's form counts
+
+
 def test_an_uncorrected_rare_word_nobody_carries_does_not_anchor() -> None:
     query = analyze_query("professional qxzvbnk signs")
     candidates, _ = build_candidates(

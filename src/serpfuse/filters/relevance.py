@@ -50,7 +50,7 @@ from urllib.parse import unquote
 from .. import data
 from ..query import STOPWORDS
 from ..rankers.agreement import engine_lists
-from ..specificity import language_of, specificity, zipf
+from ..specificity import language_of, lemma, specificity, zipf
 from ..text import fold, words
 from .base import FilterContext
 from .tables import parse_sections
@@ -438,7 +438,9 @@ def learn_spellings(
     rows use at least SPELLING_MAJORITY times as often, or, when no row has the word, as one inflection away
     ("bretonne" ~ "breton"): the engines corrected or normalised it. Also returns the typed words that are
     typos of the pool's spelling, so that they are judged by it and pages repeating them are seen as echoes.
-    Words of four letters or more only, and the pool word starts with the same letter."""
+    A word most rows lack also counts as the pool words of the same lemma (simplemma's dictionary), which
+    the light stemmer cannot see ("mice" ~ "mouse"). Words of four letters or more only, and the pool word
+    starts with the same letter."""
     from rapidfuzz.distance import OSA
 
     counts: dict[str, int] = {}
@@ -475,6 +477,13 @@ def learn_spellings(
             best = max(near)[1]
             if zipf(word, lang) < zipf(best, lang) - TYPO_ZIPF_GAP:
                 spelled[word] = best
+        if 2 * own < len(rows):
+            # Most rows lack the word as the stemmer sees it: look for its dictionary forms ("mice" ~
+            # "mouse", "ran" ~ "run"), among the pool's words with the same first letter only.
+            own_lemma = lemma(word, lang)
+            same = {light_stem(w) for w, _ in same_initial if w != word and lemma(w, lang) == own_lemma}
+            if same - own_stems:
+                term = Term(term.text, term.forms | {(s,) for s in same}, term.weak)
         out.append(term)
     return out, spelled
 
