@@ -183,3 +183,44 @@ def test_engines_command_lists_brave_web_and_startpage_as_independent_keyless_pr
     }
     # Microsoft's index (ddg, bing), Brave's, Google's (startpage), plus the rest: at least four independent ones.
     assert {"bing", "brave", "google"} <= keyless_primary_groups and len(keyless_primary_groups) >= 4
+
+
+# --- through the browser transport: Brave answers browsers with brotli ----------------------------------------
+
+
+async def test_brotli_page_through_the_browser_transport(server, tmp_path):
+    brotli = pytest.importorskip("brotli")
+    pytest.importorskip("curl_cffi")
+    from fakeserver import Reply
+    from serpfuse.cooldown import InMemoryCooldownStore
+    from serpfuse.models import SearchRequest
+    from serpfuse.secrets import KeyStore
+    from serpfuse.sources.live import LiveSource
+    from serpfuse.transport import Transport
+
+    page = (FIXTURES / "brave_web_results_handmade.html").read_bytes()
+    server.route(
+        "/brave",
+        Reply(
+            200, {"Content-Type": "text/html; charset=utf-8", "Content-Encoding": "br"}, brotli.compress(page)
+        ),
+    )
+    keys = KeyStore(env={}, keys_file=tmp_path / "keys.json", infos={"brave-web": ENGINE.INFO})
+    async with Transport(trust_env=False, impersonate=True) as transport:
+        source = LiveSource(
+            keys,
+            InMemoryCooldownStore(),
+            transport,
+            engines=["brave-web"],
+            base_urls={"brave-web": f"{server.url}/brave"},
+            timeout_s=5.0,
+        )
+        answer = await source.ask(
+            "brave-web", "rust async runtime", SearchRequest(query="rust async runtime")
+        )
+    assert answer.status == "ok", answer.reason
+    assert [r.url for r in answer.rows][0] == "https://tokio.rs/"
+    seen = server.seen("/brave")[0]
+    assert "br" in seen.headers.get("accept-encoding", "")  # the impersonated browser asks for brotli
+    assert seen.headers["sec-fetch-mode"] == "navigate" and seen.query["source"] == ["web"]
+    assert "useLocation=0" in seen.headers["cookie"]
