@@ -221,11 +221,19 @@ def test_doctor_reports_each_played_failure_and_exits_1(server, tmp_path, monkey
     server.route("/sp/", Reply(200, HTML, (FIXTURES / "startpage_home_handmade.html").read_bytes()))
     server.route("/sp/sp/search", startpage_results(lambda q, i: f"Chocolate cake recipe {i}"))  # off-topic
     server.route("/mojeek", Reply(200, HTML, b'<html><body><ul class="results-standard"></ul></body></html>'))
+    server.route("/yahoo", Reply(500, HTML, b"boom"))
     code, report = run_doctor(
         server,
         tmp_path,
         monkeypatch,
-        {"ddg": "/ddg", "bing": "/bing", "brave-web": "/brave", "startpage": "/sp", "mojeek": "/mojeek"},
+        {
+            "ddg": "/ddg",
+            "bing": "/bing",
+            "brave-web": "/brave",
+            "startpage": "/sp",
+            "mojeek": "/mojeek",
+            "yahoo": "/yahoo",
+        },
     )
     engines = {e["engine"]: e for e in report["engines"]}
     assert code == 1
@@ -235,6 +243,7 @@ def test_doctor_reports_each_played_failure_and_exits_1(server, tmp_path, monkey
         "brave-web": "wrong layout",
         "startpage": "off-topic",
         "mojeek": "empty",
+        "yahoo": "error",
     }
     assert "202" in engines["ddg"]["reason"] or "challenge" in engines["ddg"]["reason"].lower()
     # the challenge suspended ddg: its second query was not sent
@@ -242,7 +251,10 @@ def test_doctor_reports_each_played_failure_and_exits_1(server, tmp_path, monkey
     assert len(server.seen("/ddg")) == 1
     assert "parser refused a 200 page" in engines["brave-web"]["reason"]
     assert engines["startpage"]["onTopic"] == 0.0 and engines["startpage"]["rows"] == 5
-    # mojeek is a fallback: reported, but it does not fail the check
+    # a plain HTTP error suspends nothing here: every query was asked
+    assert len(server.seen("/yahoo")) == 2 and engines["yahoo"]["queriesAsked"] == 2
+    assert "HTTP 500" in engines["yahoo"]["reason"]
+    # mojeek and yahoo are fallbacks: reported, but they do not fail the check
     assert engines["mojeek"]["defaultPrimary"] is False
     assert report["ok"] is False and sorted(report["brokenPrimaries"]) == [
         "bing",

@@ -15,8 +15,9 @@ cooldowns and rate limits of a real search), then judges each answer:
   pool gate asks for; CJK queries count the query's character bigrams (at least half). A word-frequency
   specificity measure would be finer; this is the one the pipeline already trusts.
 
-An engine's status is ``challenge`` or ``rate-limited`` as soon as one query meets it (it is then suspended
-and the rest are skipped), else ``ok`` when at least half its asked queries are, else its most frequent
+A plain error or timeout does not suspend an engine here (``COOLDOWNS``: no backoff), so one dropped connection
+cannot cost an engine its remaining queries; a block does. An engine's status is ``challenge`` or
+``rate-limited`` as soon as one query meets it (it is then suspended and the rest are skipped), else ``ok`` when at least half its asked queries are, else its most frequent
 failure. A *default primary* (tier primary, usable without further setup) that is not ``ok`` or ``skipped``
 makes the report fail: the CLI exits 1.
 
@@ -34,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import data
+from .cooldown import CooldownPolicy, InMemoryCooldownStore
 from .filters.relevance import RowText, found_terms, gate_need, query_terms
 from .models import EngineAnswer, EngineRow, SearchRequest
 from .query import analyze_query
@@ -42,6 +44,8 @@ from .transport import HttpResponse
 from .urls import dedup_key
 
 QUERIES_FILE = "doctor_queries.json"
+# Blocks keep their own cooldowns (they name one); plain errors and timeouts back off 0 s.
+COOLDOWNS = CooldownPolicy(error_step_s=0.0, error_cap_s=0.0)
 OFF_TOPIC_BELOW = 0.3  # on-topic share under which an engine answered another question
 MIN_TITLED = 0.5  # share of rows with a title under which the parser is reading the wrong nodes
 CJK_SHARE = 0.5  # share of a CJK query's bigrams a row must hold to carry it
@@ -61,6 +65,11 @@ def shipped_queries() -> list[DoctorQuery]:
     return [
         DoctorQuery(q["query"], q.get("language"), q.get("kind")) for q in data.json(QUERIES_FILE)["queries"]
     ]
+
+
+def cooldowns() -> InMemoryCooldownStore:
+    """The cooldown store a doctor run uses: its own, with ``COOLDOWNS``."""
+    return InMemoryCooldownStore(policy=COOLDOWNS)
 
 
 # --- judging one answer ---------------------------------------------------------------------------------------

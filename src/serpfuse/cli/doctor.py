@@ -73,7 +73,7 @@ def register(app: typer.Typer) -> None:
         config: Annotated[str | None, typer.Option(help="Settings file (TOML).")] = None,
     ) -> None:
         """Check every engine live on a fixed query set; exit 1 when a default primary is broken."""
-        from ..doctor import DoctorQuery, check_engines, shipped_queries
+        from ..doctor import DoctorQuery, check_engines, cooldowns, shipped_queries
         from ..engines import UnknownEngine
         from ..settings import ConfigError, load_settings
         from ..sources.base import SourceError
@@ -94,6 +94,7 @@ def register(app: typer.Typer) -> None:
                 impersonate=settings.impersonate,
                 timeout_s=settings.timeout_s,
                 base_urls=_base_urls(base_url),
+                cooldowns=cooldowns(),
             )
         except (SourceError, UnknownEngine) as exc:
             fail(str(exc))
