@@ -22,6 +22,7 @@ from serpfuse.engines.base import (
     ParseFailure,
     RateLimited,
     RequestSpec,
+    is_ad_click,
 )
 
 FIXTURES = Path(__file__).parent / "fixtures" / "engines"
@@ -451,3 +452,49 @@ def test_a_result_that_mentions_a_challenge_marker_is_not_a_challenge() -> None:
     )
     rows = parse("ddg", page, headers=HTML)
     assert len(rows) == 3 and "challenge-form" in rows[1].snippet
+
+
+def test_ddg_drops_ads_without_the_ad_class_and_they_use_up_no_rank() -> None:
+    rows = parse("ddg", synthetic("ddg_unmarked_ad_handmade.html"), headers=HTML)
+    assert [(r.rank, r.url) for r in rows] == [(1, "https://tokio.rs/"), (2, "https://docs.rs/tokio/")]
+    assert all("shop.example" not in r.url and "deals.example" not in r.url for r in rows)
+
+
+# --- Bing's newer layout (hand-written from peers' documentation: no capture of it exists here) ------------
+
+
+def test_bing_newer_layout_titles_snippets_and_ads() -> None:
+    rows = parse("bing", synthetic("bing_newer_layout_handmade.html"), headers=HTML)
+    assert [(r.rank, r.url) for r in rows] == [
+        (1, "https://tokio.rs/"),
+        (2, "https://docs.rs/tokio/latest/tokio/runtime/"),
+        (3, "https://github.com/tokio-rs/tokio"),
+    ]  # the li.b_ad block and the b_algo whose link is an aclick behind ck/a are no rows and use no rank
+    titles = [r.title for r in rows]
+    assert titles == [
+        "Tokio - An asynchronous Rust runtime",  # not "Tokiohttps://tokio.rs" from the attribution link
+        "tokio::runtime - Rust",
+        "GitHub - tokio-rs/tokio: A runtime for writing reliable asynchronous applications",
+    ]
+    assert rows[0].snippet.startswith("Tokio is an event-driven")  # no "WEB" label in front
+    assert not any("WEB" in r.snippet for r in rows)
+    assert rows[1].snippet.startswith("The Tokio runtime.")
+    assert rows[1].published == dt.datetime(2024, 3, 12, tzinfo=dt.UTC)
+
+
+@pytest.mark.parametrize(
+    ("href", "ad"),
+    [
+        ("https://duckduckgo.com/y.js?ad_domain=a.example&u3=https%3A%2F%2Fa.example%2F", True),
+        ("/y.js?ad_domain=a.example", True),
+        ("https://www.bing.com/aclick?ld=e8&u=aHR0cHM6Ly9hLmV4YW1wbGUv", True),
+        ("https://www.bing.com/ck/a?!&&p=1&u=a1aHR0cHM6Ly93d3cuYmluZy5jb20vYWNsaWNrP2xkPWUz&ntb=1", True),
+        ("//duckduckgo.com/l/?uddg=https%3A%2F%2Fwww.bing.com%2Faclick%3Fld%3De9", True),
+        ("https://tokio.rs/", False),
+        ("https://example.com/y.js", False),  # a site's own script named y.js is no DuckDuckGo ad
+        ("https://www.bing.com/ck/a?!&&p=1&u=a1aHR0cHM6Ly90b2tpby5ycy8&ntb=1", False),
+        (None, False),
+    ],
+)
+def test_ad_clicks_are_recognised_wrapped_or_not(href, ad) -> None:
+    assert is_ad_click(href) is ad

@@ -5,9 +5,12 @@ from __future__ import annotations
 import datetime as dt
 import email.utils
 import inspect
+import json
+from urllib.parse import parse_qs
 
 import pytest
 
+from conftest import REPO
 from serpfuse.engines import ENGINES, UnknownEngine, classifier, get_engine, is_multi_step
 from serpfuse.engines.base import (
     AccessDenied,
@@ -15,6 +18,7 @@ from serpfuse.engines.base import (
     EngineError,
     EngineQuery,
     ParseFailure,
+    QueryNotServed,
     RateLimited,
     RequestSpec,
     classify_http,
@@ -55,6 +59,72 @@ def test_ddg_region_and_time_range_go_in_form_and_cookies() -> None:
     }
 
 
+@pytest.mark.parametrize(
+    ("region", "language", "kl"),
+    [
+        ("gb", None, "uk-en"),  # DuckDuckGo's United Kingdom is uk-en, not gb-en
+        ("uk", None, "uk-en"),
+        ("en-GB", None, "uk-en"),
+        ("uk-en", None, "uk-en"),  # DuckDuckGo's own code is taken as it is ("uk" is also Ukrainian)
+        ("jp", None, "jp-jp"),
+        (None, "ja-JP", "jp-jp"),
+        ("kr", "ko", "kr-kr"),
+        ("tw", None, "tw-tzh"),
+        ("zh-TW", None, "tw-tzh"),
+        ("hk", "zh", "hk-tzh"),
+        ("ua", None, "ua-uk"),
+        ("si", None, "sl-sl"),
+        ("sa", "ar", "xa-ar"),
+        ("us", "es", "ue-es"),
+        ("ch", "fr", "ch-fr"),
+        ("ch", None, "ch-de"),  # a country's first listed code is its default
+        ("be", "fr", "be-fr"),
+        ("de", "en", "de-de"),  # a language DuckDuckGo has no code for there: the country's default
+        ("eg", "ar", "wt-wt"),  # no DuckDuckGo region: all regions, never an invented "eg-ar"
+        ("wt-wt", None, "wt-wt"),
+        (None, "de", "wt-wt"),  # a language alone names no region (it goes in Accept-Language)
+    ],
+)
+def test_ddg_region_table(region, language, kl) -> None:
+    spec = build("ddg", region=region, language=language)
+    assert spec.data["kl"] == kl
+    assert spec.cookies["kl"] == kl
+
+
+def test_ddg_every_table_code_is_accepted_as_given() -> None:
+    table = json.loads((REPO / "src/serpfuse/data/ddg_regions.json").read_text())["regions"]
+    assert {"uk-en", "jp-jp", "kr-kr", "tw-tzh", "hk-tzh", "xa-ar", "ue-es"} <= set(table)
+    for code in table:
+        assert build("ddg", region=code).data["kl"] == code
+
+
+def test_ddg_sends_the_language_as_accept_language() -> None:
+    assert build("ddg", region="de", language="de").headers["Accept-Language"] == "de-DE,de;q=0.9"
+    assert "Accept-Language" not in build("ddg").headers
+
+
+@pytest.mark.parametrize(
+    ("query", "sent"),
+    [
+        ("!w rust", "'!w' rust"),
+        ("rust async !gh", "rust async '!gh'"),
+        ("what does !important do", "what does '!important' do"),  # quoting a non-bang costs nothing
+        ("wow! rust", "wow! rust"),  # only a leading ! makes a bang
+        ("a ! b", "a ! b"),
+        ("!维基 上海", "'!维基' 上海"),
+    ],
+)
+def test_ddg_quotes_bangs(query, sent) -> None:
+    assert build("ddg", text=query).data["q"] == sent
+
+
+def test_ddg_refuses_500_characters_and_says_why() -> None:
+    assert build("ddg", text="a" * 499).data["q"] == "a" * 499
+    with pytest.raises(QueryNotServed) as info:
+        build("ddg", text="a" * 500)
+    assert str(info.value) == "query is 500 characters; DuckDuckGo takes at most 499"
+
+
 def test_ddg_cannot_apply_explicit_dates() -> None:
     assert build("ddg", date_from=dt.date(2024, 1, 1)) is None
 
@@ -62,29 +132,45 @@ def test_ddg_cannot_apply_explicit_dates() -> None:
 # --- Bing ---------------------------------------------------------------------------------------------------
 
 
-def test_bing_params_and_market() -> None:
-    spec = build("bing", limit=50, region="us", language="en")
+def test_bing_sends_setlang_and_cc_not_mkt() -> None:
+    spec = build("bing", limit=50, region="de", language="de")
     assert spec.method == "GET" and spec.url == "https://www.bing.com/search"
-    assert spec.params == {"q": "rust async runtime", "count": 20, "mkt": "en-US", "setlang": "en"}
-    assert build("bing").params == {"q": "rust async runtime", "count": 10}  # no guessed market
+    assert spec.params == {"q": "rust async runtime", "count": 20, "setlang": "de", "cc": "de"}
+    assert build("bing", region="en-GB").params["cc"] == "gb"
 
 
-def test_bing_time_filters() -> None:
-    assert build("bing", time_range="day").params["filters"] == 'ex1:"ez1"'
-    assert build("bing", time_range="week").params["filters"] == 'ex1:"ez2"'
-    assert build("bing", time_range="month").params["filters"] == 'ex1:"ez3"'
-    epoch = dt.date(1970, 1, 1)
-    start, end = (TODAY - dt.timedelta(days=366) - epoch).days, (TODAY - epoch).days
-    assert build("bing", time_range="year").params["filters"] == f'ex1:"ez5_{start}_{end}"'
-    spec = build("bing", date_from=dt.date(2024, 1, 1), date_to=dt.date(2024, 1, 31))
-    assert spec.params["filters"] == 'ex1:"ez5_19723_19753"'
+def test_bing_always_names_a_language() -> None:
+    # Without setlang Bing answers from the query's first word: the query's script names it when nobody did.
+    assert build("bing").params == {"q": "rust async runtime", "count": 10, "setlang": "en"}
+    assert build("bing", text="東京 天気").params["setlang"] == "zh-hans"
+    assert build("bing", text="東京の天気").params["setlang"] == "ja"
+    assert build("bing", text="서울 날씨").params["setlang"] == "ko"
+    assert build("bing", language="zh", region="tw").params["setlang"] == "zh-hant"
 
 
-def test_bing_cn_defaults_to_the_chinese_market() -> None:
+@pytest.mark.parametrize("country", ["us", "cn", "ru"])
+def test_bing_leaves_out_the_cc_that_returns_garbage(country) -> None:
+    params = build("bing", region=country).params
+    assert "cc" not in params and params["setlang"]
+
+
+@pytest.mark.parametrize("engine", ["bing", "bing-cn"])
+def test_bing_declares_no_time_range_and_sends_no_filter(engine) -> None:
+    info = get_engine(engine).INFO
+    assert not info.time_range_support and not info.date_range_support
+    assert "filters" not in build(engine, time_range="week").params
+
+
+def test_bing_cn_defaults_to_chinese() -> None:
     spec = build("bing-cn", text="异步 运行时")
     assert spec.url == "https://cn.bing.com/search"
-    assert spec.params == {"q": "异步 运行时", "count": 10, "mkt": "zh-CN", "setlang": "zh"}
-    assert build("bing-cn", language="en", region="us").params["mkt"] == "en-US"
+    assert spec.params == {"q": "异步 运行时", "count": 10, "setlang": "zh-hans"}
+    assert build("bing-cn", language="en", region="gb").params == {
+        "q": "rust async runtime",
+        "count": 10,
+        "setlang": "en",
+        "cc": "gb",
+    }
 
 
 # --- Yahoo, Mojeek, Wikipedia -------------------------------------------------------------------------------
@@ -93,9 +179,36 @@ def test_bing_cn_defaults_to_the_chinese_market() -> None:
 def test_yahoo_params_and_unsupported_ranges() -> None:
     spec = build("yahoo", time_range="month")
     assert spec.url == "https://search.yahoo.com/search"
-    assert spec.params == {"p": "rust async runtime", "ei": "UTF-8", "btf": "m"}
+    # iscqry: without it Yahoo answers a single result
+    assert spec.params == {"p": "rust async runtime", "ei": "UTF-8", "iscqry": "", "btf": "m"}
     assert build("yahoo", time_range="year") is None
     assert build("yahoo", date_from=dt.date(2024, 1, 1)) is None
+
+
+def test_yahoo_language_goes_in_the_sb_cookie_not_the_url() -> None:
+    spec = build("yahoo", language="de")
+    assert "vl" not in spec.params
+    prefs = parse_qs(spec.cookies["sB"])
+    assert prefs["vl"] == ["lang_de"] and prefs["v"] == ["1"]
+    assert parse_qs(build("yahoo", language="zh").cookies["sB"])["vl"] == ["lang_zh_chs"]
+    assert parse_qs(build("yahoo").cookies["sB"])["vl"] == ["lang_any"]
+
+
+@pytest.mark.parametrize(
+    ("region", "host"),
+    [
+        ("de", "de.search.yahoo.com"),
+        ("en-GB", "uk.search.yahoo.com"),
+        ("uk", "uk.search.yahoo.com"),
+        ("es", "espanol.search.yahoo.com"),
+        ("my", "malaysia.search.yahoo.com"),
+        ("us", "search.yahoo.com"),
+        ("eg", "search.yahoo.com"),  # no regional host: the main one
+        (None, "search.yahoo.com"),
+    ],
+)
+def test_yahoo_regional_hosts(region, host) -> None:
+    assert build("yahoo", region=region).url == f"https://{host}/search"
 
 
 def test_mojeek_since_and_never_s0() -> None:
@@ -449,3 +562,32 @@ def test_parse_published() -> None:
     assert parse_published("September 9, 2023", now) == dt.datetime(2023, 9, 9, tzinfo=dt.UTC)
     for junk in ("", "N/A", "soon", None, 12):
         assert parse_published(junk, now) is None
+
+
+async def test_engines_without_time_range_support_are_skipped_not_queried_unfiltered(
+    server, tmp_path
+) -> None:
+    # Bing's filter needs JavaScript now: its rows would be unfiltered, so a time-range search never asks it,
+    # and nothing of it reaches the time-range filter looking filtered.
+    from serpfuse.cooldown import InMemoryCooldownStore
+    from serpfuse.models import SearchRequest
+    from serpfuse.secrets import KeyStore
+    from serpfuse.sources.live import LiveSource
+    from serpfuse.transport import Transport
+
+    async with Transport(trust_env=False) as t:
+        source = LiveSource(
+            KeyStore(env={}, keys_file=tmp_path / "keys.json"),
+            InMemoryCooldownStore(),
+            t,
+            engines=["bing", "bing-cn", "ddg"],
+            base_urls={name: server.url + "/" + name for name in ("bing", "bing-cn", "ddg")},
+        )
+        request = SearchRequest(query="rust async runtime", time_range="week")
+        slots = {slot.name: slot for slot in source.slots(request)}
+        answers = {n: await source.ask(n, "rust async runtime", request) for n in ("bing", "bing-cn")}
+    for name in ("bing", "bing-cn"):
+        assert not slots[name].available and slots[name].unavailable_reason == "cannot filter by time range"
+        assert answers[name].status == "skipped" and answers[name].rows == []
+    assert slots["ddg"].available
+    assert server.requests == []  # not one request went out for them

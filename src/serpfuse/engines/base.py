@@ -39,6 +39,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
+from urllib.parse import urlsplit
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
@@ -336,6 +337,28 @@ def web_url(raw: Any) -> str | None:
     if not url.lower().startswith(("http://", "https://")) or len(url) < 10:
         return None
     return url
+
+
+# Ad click-throughs (host, path): an organic result never links through them. DuckDuckGo's y.js and Bing's
+# aclick; DuckDuckGo's HTML page writes its own links host-less.
+AD_CLICKS = (("duckduckgo.com", "/y.js"), ("bing.com", "/aclick"))
+
+
+def is_ad_click(href: Any) -> bool:
+    """Whether a result link is an ad's click-through, bare or inside a known redirector (Bing's ck/a,
+    DuckDuckGo's l/?uddg=). Engines drop such results before counting ranks: an ad uses up no rank."""
+    if not isinstance(href, str) or not href.strip():
+        return False
+    for url in {href.strip(), unwrap_redirect(href.strip())}:
+        try:
+            parts = urlsplit(url)
+        except ValueError:
+            continue
+        host, path = (parts.hostname or "").lower(), parts.path.rstrip("/")
+        for domain, ad_path in AD_CLICKS:
+            if path == ad_path and (not host or host == domain or host.endswith("." + domain)):
+                return True
+    return False
 
 
 def make_row(

@@ -1,8 +1,18 @@
-"""Bing web search, scraped from www.bing.com (keyless). Market (``mkt``) from the query's region/language.
+"""Bing web search, scraped from www.bing.com (keyless; Microsoft's index).
 
-Result links are often wrapped in ``https://www.bing.com/ck/a?...&u=a1<base64url>``; ``unwrap_redirect`` opens
-them. Time ranges use Bing's ``filters=ex1:"ez1|ez2|ez3"`` and a custom day range ``ez5_<from>_<to>`` (days
-since the Unix epoch) for a year or explicit dates.
+Bing reads the query in the interface language (``setlang``) and country (``cc``) given on the URL; without
+them it answers from the query's first word or with unrelated pages (SearXNG #4964, PR #6671). The language
+comes from the query's language, else from its script (kana: ja, hangul: ko, Han: zh-hans, else en). ``cc``
+is left out for us, cn and ru, which return unrelated pages to a client outside those countries (PR #6671).
+
+No time range: Bing's ``filters=ex1:"ez…"`` now needs JavaScript (SearXNG 6521190bb, 2026-03), so a
+filtered request returns unfiltered rows. The engine declares no time-range support and is skipped, rather
+than passing unfiltered rows off as filtered.
+
+Rows: ``li.b_algo``; the title is the ``h2`` link (the newer layout puts a site-attribution link, "Tokio" +
+"https://tokio.rs", before it); the snippet without its ``algoSlug_icon`` label ("WEB"). Ads (links through
+``bing.com/aclick``, bare or inside ``ck/a``) are never rows and use up no rank. Result links are often
+wrapped in ``https://www.bing.com/ck/a?...&u=a1<base64url>``; ``unwrap_redirect`` opens them.
 """
 
 from __future__ import annotations
@@ -13,6 +23,7 @@ from collections.abc import Mapping
 from selectolax.lexbor import LexborNode
 
 from ..models import EngineRow
+from ..text import is_cjk
 from .base import (
     ChallengeDetected,
     EngineInfo,
@@ -22,9 +33,9 @@ from .base import (
     check_status,
     clamp,
     html_tree,
+    is_ad_click,
     node_text,
     parse_published,
-    range_start,
     rows_from_items,
     shows_challenge,
     split_locale,
@@ -38,15 +49,14 @@ INFO = EngineInfo(
     kind="html",
     needs_key=False,
     transport="browser",
-    time_range_support=True,
-    date_range_support=True,
     rows_per_request=20,
     group="bing",
 )
 
 URL = "https://www.bing.com/search"
-TIME_FILTER = {"day": 'ex1:"ez1"', "week": 'ex1:"ez2"', "month": 'ex1:"ez3"'}
-EPOCH = dt.date(1970, 1, 1)
+# Countries whose cc makes Bing answer garbage to a client outside them (SearXNG PR #6671).
+NO_CC = frozenset({"us", "cn", "ru"})
+TRADITIONAL_CHINESE = frozenset({"tw", "hk", "mo"})
 
 # Bing's bot check ("turing" CAPTCHA) and the challenge pages it serves instead of results.
 CHALLENGE_MARKERS = (
@@ -57,7 +67,13 @@ CHALLENGE_MARKERS = (
 )
 
 RESULTS = "li.b_algo"  # one selector: a comma list would match a node once per alternative
-TITLE_LINK = "h2 a, .b_algoheader a[href], a.tilk"
+# The result's own title link first, then the layouts without one: a comma list would take whichever comes
+# first in the page, and the newer layout's site-attribution link (a.tilk) comes before the h2.
+TITLE_LINK = "h2 a[href]"
+LINKED_HEADING = "a[href] > h2"
+FALLBACK_LINKS = (".b_algoheader a[href]", "a.tilk[href]")
+TITLE_HEADING = "h2"
+SNIPPET_LABEL = "span.algoSlug_icon"  # "WEB": a label shown in front of the snippet, not its text
 # Tried in order; "p.b_paractl" is a rich (Wikipedia) card's text. The caption's <cite> is never a snippet.
 SNIPPETS = (
     ".b_caption p",
@@ -70,37 +86,30 @@ SNIPPETS = (
 DATE = "span.news_dt"
 
 
-def market(q: EngineQuery, default_country: str | None = None) -> tuple[str | None, str | None]:
-    """(mkt like "en-US", setlang like "en") from the query; None where unknown."""
+def _script_language(text: str) -> str:
+    if any("\u3040" <= c <= "\u30ff" for c in text):
+        return "ja"
+    if any("\uac00" <= c <= "\ud7af" for c in text):
+        return "ko"
+    return "zh" if any(is_cjk(c) for c in text) else "en"
+
+
+def market(q: EngineQuery, default_country: str | None = None) -> tuple[str, str | None]:
+    """(setlang like "en" or "zh-hans", cc like "de" or None) for the query."""
     country, lang = split_locale(q.region, q.language)
     country = country or default_country
-    mkt = f"{lang}-{country.upper()}" if lang and country else None
-    return mkt, lang
-
-
-def day_range_filter(start: dt.date, end: dt.date) -> str:
-    return f'ex1:"ez5_{(start - EPOCH).days}_{(end - EPOCH).days}"'
-
-
-def time_filter(q: EngineQuery, today: dt.date) -> str | None:
-    if q.time_range in TIME_FILTER:
-        return TIME_FILTER[q.time_range]
-    start = range_start(q.time_range, today) or q.date_from
-    if start or q.date_to:
-        return day_range_filter(start or EPOCH, q.date_to or today)
-    return None
+    lang = lang or _script_language(q.text)
+    if lang == "zh":
+        lang = "zh-hant" if country in TRADITIONAL_CHINESE else "zh-hans"
+    return lang, (country if country and country not in NO_CC else None)
 
 
 def request_for(url: str, q: EngineQuery, default_country: str | None = None) -> RequestSpec:
+    setlang, cc = market(q, default_country)
     params: dict[str, str | int] = {"q": q.text, "count": clamp(q.limit, 1, INFO.rows_per_request)}
-    mkt, lang = market(q, default_country)
-    if mkt:
-        params["mkt"] = mkt
-    if lang:
-        params["setlang"] = lang
-    flt = time_filter(q, dt.date.today())
-    if flt:
-        params["filters"] = flt
+    params["setlang"] = setlang
+    if cc:
+        params["cc"] = cc
     return RequestSpec(method="GET", url=q.base_url or url, params=params)
 
 
@@ -126,16 +135,41 @@ def _snippet(item: LexborNode) -> tuple[str, dt.datetime | None]:
     return "", None
 
 
-def _pick(item: LexborNode) -> Picked | None:
+def _title_link(item: LexborNode) -> LexborNode | None:
     link = item.css_first(TITLE_LINK)
+    if link is None:  # ".b_algoheader a > h2": the link wraps the heading
+        heading = item.css_first(LINKED_HEADING)
+        link = heading.parent if heading is not None else None
+    for fallback in FALLBACK_LINKS:
+        link = link or item.css_first(fallback)
+    return link
+
+
+def _title(link: LexborNode) -> str:
+    # The heading inside the link when there is one (".b_algoheader a > h2"), else the link's own text.
+    heading = link.css_first(TITLE_HEADING)
+    return node_text(heading if heading is not None else link)
+
+
+def _is_ad(item: LexborNode) -> bool:
+    link = _title_link(item)
+    return link is not None and is_ad_click(link.attributes.get("href"))
+
+
+def _pick(item: LexborNode) -> Picked | None:
+    link = _title_link(item)
     if link is None:
         return None
-    return link.attributes.get("href"), node_text(link), *_snippet(item)
+    return link.attributes.get("href"), _title(link), *_snippet(item)
 
 
 def parse_rows(engine: str, status: int, headers: Mapping[str, str], body: bytes) -> list[EngineRow]:
     check_status(status, headers, body)
-    rows = rows_from_items(engine, html_tree(body, headers).css(RESULTS), _pick, markup=False)
+    tree = html_tree(body, headers)
+    for label in tree.css(SNIPPET_LABEL):
+        label.decompose()
+    organic = [item for item in tree.css(RESULTS) if not _is_ad(item)]
+    rows = rows_from_items(engine, organic, _pick, markup=False)
     if not rows and shows_challenge(body, CHALLENGE_MARKERS):
         raise ChallengeDetected("Bing CAPTCHA page")
     return rows

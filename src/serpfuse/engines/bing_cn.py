@@ -1,4 +1,8 @@
-"""Bing China (cn.bing.com, keyless): Bing's page layout, with the index that answers Chinese sources."""
+"""Bing China (cn.bing.com, keyless): Bing's page layout, with the index that answers Chinese sources.
+
+Asked as bing is (``setlang``, ``cc``), in Chinese unless the query names another language or region; like
+bing it declares no time-range support (Bing's filter needs JavaScript).
+"""
 
 from __future__ import annotations
 
@@ -16,8 +20,6 @@ INFO = EngineInfo(
     kind="html",
     needs_key=False,
     transport="browser",
-    time_range_support=True,
-    date_range_support=True,
     rows_per_request=20,
     group="bing",
 )

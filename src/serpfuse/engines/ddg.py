@@ -1,25 +1,39 @@
-"""DuckDuckGo's no-JavaScript HTML endpoint (keyless).
+"""DuckDuckGo's no-JavaScript HTML endpoint (keyless; Microsoft's index under DuckDuckGo's ranking).
 
-POST https://html.duckduckgo.com/html/ with form fields ``q``, ``b`` (empty), ``kl`` (region, ``wt-wt`` for
-none) and ``df`` (d/w/m/y). A 202 status, or a page with no results that carries the anomaly/challenge
-markers, means the bot blocker answered.
+POST https://html.duckduckgo.com/html/ as the site's own search form sends it: ``q``, ``b`` (empty), ``kl``
+(region, ``wt-wt`` for none) and ``df`` (d/w/m/y), ``kl`` and ``df`` repeated as cookies, ``Referer`` the
+site itself (so Sec-Fetch-Site says "same-origin"). ``kl`` takes DuckDuckGo's own region codes
+(data/ddg_regions.json: ``uk-en``, ``jp-jp``, ``tw-tzh``...), not country-language pairs.
+
+A word starting with ``!`` would be read as a bang and send the search to another site; such words go
+quoted. DuckDuckGo refuses queries of 500 characters or more: the engine is skipped with that reason (never
+a truncated query, which would answer another question). Ads (``result--ad``, links through ``y.js``) are
+never rows and use up no rank.
+
+A 202 status, or a page with no results that carries the anomaly/challenge markers, means the bot blocker
+answered; it is per request, so the engine's challenge cooldown is short.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from functools import cache
 
 from selectolax.lexbor import LexborNode
 
+from .. import data
 from ..models import EngineRow
 from .base import (
     ChallengeDetected,
     EngineInfo,
     EngineQuery,
     Picked,
+    QueryNotServed,
     RequestSpec,
     check_status,
     html_tree,
+    is_ad_click,
     node_text,
     rows_from_items,
     shows_challenge,
@@ -43,8 +57,10 @@ INFO = EngineInfo(
 )
 
 URL = "https://html.duckduckgo.com/html/"
+REFERER = "https://html.duckduckgo.com/"
 TIME_RANGE = {"day": "d", "week": "w", "month": "m", "year": "y"}
 NO_REGION = "wt-wt"
+MAX_QUERY_CHARS = 499  # DuckDuckGo answers nothing for 500 or more
 
 # The bot blocker: a 202, an anomaly modal (with its script), or a challenge form.
 CHALLENGE_STATUS = 202
@@ -55,34 +71,74 @@ RESULTS = "div#links div.result"
 NON_ORGANIC = ("result--ad", "result--no-result")
 TITLE_LINK = "h2 a.result__a, a.result__a"
 SNIPPET = ".result__snippet"
+BANG = re.compile(r"^!\w")
 
 
-def _kl(q: EngineQuery) -> str:
-    country, lang = split_locale(q.region, q.language)
-    if country and lang:
-        return f"{country}-{lang}"
-    return NO_REGION
+@cache
+def _regions() -> tuple[dict[str, str], dict[tuple[str, str], str], dict[str, str], dict[str, str]]:
+    """(codes, (country, language) -> code, country -> default code, country aliases) from the data table."""
+    table = data.json("ddg_regions.json")
+    codes = {code: code for code in table["regions"]}
+    by_pair: dict[tuple[str, str], str] = {}
+    by_country: dict[str, str] = {}
+    for code, (country, language) in table["regions"].items():
+        if country is None:
+            continue
+        by_pair.setdefault((country, language), code)
+        by_country.setdefault(country, code)
+    return codes, by_pair, by_country, dict(table["country_aliases"])
+
+
+def region_code(region: str | None, language: str | None) -> str:
+    """DuckDuckGo's ``kl`` for a region ("gb", "en-GB", or DDG's own "uk-en") and language; ``wt-wt`` when
+    the region is unknown to DuckDuckGo or none is given."""
+    codes, by_pair, by_country, aliases = _regions()
+    own = (region or "").strip().lower().replace("_", "-")
+    if own in codes or own == NO_REGION:
+        return own
+    country, lang = split_locale(region, language)
+    if not country:
+        return NO_REGION
+    country = aliases.get(country, country)
+    return by_pair.get((country, lang or ""), by_country.get(country, NO_REGION))
+
+
+def quote_bangs(query: str) -> str:
+    """Every word DuckDuckGo could read as a bang ("!w", "!gh") in quotes: quoting a word that is no bang
+    costs nothing, a bang left bare sends the search to another site."""
+    return " ".join(f"'{word}'" if BANG.match(word) else word for word in query.split())
+
+
+def _accept_language(region: str | None, language: str | None) -> str | None:
+    # DuckDuckGo's HTML page guesses the language from Accept-Language (it has no language field).
+    country, lang = split_locale(region, language)
+    if not lang:
+        return None
+    return f"{lang}-{country.upper()},{lang};q=0.9" if country else f"{lang},en;q=0.5"
 
 
 def build_request(q: EngineQuery) -> RequestSpec | None:
     if q.date_from or q.date_to:
         return None  # df takes only d/w/m/y here
-    form = {"q": q.text, "b": "", "kl": _kl(q)}
-    cookies = {"kl": form["kl"]}
+    if len(q.text) > MAX_QUERY_CHARS:
+        raise QueryNotServed(f"query is {len(q.text)} characters; DuckDuckGo takes at most {MAX_QUERY_CHARS}")
+    kl = region_code(q.region, q.language)
+    form = {"q": quote_bangs(q.text), "b": "", "kl": kl}
+    cookies = {"kl": kl}
     if q.time_range:
         form["df"] = cookies["df"] = TIME_RANGE[q.time_range]
-    return RequestSpec(
-        method="POST",
-        url=q.base_url or URL,
-        data=form,
-        headers={"Referer": "https://html.duckduckgo.com/"},
-        cookies=cookies,
-    )
+    headers = {"Referer": REFERER}
+    if language := _accept_language(q.region, q.language):
+        headers["Accept-Language"] = language
+    return RequestSpec(method="POST", url=q.base_url or URL, data=form, headers=headers, cookies=cookies)
 
 
 def _non_organic(item: LexborNode) -> bool:
     classes = (item.attributes.get("class") or "").split()
-    return any(name in classes for name in NON_ORGANIC)
+    if any(name in classes for name in NON_ORGANIC):
+        return True
+    link = item.css_first(TITLE_LINK)
+    return link is not None and is_ad_click(link.attributes.get("href"))
 
 
 def _pick(item: LexborNode) -> Picked | None:

@@ -1,15 +1,25 @@
-"""Yahoo web search, scraped from search.yahoo.com (keyless; Bing's index under Yahoo's ranking).
+"""Yahoo web search, scraped from search.yahoo.com or a regional host (keyless; Microsoft's index under
+Yahoo's ranking).
+
+The request is what Yahoo's own search box sends: ``p`` (query), ``ei=UTF-8`` and an empty ``iscqry``
+(without it Yahoo answers one result; SearXNG cc61d0833). The language does not go on the URL: it sits in the
+``sB`` preferences cookie (``vl=lang_<code>``), as Yahoo's settings page stores it. A region picks Yahoo's
+regional host (data/yahoo_hosts.json: de.search.yahoo.com, uk.search.yahoo.com...). Yahoo drops plain Python
+clients (SearXNG #6016), so the engine goes through the browser transport.
 
 Result links go through ``r.search.yahoo.com/.../RU=<target>/RK=...``; ``unwrap_redirect`` opens them. Yahoo's
-time filter knows day, week and month only, so a year or explicit dates cannot be applied.
+time filter (``btf``) knows day, week and month only, so a year or explicit dates cannot be applied.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cache
+from urllib.parse import urlencode
 
 from selectolax.lexbor import LexborNode
 
+from .. import data
 from ..models import EngineRow
 from .base import (
     ChallengeDetected,
@@ -38,8 +48,9 @@ INFO = EngineInfo(
     group="bing",
 )
 
-URL = "https://search.yahoo.com/search"
+DEFAULT_HOST = "search.yahoo.com"
 TIME_RANGE = {"day": "d", "week": "w", "month": "m"}
+ANY_LANGUAGE = "any"
 
 # Yahoo's bot wall and consent interstitials stand in for results.
 CHALLENGE_MARKERS = (b"/_yahoo_captcha", b"consent.yahoo.com/v2/collectConsent", b'id="captcha')
@@ -51,16 +62,33 @@ SNIPPET = "div.compText, p.fz-ms, p.lh-16"
 BREADCRUMB_TAGS = ("span",)
 
 
+@cache
+def _table() -> tuple[dict[str, str], dict[str, str]]:
+    table = data.json("yahoo_hosts.json")
+    return dict(table["hosts"]), dict(table["languages"])
+
+
+def host_for(country: str | None) -> str:
+    hosts, _ = _table()
+    return hosts.get(country or "", DEFAULT_HOST)
+
+
+def preferences_cookie(language: str | None) -> str:
+    """The ``sB`` cookie Yahoo's settings page stores: version, language filter, ten rows, the new layout."""
+    _, codes = _table()
+    lang = codes.get(language, language) if language else ANY_LANGUAGE
+    return urlencode({"v": 1, "vl": f"lang_{lang}", "fl": 1, "pn": 10, "rw": "new", "userset": 1})
+
+
 def build_request(q: EngineQuery) -> RequestSpec | None:
     if q.date_from or q.date_to or (q.time_range and q.time_range not in TIME_RANGE):
         return None
-    params = {"p": q.text, "ei": "UTF-8"}
-    _, lang = split_locale(q.region, q.language)
-    if lang:
-        params["vl"] = f"lang_{lang}"
+    country, lang = split_locale(q.region, q.language)
+    params = {"p": q.text, "ei": "UTF-8", "iscqry": ""}
     if q.time_range:
         params["btf"] = TIME_RANGE[q.time_range]
-    return RequestSpec(method="GET", url=q.base_url or URL, params=params)
+    url = q.base_url or f"https://{host_for(country)}/search"
+    return RequestSpec(method="GET", url=url, params=params, cookies={"sB": preferences_cookie(lang)})
 
 
 def _title(link: LexborNode) -> str:
