@@ -3,8 +3,10 @@ source), the SQLite store's TTL, and the service's cache policy on the crw56 rec
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import datetime as dt
+import json
 import re
 from typing import Any
 
@@ -142,6 +144,21 @@ def test_every_ranking_knob_changes_the_key():
     assert len(seen) == len(leaves) + 1
 
 
+def test_the_remembered_fingerprint_follows_every_copy_and_assignment():
+    config = RankingConfig()
+    plain = config.fingerprint()
+    rrf = config.with_strategy("rrf")
+    assert config.with_strategy("rrf") is rrf  # made once per strategy
+    assert rrf.fingerprint() == RankingConfig(strategy="rrf").fingerprint() != plain
+    tuned = config.model_copy(update={"rrf": config.rrf.model_copy(update={"rrf_constant": 40.0})}, deep=True)
+    assert tuned.fingerprint() == RankingConfig(rrf={"rrf_constant": 40.0}).fingerprint() != plain
+    assert copy.deepcopy(config).fingerprint() == plain
+    config.strategy = "consensus"  # an assignment forgets what was remembered, copies included
+    assert config.fingerprint() == RankingConfig(strategy="consensus").fingerprint() != plain
+    assert config.with_strategy("rrf").fingerprint() == rrf.fingerprint()
+    assert config.with_strategy("adaptive").fingerprint() == plain
+
+
 # --- SQLite -------------------------------------------------------------------------------------------------------
 
 
@@ -175,13 +192,29 @@ async def test_sqlite_round_trip_ttl_and_purge(tmp_path):
     assert await store.get("k3") is None  # ttl 0 stores nothing
 
 
+async def test_sqlite_rows_are_shared_by_every_store_and_thread_on_the_file(tmp_path):
+    """Two stores on one file are two server workers: a row one writes, the other reads (WAL mode)."""
+    path = tmp_path / "results.sqlite3"
+    one, two = SqliteResultCache(path), SqliteResultCache(path)
+    try:
+        await one.set("k", _response("shared"), ttl_s=60)
+        body = await two.get_body("k")
+        assert body is not None and json.loads(body)["cached"] is True
+        assert (await two.get("k")).query == "shared"
+        bodies = await asyncio.gather(*(asyncio.to_thread(two._get, "k") for _ in range(4)))
+        assert bodies == [body] * 4  # each thread reads through its own connection
+        assert two._connect().execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    finally:
+        await one.aclose()
+        await two.aclose()
+
+
 async def test_sqlite_ignores_unreadable_rows(tmp_path):
     store = SqliteResultCache(tmp_path / "results.sqlite3")
     await store.set("k", _response(), ttl_s=60)
     conn = store._connect()
     with conn:
         conn.execute("UPDATE results SET body = ?", ('{"query": 1}',))
-    conn.close()
     assert await store.get("k") is None
 
 

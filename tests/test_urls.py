@@ -17,6 +17,7 @@ from serpfuse.urls import (
     domain_matches,
     host_of,
     is_tracking_param,
+    key_of_canonical,
     registrable_domain,
     unwrap_redirect,
 )
@@ -342,7 +343,7 @@ def test_canonical_url_is_idempotent(url: str) -> None:
     canonical = canonical_url(url)
     assert canonical is not None
     assert canonical_url(canonical) == canonical
-    assert dedup_key(canonical) == dedup_key(url)
+    assert dedup_key(canonical) == dedup_key(url) == key_of_canonical(canonical)
     parts = urlsplit(canonical)
     assert parts.username is None and parts.fragment == "" and "#" not in canonical
     assert not any(is_tracking_param(k.split("=")[0]) for k in canonical.partition("?")[2].split("&") if k)

@@ -6,9 +6,10 @@ and sorted the domain lists), the fingerprint of the ranking configuration with 
 identity (the replay file and its version, or "live" and its engine set). A change of any ranking knob therefore
 changes the key: a cache can never serve a ranking computed under another configuration.
 
-Two stores share one protocol: SQLite (stdlib, one file in the user's cache directory, run in a thread) for one
-machine, Redis (SET ... EX) for several server processes. Both store the response's own JSON and hand it back marked
-``cached: true``.
+Two stores share one protocol: SQLite (stdlib, one WAL-mode file in the user's cache directory, shared by every
+process and worker on the machine) and Redis (SET ... EX) for several machines. Both store the response's JSON as
+the HTTP API sends it, already marked ``cached: true``, so a face that answers JSON sends a hit's stored bytes as
+they are (``get_body``); ``get`` decodes them into a ``SearchResponse`` for the others.
 """
 
 from __future__ import annotations
@@ -17,25 +18,35 @@ import asyncio
 import hashlib
 import json
 import sqlite3
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
+from . import __version__
 from .config import RankingConfig
 from .models import SearchRequest, SearchResponse
 
-KEY_VERSION = 2  # bump when the key's layout changes, so old rows are never read under a new meaning
+KEY_VERSION = 3  # bump when the key's layout changes, so old rows are never read under a new meaning
 REDIS_PREFIX = "serpfuse:result:"
 Clock = Callable[[], float]
 
 
 class ResultCache(Protocol):
+    async def get_body(self, key: str) -> bytes | None:
+        """The stored JSON (marked ``cached: true``), or None when absent or expired."""
+        ...
+
     async def get(self, key: str) -> SearchResponse | None:
-        """The cached response marked ``cached=True``, or None when absent or expired."""
+        """The cached response marked ``cached=True``, or None when absent, expired or unreadable."""
         ...
 
     async def set(self, key: str, response: SearchResponse, ttl_s: float) -> None: ...
+
+    async def set_body(self, key: str, body: bytes, ttl_s: float) -> None:
+        """Store ``cached_body(response)`` (a caller that already encoded the response skips a second encode)."""
+        ...
 
     async def aclose(self) -> None: ...
 
@@ -51,6 +62,7 @@ def cache_key(
             "config": config.with_strategy(request.strategy).fingerprint(),
             "source": source_identity,
             "explain": explain,
+            "serpfuse": __version__,  # a hit may be sent as stored: never one another version wrote
         },
         sort_keys=True,
         separators=(",", ":"),
@@ -59,90 +71,126 @@ def cache_key(
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-def _encode(response: SearchResponse) -> str:
-    return json.dumps(response.to_json_dict(), ensure_ascii=False, separators=(",", ":"))
+def json_bytes(data: Any) -> bytes:
+    """JSON as the HTTP API sends it (Starlette's ``JSONResponse`` encoding), so stored bytes can be sent as is."""
+    return json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
 
 
-def _decode(body: str | bytes) -> SearchResponse | None:
+def cached_body(response: SearchResponse) -> bytes:
+    return json_bytes({**response.to_json_dict(), "cached": True})
+
+
+def decode(body: str | bytes) -> SearchResponse | None:
     try:
-        response = SearchResponse.model_validate(json.loads(body))
+        response = SearchResponse.model_validate_json(body)
     except ValueError:  # a row written by another version: a miss, never an error
         return None
     response.cached = True
     return response
 
 
-class SqliteResultCache:
-    """One SQLite file; every call runs in a worker thread with its own connection (sqlite3 is blocking)."""
+class _Store:
+    """``get``/``set`` of a response over a store's ``get_body``/``set_body``."""
+
+    async def get_body(self, key: str) -> bytes | None:
+        raise NotImplementedError
+
+    async def set_body(self, key: str, body: bytes, ttl_s: float) -> None:
+        raise NotImplementedError
+
+    async def get(self, key: str) -> SearchResponse | None:
+        body = await self.get_body(key)
+        return decode(body) if body is not None else None
+
+    async def set(self, key: str, response: SearchResponse, ttl_s: float) -> None:
+        if ttl_s > 0:
+            await self.set_body(key, cached_body(response), ttl_s)
+
+
+class SqliteResultCache(_Store):
+    """One SQLite file in WAL mode, so readers never wait for a writer, in this process or another.
+
+    A read is one primary-key lookup (tens of microseconds) and runs on the caller's thread with that thread's
+    own connection: a hop to a worker thread cost more than the read. Writes wait for the file's write lock,
+    so they run in a worker thread, each worker thread with its own connection.
+    """
+
+    # How long a busy file is waited for. A WAL reader waits only while a crashed writer's log is recovered, and
+    # it waits on the caller's thread: a miss is better. Writers wait their turn in their own thread.
+    READ_WAIT_S = 0.1
+    WRITE_WAIT_S = 10.0
 
     def __init__(self, path: Path, *, clock: Clock = time.time) -> None:
         self.path = Path(path)
         self._clock = clock
         self._ready = False
+        self._lock = threading.Lock()
+        self._local = threading.local()
+        self._open: list[sqlite3.Connection] = []
 
     def __repr__(self) -> str:
         return f"SqliteResultCache({str(self.path)!r})"
 
-    def _connect(self) -> sqlite3.Connection:
-        if not self._ready:
-            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        conn = sqlite3.connect(self.path, timeout=10.0)
-        if not self._ready:
-            # WAL lets several processes read while one writes.
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, expires REAL NOT NULL, body TEXT NOT NULL)"
-            )
-            conn.execute("CREATE INDEX IF NOT EXISTS results_expires ON results (expires)")
-            conn.commit()
-            self._ready = True
+    def _connect(self, wait_s: float = WRITE_WAIT_S) -> sqlite3.Connection:
+        """This thread's connection (made on first use, waiting at most ``wait_s`` for a lock)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            return conn
+        with self._lock:
+            if not self._ready:
+                self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            conn = sqlite3.connect(self.path, timeout=wait_s, check_same_thread=False)
+            if not self._ready:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute(
+                    "CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, expires REAL NOT NULL, body BLOB NOT NULL)"
+                )
+                conn.execute("CREATE INDEX IF NOT EXISTS results_expires ON results (expires)")
+                conn.commit()
+                self._ready = True
+            conn.execute("PRAGMA synchronous=NORMAL")  # WAL: a power cut may lose the last rows, never corrupt
+            self._open.append(conn)
+        self._local.conn = conn
         return conn
 
-    def _get(self, key: str) -> str | None:
-        conn = self._connect()
-        try:
-            row = conn.execute(
-                "SELECT body FROM results WHERE key = ? AND expires > ?", (key, self._clock())
-            ).fetchone()
-        finally:
-            conn.close()
-        return row[0] if row else None
+    def _get(self, key: str) -> bytes | None:
+        row = self._connect(self.READ_WAIT_S).execute(
+            "SELECT body FROM results WHERE key = ? AND expires > ?", (key, self._clock())
+        ).fetchone()
+        if row is None:
+            return None
+        body = row[0]
+        return body.encode("utf-8") if isinstance(body, str) else body
 
-    def _set(self, key: str, body: str, ttl_s: float) -> None:
+    def _set(self, key: str, body: bytes, ttl_s: float) -> None:
         now = self._clock()
         conn = self._connect()
-        try:
-            with conn:
-                conn.execute("DELETE FROM results WHERE expires <= ?", (now,))
-                conn.execute(
-                    "INSERT OR REPLACE INTO results (key, expires, body) VALUES (?, ?, ?)",
-                    (key, now + ttl_s, body),
-                )
-        finally:
-            conn.close()
+        with conn:
+            conn.execute("DELETE FROM results WHERE expires <= ?", (now,))
+            conn.execute(
+                "INSERT OR REPLACE INTO results (key, expires, body) VALUES (?, ?, ?)", (key, now + ttl_s, body)
+            )
 
     def count_rows(self) -> int:
         """Rows stored, expired or not (tests and diagnostics)."""
-        conn = self._connect()
-        try:
-            return int(conn.execute("SELECT COUNT(*) FROM results").fetchone()[0])
-        finally:
-            conn.close()
+        return int(self._connect().execute("SELECT COUNT(*) FROM results").fetchone()[0])
 
-    async def get(self, key: str) -> SearchResponse | None:
-        body = await asyncio.to_thread(self._get, key)
-        return _decode(body) if body is not None else None
+    async def get_body(self, key: str) -> bytes | None:
+        return self._get(key)
 
-    async def set(self, key: str, response: SearchResponse, ttl_s: float) -> None:
-        if ttl_s <= 0:
-            return
-        await asyncio.to_thread(self._set, key, _encode(response), ttl_s)
+    async def set_body(self, key: str, body: bytes, ttl_s: float) -> None:
+        if ttl_s > 0:
+            await asyncio.to_thread(self._set, key, body, ttl_s)
 
     async def aclose(self) -> None:
-        return None
+        with self._lock:
+            conns, self._open = self._open, []
+        for conn in conns:
+            conn.close()
+        self._local = threading.local()
 
 
-class RedisResultCache:
+class RedisResultCache(_Store):
     """``SET serpfuse:result:<key> ... EX ttl`` (SETEX's modern form): Redis expires the rows itself."""
 
     def __init__(self, client: Any, *, prefix: str = REDIS_PREFIX) -> None:
@@ -152,15 +200,16 @@ class RedisResultCache:
     def __repr__(self) -> str:
         return "RedisResultCache()"
 
-    async def get(self, key: str) -> SearchResponse | None:
+    async def get_body(self, key: str) -> bytes | None:
         body = await self._redis.get(self._prefix + key)
-        return _decode(body) if body is not None else None
+        if body is None:
+            return None
+        return body.encode("utf-8") if isinstance(body, str) else body
 
-    async def set(self, key: str, response: SearchResponse, ttl_s: float) -> None:
+    async def set_body(self, key: str, body: bytes, ttl_s: float) -> None:
         seconds = int(round(ttl_s))
-        if seconds <= 0:
-            return
-        await self._redis.set(self._prefix + key, _encode(response), ex=seconds)
+        if seconds > 0:
+            await self._redis.set(self._prefix + key, body, ex=seconds)
 
     async def aclose(self) -> None:
         return None  # the client belongs to whoever made it

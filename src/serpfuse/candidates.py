@@ -13,7 +13,7 @@ from .models import DateStatus, EngineAnswer, EngineRow, Observation
 from .query import QueryAnalysis
 from .rankers.base import Candidate
 from .text import cjk_bigrams, clean_text, words
-from .urls import canonical_url, dedup_key, host_of, registrable_domain
+from .urls import canonical_url, host_of, key_of_canonical, registrable_domain
 
 
 def _match_share(text: str, query: QueryAnalysis) -> float:
@@ -45,7 +45,7 @@ def build_candidates(answers: Iterable[EngineAnswer], query: QueryAnalysis) -> t
             if url is None:
                 invalid += 1
                 continue
-            groups.setdefault(dedup_key(url), []).append((row, url))
+            groups.setdefault(key_of_canonical(url), []).append((row, url))
     return [_merge(key, rows, query) for key, rows in groups.items()], invalid
 
 

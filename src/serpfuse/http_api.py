@@ -506,8 +506,10 @@ def create_app(service: SearchService, *, clock: Clock = time.monotonic) -> ASGI
                 "min_score": p.get("min_score") or None,
             }
             explain, use_cache = _flag(p.get("explain", "")), _flag(p.get("cache", "true"))
-        resp = await search(fields, explain=explain, use_cache=use_cache, interface="http")
-        return JSONResponse(resp.to_json_dict())
+        # The JSON as stored: a cache hit is sent without being decoded and encoded again.
+        request = service.make_request(**fields)
+        body = await service.search_json(request, explain=explain, use_cache=use_cache, interface="http")
+        return Response(body, media_type="application/json")
 
     async def searxng(request: Request) -> Response:
         params: Any = request.query_params

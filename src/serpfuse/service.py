@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, Literal, get_args
 
-from .cache import RedisResultCache, ResultCache, SqliteResultCache, cache_key
+from .cache import RedisResultCache, ResultCache, SqliteResultCache, cache_key, decode, json_bytes
 from .config import RankingConfig
 from .cooldown import CooldownPolicy, CooldownState, CooldownStore, InMemoryCooldownStore, next_state
 from .engines.base import EngineError, ErrorStatus
@@ -31,6 +31,7 @@ from .settings import ConfigError, Settings
 from .sources import open_source
 from .sources.base import EngineSlot, Source
 from .sources.replay import ReplaySource
+from .urls import suffix_list
 
 log = logging.getLogger(__name__)
 
@@ -148,6 +149,7 @@ class SearchService:
         self._redis = redis
         self._owns_source = owns_source
         self._last_seen: dict[str, EngineReport] = {}
+        suffix_list()  # parsed now (35-40 ms), not inside the first search's ranking step
 
     def __repr__(self) -> str:
         return f"SearchService(source={self.identity!r}, cache={self.cache!r}, cooldowns={self.cooldowns!r})"
@@ -237,18 +239,51 @@ class SearchService:
 
         Raises UnknownStrategy, UnknownEngine or SourceError for input the search cannot serve.
         """
+        cache, key = self._cache_slot(request, explain=explain, use_cache=use_cache)
+        body = await self._cache_get(cache, key)
+        hit = decode(body) if body is not None else None
+        if hit is not None:
+            self._observe_hit(interface)
+            return hit
+        response = await self._compute(request, explain=explain, cache_on=cache is not None, interface=interface)
+        await self._cache_set(cache, key, response, response.to_json_dict())
+        return response
+
+    async def search_json(
+        self,
+        request: SearchRequest,
+        *,
+        explain: bool = False,
+        use_cache: bool = True,
+        interface: str = "python",
+    ) -> bytes:
+        """``search``'s response as the JSON the HTTP API sends; a cache hit is the stored bytes, sent as they are
+        (no decode, validation or re-encode). Raises as ``search`` does."""
+        cache, key = self._cache_slot(request, explain=explain, use_cache=use_cache)
+        body = await self._cache_get(cache, key)
+        if body is not None:
+            self._observe_hit(interface)
+            return body
+        response = await self._compute(request, explain=explain, cache_on=cache is not None, interface=interface)
+        data = response.to_json_dict()
+        await self._cache_set(cache, key, response, data)
+        return json_bytes(data)
+
+    def _cache_slot(
+        self, request: SearchRequest, *, explain: bool, use_cache: bool
+    ) -> tuple[ResultCache | None, str]:
         get_ranker(request.strategy or self.config.strategy)  # a bad strategy fails before any lookup
         cache = self.cache if use_cache else None
-        key = cache_key(request, self.config, self.identity, explain=explain)
-        if cache is not None:
-            hit = await self._cache_get(cache, key)
-            if hit is not None:
-                self.metrics.observe_cache("hit")
-                self.metrics.observe_search(interface, "cached")
-                return hit
-            self.metrics.observe_cache("miss")
-        else:
-            self.metrics.observe_cache("bypass")
+        return cache, cache_key(request, self.config, self.identity, explain=explain)
+
+    def _observe_hit(self, interface: str) -> None:
+        self.metrics.observe_cache("hit")
+        self.metrics.observe_search(interface, "cached")
+
+    async def _compute(
+        self, request: SearchRequest, *, explain: bool, cache_on: bool, interface: str
+    ) -> SearchResponse:
+        self.metrics.observe_cache("miss" if cache_on else "bypass")
         response = await run_pipeline(
             request,
             source=await self._gate(request),
@@ -260,19 +295,27 @@ class SearchService:
         self.metrics.observe_search(interface, "results" if response.results else "empty")
         for report in response.engines:
             self._last_seen[report.engine] = report
-        if cache is not None and response.results:
-            degraded = any(e.status in _FAILED for e in response.engines)
-            ttl = min(self.settings.cache_ttl_s, DEGRADED_TTL_S) if degraded else self.settings.cache_ttl_s
-            try:
-                await cache.set(key, response, ttl)
-            except Exception as exc:  # an unreachable cache costs a recomputation later, never this answer
-                log.warning("result cache write failed: %s", type(exc).__name__)
         return response
 
-    @staticmethod
-    async def _cache_get(cache: ResultCache, key: str) -> SearchResponse | None:
+    async def _cache_set(
+        self, cache: ResultCache | None, key: str, response: SearchResponse, data: dict[str, Any]
+    ) -> None:
+        """Store ``response`` (``data`` is its JSON dict, so it is dumped once) when it has results."""
+        if cache is None or not response.results:
+            return
+        degraded = any(e.status in _FAILED for e in response.engines)
+        ttl = min(self.settings.cache_ttl_s, DEGRADED_TTL_S) if degraded else self.settings.cache_ttl_s
         try:
-            return await cache.get(key)
+            await cache.set_body(key, json_bytes({**data, "cached": True}), ttl)
+        except Exception as exc:  # an unreachable cache costs a recomputation later, never this answer
+            log.warning("result cache write failed: %s", type(exc).__name__)
+
+    @staticmethod
+    async def _cache_get(cache: ResultCache | None, key: str) -> bytes | None:
+        if cache is None:
+            return None
+        try:
+            return await cache.get_body(key)
         except Exception as exc:  # an unreachable cache is a miss, not a failed search
             log.warning("result cache read failed: %s", type(exc).__name__)
             return None

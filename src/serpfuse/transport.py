@@ -24,7 +24,9 @@ import asyncio
 import contextlib
 import importlib.util
 import random
+import ssl
 from collections.abc import AsyncIterator, Callable, Mapping
+from functools import cache
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
@@ -230,6 +232,12 @@ async def _read_capped(
     return HttpResponse(status, headers, bytes(body))
 
 
+@cache
+def _ssl_context(trust_env: bool) -> ssl.SSLContext:
+    """Loading the CA bundle costs 25-90 ms: once per process, not once per client (nor inside a search)."""
+    return httpx2.create_ssl_context(trust_env=trust_env)
+
+
 class Transport:
     """The process's HTTP client. Use as ``async with Transport() as t`` or call ``aclose`` yourself."""
 
@@ -252,8 +260,9 @@ class Transport:
         self.max_bytes = max_bytes
         self._verify = verify
         self._mock = mock
-        self._client: httpx2.AsyncClient | None = None
         self._curl: dict[str, Any] = {}  # one curl_cffi session per impersonated browser release
+        # Built now, so the fan-out's first engine task does not build it while the others wait.
+        self._client: httpx2.AsyncClient | None = self._new_client()
 
     def __repr__(self) -> str:
         # The proxy URL can carry a password; show only whether there is one.
@@ -265,18 +274,21 @@ class Transport:
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
+    def _new_client(self) -> httpx2.AsyncClient:
+        return httpx2.AsyncClient(
+            http2=http2_available(),
+            proxy=self.proxy,
+            trust_env=self.trust_env,
+            verify=_ssl_context(self.trust_env) if self._verify else False,
+            transport=self._mock,
+            timeout=httpx2.Timeout(DEFAULT_TIMEOUT_S),
+            limits=httpx2.Limits(max_connections=100, max_keepalive_connections=20),
+        )
+
     @property
     def client(self) -> httpx2.AsyncClient:
-        if self._client is None:
-            self._client = httpx2.AsyncClient(
-                http2=http2_available(),
-                proxy=self.proxy,
-                trust_env=self.trust_env,
-                verify=self._verify,
-                transport=self._mock,
-                timeout=httpx2.Timeout(DEFAULT_TIMEOUT_S),
-                limits=httpx2.Limits(max_connections=100, max_keepalive_connections=20),
-            )
+        if self._client is None:  # used again after aclose()
+            self._client = self._new_client()
         return self._client
 
     async def aclose(self) -> None:

@@ -183,6 +183,11 @@ def dedup_key(url: str) -> str:
     canonical = canonical_url(url)
     if canonical is None:
         return url.strip() if isinstance(url, str) else ""
+    return key_of_canonical(canonical)
+
+
+def key_of_canonical(canonical: str) -> str:
+    """`dedup_key` of a URL that is already `canonical_url`'s output: no second canonicalisation."""
     parts = urlsplit(canonical)
     netloc = _strip_www(parts.netloc)
     path = parts.path.rstrip("/")
@@ -219,8 +224,8 @@ def host_of(url: str) -> str:
     return _encode_host(host.rstrip("."))
 
 
-@cache  # parsing the bundled list takes ~50 ms: only pay it when a domain is asked for
-def _suffix_list() -> PublicSuffixList:
+@cache  # parsing the bundled list takes ~50 ms: only pay it when a domain is asked for (or a service starts)
+def suffix_list() -> PublicSuffixList:
     return PublicSuffixList()
 
 
@@ -239,7 +244,7 @@ def registrable_domain(host_or_url: str) -> str:
     host = host_of(host_or_url)
     if not host or _is_ip(host):
         return host
-    return _suffix_list().privatesuffix(host) or host
+    return suffix_list().privatesuffix(host) or host
 
 
 def domain_matches(host: str, domain: str) -> bool:
