@@ -148,15 +148,18 @@ class SqliteResultCache(_Store):
                 conn.execute("CREATE INDEX IF NOT EXISTS results_expires ON results (expires)")
                 conn.commit()
                 self._ready = True
-            conn.execute("PRAGMA synchronous=NORMAL")  # WAL: a power cut may lose the last rows, never corrupt
+            # In WAL mode NORMAL never corrupts the file; a power cut may lose the last rows (it is a cache).
+            conn.execute("PRAGMA synchronous=NORMAL")
             self._open.append(conn)
         self._local.conn = conn
         return conn
 
     def _get(self, key: str) -> bytes | None:
-        row = self._connect(self.READ_WAIT_S).execute(
-            "SELECT body FROM results WHERE key = ? AND expires > ?", (key, self._clock())
-        ).fetchone()
+        row = (
+            self._connect(self.READ_WAIT_S)
+            .execute("SELECT body FROM results WHERE key = ? AND expires > ?", (key, self._clock()))
+            .fetchone()
+        )
         if row is None:
             return None
         body = row[0]
@@ -168,7 +171,8 @@ class SqliteResultCache(_Store):
         with conn:
             conn.execute("DELETE FROM results WHERE expires <= ?", (now,))
             conn.execute(
-                "INSERT OR REPLACE INTO results (key, expires, body) VALUES (?, ?, ?)", (key, now + ttl_s, body)
+                "INSERT OR REPLACE INTO results (key, expires, body) VALUES (?, ?, ?)",
+                (key, now + ttl_s, body),
             )
 
     def count_rows(self) -> int:

@@ -245,7 +245,9 @@ class SearchService:
         if hit is not None:
             self._observe_hit(interface)
             return hit
-        response = await self._compute(request, explain=explain, cache_on=cache is not None, interface=interface)
+        response = await self._compute(
+            request, explain=explain, cache_on=cache is not None, interface=interface
+        )
         await self._cache_set(cache, key, response, response.to_json_dict())
         return response
 
@@ -264,7 +266,9 @@ class SearchService:
         if body is not None:
             self._observe_hit(interface)
             return body
-        response = await self._compute(request, explain=explain, cache_on=cache is not None, interface=interface)
+        response = await self._compute(
+            request, explain=explain, cache_on=cache is not None, interface=interface
+        )
         data = response.to_json_dict()
         await self._cache_set(cache, key, response, data)
         return json_bytes(data)
