@@ -4,6 +4,7 @@ the CAPTCHA on either page, and the two requests end to end through the live sou
 from __future__ import annotations
 
 import datetime as dt
+import json
 from pathlib import Path
 from urllib.parse import parse_qs
 
@@ -183,3 +184,28 @@ async def test_live_http_error_on_the_home_page_is_the_engines_status(server, tr
     answer = await source.ask("startpage", "q", SearchRequest(query="q"))
     assert answer.status == "rate-limited" and answer.retry_after_s == 30
     assert len(server.requests) == 1
+
+
+async def test_a_recording_keeps_the_search_page_and_replays_it_through_todays_parser(server, tmp_path):
+    from serpfuse.cli.record import record_queries
+    from serpfuse.sources.replay import load_recording
+
+    server.route("/sp-site/", Reply(200, HTML, page("startpage_home_handmade.html")))
+    server.route("/sp-site/sp/search", Reply(200, HTML, page("startpage_results_handmade.html")))
+    from serpfuse.transport import Transport
+
+    async with Transport(trust_env=False) as transport:
+        source = _source(server, transport, tmp_path)
+        await record_queries(source, ["rust async runtime"], tmp_path / "rec", core_variant=False)
+    entry = json.loads((tmp_path / "rec" / "001-rust-async-runtime.json").read_text())
+    recorded = entry["engines"]["startpage"]
+    assert recorded["status"] == "ok" and "raw_files" not in recorded  # one page: the one parse reads
+    assert (tmp_path / "rec" / recorded["raw_file"]).read_bytes() == page("startpage_results_handmade.html")
+    # Wipe the recorded rows: what comes back is today's parser reading the saved page again.
+    for answers in (entry["engines"], *entry["variants"].values()):
+        answers["startpage"].update(rows=[], status="empty")
+    (tmp_path / "rec" / "001-rust-async-runtime.json").write_text(json.dumps(entry))
+    replayed = load_recording(tmp_path / "rec")["rust async runtime"].variants["rust async runtime"][
+        "startpage"
+    ]
+    assert replayed.status == "ok" and [r.rank for r in replayed.rows] == [1, 3, 4]
