@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import subprocess
+import sys
 import time
 
 import pytest
@@ -449,3 +451,14 @@ async def test_an_engine_with_a_preflight_page_asks_both_pages_as_one_browser(se
     assert [h.headers["user-agent"] for h in homes] == [s.headers["user-agent"] for s in searches]
     assert {s.headers["sec-fetch-site"] for s in searches} == {"same-origin"}
     assert {h.headers["sec-fetch-site"] for h in homes} == {"none"}
+
+
+def test_a_transport_that_sends_nothing_never_imports_curl_cffi():
+    # Importing curl_cffi takes most of a second: `serpfuse engines` and other commands that send nothing
+    # must not pay it.
+    code = (
+        "import sys; from serpfuse.transport import Transport; t = Transport(); "
+        "print('curl_cffi' in sys.modules); t.pick_profile(); print('curl_cffi' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.split() == ["False", "True"]

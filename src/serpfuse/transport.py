@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import importlib.util
 import random
 import ssl
@@ -256,7 +257,6 @@ class Transport:
         self.proxy = proxy
         self.trust_env = trust_env
         self.impersonate = impersonate
-        self.profiles = browser_profiles() if impersonate else ()
         self.max_bytes = max_bytes
         self._verify = verify
         self._mock = mock
@@ -299,6 +299,12 @@ class Transport:
         for session in sessions.values():
             await session.close()
 
+    @functools.cached_property
+    def profiles(self) -> tuple[str, ...]:
+        """The releases to rotate among, looked up on first use: importing curl_cffi takes most of a second,
+        which a command that sends nothing (``serpfuse engines``) should not pay."""
+        return browser_profiles() if self.impersonate else ()
+
     def pick_profile(self) -> str | None:
         """A browser release to impersonate for one request (or one multi-step call); None without impersonation."""
         return random.choice(self.profiles) if self.profiles else None
@@ -328,9 +334,10 @@ class Transport:
         try:
             async with asyncio.timeout(timeout_s):
                 if browser and self.impersonate:
+                    # The first pick imports curl_cffi: in a thread, so the other engines' calls go on meanwhile.
                     return await self._send_curl(
                         spec,
-                        profile or self.pick_profile(),
+                        profile or await asyncio.to_thread(self.pick_profile),
                         timeout_s,
                         limit,
                         read_error_body,

@@ -292,7 +292,8 @@ class LiveSource:
             "follow_redirects": info.kind == "html",
         }
         if options["browser"]:  # one browser release for the whole call: a preflight's token is tied to it
-            options["profile"] = self.transport.pick_profile()
+            # In a thread: the first pick imports curl_cffi (most of a second), which must not stall the loop.
+            options["profile"] = await asyncio.to_thread(self.transport.pick_profile)
         run = getattr(module, "run", None)
         if run is not None:
             seen = None if hook is None else (lambda response: hook(info.name, variant, response))
