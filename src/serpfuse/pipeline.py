@@ -15,7 +15,6 @@ from .candidates import build_candidates
 from .config import SCORE_VERSION, RankingConfig
 from .fanout import DEFAULT_DEADLINE_S, FanoutResult, fan_out
 from .filters import FilterContext, apply_filters, passes_cjk_gate
-from .filters.relevance import analyze_pool
 from .filters.timerange import undated
 from .models import (
     CandidateExplanation,
@@ -156,8 +155,7 @@ def rank_answers(
     candidates, invalid = build_candidates(answers, query)
     if invalid:
         warnings.append(f"{invalid} rows had no usable http(s) URL and were dropped")
-    pool = analyze_pool(candidates, query, request.language)
-    filter_ctx = FilterContext(request=request, query=query, config=config.filters, now=now, pool=pool)
+    filter_ctx = FilterContext(request=request, query=query, config=config.filters, now=now)
     outcome = apply_filters(candidates, filter_ctx)
     warnings.extend(outcome.warnings)
 
@@ -173,7 +171,7 @@ def rank_answers(
         engine_tiers=tiers,
         engine_list_sizes=dict(sizes),
         lead_engines=fanout.lead_engines if fanout else None,
-        pool=pool,
+        pool=outcome.pool,
     )
     ranked = demote(ranker.rank(outcome.kept, ctx), outcome.demoted, config.filters.anchor_demotion)
     selection = ranker.select(ranked, ctx)

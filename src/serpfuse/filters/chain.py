@@ -18,8 +18,8 @@ from .cjk_gate import CJK_GATE
 from .coverage import COVERAGE
 from .domains import DOMAINS
 from .geo import GEO
-from .junk import JUNK
-from .relevance import RELEVANCE
+from .junk import ECHO, JUNK
+from .relevance import RELEVANCE, PoolTerms, analyze_pool
 from .timerange import TIMERANGE
 
 
@@ -30,6 +30,7 @@ class FilterOutcome:
     warnings: list[str] = field(default_factory=list)
     fallback_used: bool = False
     demoted: dict[str, str] = field(default_factory=dict)  # kept candidate key -> why it ranks lower
+    pool: PoolTerms | None = None  # the query read against the non-junk rows, for the ranker
 
 
 def bind_to_pool(flt: Filter, pool: Sequence[Candidate], ctx: FilterContext) -> Filter:
@@ -72,6 +73,11 @@ def apply_filters(candidates: list[Candidate], ctx: FilterContext) -> FilterOutc
     before_junk = rows
     for flt in junk:
         rows = _run(flt, rows, ctx, cut)
+    # The query read against the rows that are not junk, once, for the echo rule, the relevance guard and
+    # the ranker (a junk row counts in its engine's list as a row carrying none of the query).
+    ctx.pool = analyze_pool(rows, ctx.query, ctx.request.language, listed=before_junk)
+    if junk:
+        rows = _run(ECHO, rows, ctx, cut)
     non_junk = rows
     verdicts: list[str] = []
     demoted: dict[str, str] = {}
@@ -86,12 +92,12 @@ def apply_filters(candidates: list[Candidate], ctx: FilterContext) -> FilterOutc
         # Seed 001 falls back to the raw rows when every row is junk; serpfuse deliberately does not: an
         # agent is better served by an empty answer it can retry than by dictionary pages and shop homepages.
         warnings.append(f"all {len(before_junk)} results were junk; none is shown")
-        return FilterOutcome(kept=[], cut=cut, warnings=warnings)
+        return FilterOutcome(kept=[], cut=cut, warnings=warnings, pool=ctx.pool)
 
     if non_junk and not rows and verdicts:
         # The pool gate found that no row is about the query: falling back would show exactly those rows.
         warnings.append(f"{verdicts[0]}; none of {len(non_junk)} results is shown")
-        return FilterOutcome(kept=[], cut=cut, warnings=warnings)
+        return FilterOutcome(kept=[], cut=cut, warnings=warnings, pool=ctx.pool)
 
     if non_junk and not rows and ctx.config.fallback_when_empty:
         # Seed 001's fallback: when the relevance guards leave nothing, show the non-junk rows rather than
@@ -102,8 +108,10 @@ def apply_filters(candidates: list[Candidate], ctx: FilterContext) -> FilterOutc
         warnings.append(
             f"no result passed the {steps} filters; showing {len(non_junk)} results that are only known not to be junk"
         )
-        return FilterOutcome(kept=list(non_junk), cut=cut, warnings=warnings, fallback_used=True)
+        return FilterOutcome(
+            kept=list(non_junk), cut=cut, warnings=warnings, fallback_used=True, pool=ctx.pool
+        )
 
     kept = {c.key for c in rows}
     demoted = {key: why for key, why in demoted.items() if key in kept}
-    return FilterOutcome(kept=rows, cut=cut, warnings=warnings, demoted=demoted)
+    return FilterOutcome(kept=rows, cut=cut, warnings=warnings, demoted=demoted, pool=ctx.pool)

@@ -136,18 +136,28 @@ def echo_verdict(
     if query is None:
         return None
     typed = typed_words(query)
+    folded = fold(title)
+    if not all(w in folded for w in typed):  # the quick test: most titles lack some query word
+        return _typo_echo(typed, query, row_words, spelled)
     echo_words = junk_rules().echo_title_words
     for tokens in (page_title_words(title), words(title)):  # "<query> Ideas" and "<query> - Answers"
         at = _contains_in_order(tokens, typed)
         rest = tokens[:at] + tokens[at + len(typed) :] if at >= 0 and len(typed) >= 2 else []
         if rest and all(w in echo_words for w in rest):
             return f"echoes the query in its title ('{title}')"
-    if spelled:
-        present = set(row_words)
-        typo = next((w for w in typed if w in spelled and w in present), None)
-        others = [w for w in query.terms if w != typo]
-        if typo and sum(w in present for w in others) >= len(others) - 1:
-            return f"repeats the query's misspelling '{typo}' (the other results write '{spelled[typo]}')"
+    return _typo_echo(typed, query, row_words, spelled)
+
+
+def _typo_echo(
+    typed: list[str], query: QueryAnalysis, row_words: Iterable[str], spelled: Mapping[str, str] | None
+) -> str | None:
+    if not spelled:
+        return None
+    present = set(row_words)
+    typo = next((w for w in typed if w in spelled and w in present), None)
+    others = [w for w in query.terms if w != typo]
+    if typo and sum(w in present for w in others) >= len(others) - 1:
+        return f"repeats the query's misspelling '{typo}' (the other results write '{spelled[typo]}')"
     return None
 
 
@@ -165,6 +175,8 @@ def junk_verdict(
         return JunkVerdict("asset-url", reason)
     if reason := _shop_homepage(title, url, host, query):
         return JunkVerdict("shop-homepage", reason)
+    if reason := echo_verdict(title, "", query):
+        return JunkVerdict("echo", reason)
     listed = host_category(host, junk_hosts())
     if listed and not (definition_query and listed[1] == "dictionary"):
         domain, category = listed
@@ -181,9 +193,18 @@ class JunkFilter:
 
     def check(self, candidate: Candidate, ctx: FilterContext) -> str | None:
         verdict = junk_verdict(candidate.title, candidate.url, candidate.host, ctx.query)
-        if verdict is None and ctx.pool is not None:  # the echo rule needs the pool's spellings
-            return ctx.pool.echoes.get(candidate.key)
         return verdict.reason if verdict else None
 
 
+class EchoFilter:
+    """The echo rule's second half, run once the pool has been read: a row repeating a misspelling that the
+    engines' rows corrected (``ctx.pool.echoes``). Reported as junk, like a page titled with the query."""
+
+    name = "junk"
+
+    def check(self, candidate: Candidate, ctx: FilterContext) -> str | None:
+        return ctx.pool.echoes.get(candidate.key) if ctx.pool is not None else None
+
+
 JUNK = JunkFilter()
+ECHO = EchoFilter()

@@ -41,9 +41,11 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
+from itertools import chain
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
@@ -284,8 +286,13 @@ class Coverage:
 
 
 def coverage(terms: Sequence[Term], row: RowText, weak_weight: float) -> Coverage:
-    found = found_terms(terms, row)
-    found_texts = {t.text for t in found}
+    return coverage_of(terms, {t.text for t in found_terms(terms, row)}, weak_weight)
+
+
+def coverage_of(terms: Sequence[Term], found_texts: Iterable[str], weak_weight: float) -> Coverage:
+    """The coverage of a row that mentions the terms named ``found_texts``."""
+    found_texts = set(found_texts)
+    found = [t for t in terms if t.text in found_texts]
     missing = tuple(t for t in terms if t.text not in found_texts)
 
     def weight(ts: Iterable[Term]) -> float:
@@ -443,22 +450,20 @@ def learn_spellings(
     starts with the same letter."""
     from rapidfuzz.distance import OSA
 
-    counts: dict[str, int] = {}
-    for row in rows:
-        for w in row.plain_words:
-            counts[w] = counts.get(w, 0) + 1
+    counts: Counter[str] | None = None
     by_initial: dict[str, list[tuple[str, int]]] = {}
-    for w, n in counts.items():
-        if len(w) >= 3 and w.isalpha():
-            by_initial.setdefault(w[0], []).append((w, n))
     out: list[Term] = []
     spelled: dict[str, str] = {}
     for term in terms:
         word = term.text
-        if term.weak or len(word) < 4 or not word.isalpha():
+        own = row_count(rows, term.forms) if not term.weak and len(word) >= 4 and word.isalpha() else len(rows)
+        if 2 * own > len(rows):  # most rows have the word as typed: nothing to learn
             out.append(term)
             continue
-        own = row_count(rows, term.forms)
+        if counts is None:
+            counts = Counter(chain.from_iterable(row.plain_words for row in rows))
+        if word[0] not in by_initial:
+            by_initial[word[0]] = [(w, n) for w, n in counts.items() if w[0] == word[0] and w.isalpha()]
         slips = slips_allowed(word)
         own_stems = {f[0] for f in term.forms}
         same_initial = by_initial.get(word[0], [])
@@ -481,6 +486,7 @@ def learn_spellings(
             # Most rows lack the word as the stemmer sees it: look for its dictionary forms ("mice" ~
             # "mouse", "ran" ~ "run"), among the pool's words with the same first letter only.
             own_lemma = lemma(word, lang)
+            same_initial = [(w, n) for w, n in same_initial if abs(len(w) - len(word)) <= 3]
             same = {light_stem(w) for w, _ in same_initial if w != word and lemma(w, lang) == own_lemma}
             if same - own_stems:
                 term = Term(term.text, term.forms | {(s,) for s in same}, term.weak)
@@ -514,46 +520,53 @@ def choose_anchor(
 
 
 def analyze_pool(
-    candidates: Sequence[Candidate], query: QueryAnalysis, language: str | None = None
+    candidates: Sequence[Candidate],
+    query: QueryAnalysis,
+    language: str | None = None,
+    listed: Sequence[Candidate] | None = None,
 ) -> PoolTerms:
-    """Read the query against the pool (see PoolTerms). Pure; the pipeline calls it once per search."""
+    """Read the query against the pool (see PoolTerms): ``candidates`` are the rows to read (the filter chain
+    passes the non-junk ones), ``listed`` every row the engines' lists hold (default: the same), so a junk
+    row counts in its engine's content as a row carrying nothing. Pure; called once per search."""
     from .junk import echo_verdict
 
     lang = language_of(language)
-    rows = {c.key: RowText.of(c.title, c.snippet, c.url) for c in candidates}
-    lists = engine_lists(candidates)
-    if query.is_cjk:
+    lists = engine_lists(listed if listed is not None else candidates)
+    if query.is_cjk:  # the CJK gate judges these rows; the pool only measures each engine's content
         return PoolTerms(
-            lang, [], rows, {}, {}, {}, lists,
+            lang, [], {}, {}, {}, {}, lists,
             cjk_tokens=tuple(dict.fromkeys((*query.cjk_tokens, *query.terms))),
             cjk_text={c.key: fold(f"{c.title} {c.snippet} {unquote(c.url)}") for c in candidates},
         )  # fmt: skip
-    # Pages titled with the query first: their spelling is the query's, so they must not outvote the pool's.
-    echoes = {c.key: why for c in candidates if (why := echo_verdict(c.title, c.snippet, query))}
-    genuine_rows = [row for key, row in rows.items() if key not in echoes]
-    terms, spelled = learn_spellings(query_terms(query), genuine_rows, lang)
+    rows = {c.key: RowText.of(c.title, c.snippet, c.url) for c in candidates}
+    terms, spelled = learn_spellings(query_terms(query), list(rows.values()), lang)
     found = {key: frozenset(t.text for t in found_terms(terms, row)) for key, row in rows.items()}
     spec = {t.text: max(specificity(spelled.get(w, w), lang) for w in t.text.split()) for t in terms}
-    pool = PoolTerms(lang, terms, rows, found, spec, spelled, lists, echoes)
+    pool = PoolTerms(lang, terms, rows, found, spec, spelled, lists)
     if spelled:
         for c in candidates:
-            if c.key not in echoes and (
-                why := echo_verdict(c.title, c.snippet, query, rows[c.key].plain_words, spelled)
-            ):
-                echoes[c.key] = why
+            if why := echo_verdict(c.title, c.snippet, query, rows[c.key].plain_words, spelled):
+                pool.echoes[c.key] = why
     genuine = {k: f for k, f in found.items() if k not in pool.echoes}
     pool.anchor, pool.anchor_rows, pool.judged_rows = choose_anchor(terms, genuine, spec)
     return pool
 
 
-def pool_verdict(terms: Sequence[Term], rows: Sequence[RowText]) -> str | None:
+def pool_verdict(
+    terms: Sequence[Term], rows: Sequence[RowText], found: Sequence[Iterable[str]] | None = None
+) -> str | None:
     """Why no row of the pool is about the query, or None when some row mentions its key terms together.
+    ``found`` (the term texts each row mentions, in the order of ``rows``) spares finding them again.
 
     The gate stands down when most rows have no snippet: a title alone is too little text to judge by."""
     key_terms = [t for t in terms if not t.weak]
     if not key_terms or not rows or 2 * sum(r.has_snippet for r in rows) < len(rows):
         return None
-    per_row = [{t.text for t in found_terms(key_terms, row)} for row in rows]
+    if found is None:
+        per_row = [{t.text for t in found_terms(key_terms, row)} for row in rows]
+    else:
+        key_texts = {t.text for t in key_terms}
+        per_row = [key_texts.intersection(f) for f in found]
     best = max(len(found) for found in per_row)
     if best >= gate_need(len(key_terms)):
         return None
@@ -629,16 +642,23 @@ class RelevanceFilter:
 
     def for_pool(self, candidates: Sequence[Candidate], ctx: FilterContext) -> PoolRelevance:
         cfg = ctx.config
-        if not self.terms_for(ctx):
-            return PoolRelevance([], None, cfg.weak_term_weight, cfg.min_coverage)
         pool = ctx.pool or analyze_pool(candidates, ctx.query, ctx.request.language)
+        if ctx.query.is_cjk or not pool.terms:
+            return PoolRelevance([], None, cfg.weak_term_weight, cfg.min_coverage)
         rows = {c.key: pool.rows.get(c.key) or RowText.of(c.title, c.snippet, c.url) for c in candidates}
         terms = pool.terms
         gate = cfg.pool_gate and is_english(ctx.request.language)
-        verdict = pool_verdict(terms, list(rows.values())) if gate else None
+        known = all(key in pool.found for key in rows)
+        found = [pool.found[key] for key in rows] if known else None
+        verdict = pool_verdict(terms, list(rows.values()), found) if gate else None
         if verdict:
             return PoolRelevance(terms, verdict, cfg.weak_term_weight, cfg.min_coverage)
-        coverages = {key: coverage(terms, row, cfg.weak_term_weight) for key, row in rows.items()}
+        coverages = {
+            key: coverage_of(terms, pool.found[key], cfg.weak_term_weight)
+            if key in pool.found
+            else coverage(terms, row, cfg.weak_term_weight)
+            for key, row in rows.items()
+        }
         min_coverage = cfg.min_coverage
         if gate and sum(not t.weak for t in terms) > SHORT_QUERY_KEY_TERMS:
             # Only where the gate vouches for the pool (a pool of bait must not lower the bar), and only
