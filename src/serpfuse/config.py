@@ -159,8 +159,12 @@ class SelectionConfig(Model):
     per_domain: int = Field(0, ge=0, description="0 = no per-domain cap")
 
 
+# The one default ranker of every face (search, fuse, bench, HTTP, MCP): each takes it from RankingConfig.
+DEFAULT_STRATEGY = "adaptive"
+
+
 class RankingConfig(Model):
-    strategy: str = "adaptive"
+    strategy: str = DEFAULT_STRATEGY
     filters: FilterConfig = Field(default_factory=FilterConfig)
     rrf: RRFConfig = Field(default_factory=RRFConfig)
     consensus: ConsensusConfig = Field(default_factory=ConsensusConfig)

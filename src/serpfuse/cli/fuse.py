@@ -16,7 +16,7 @@ import typer
 from pydantic import ValidationError
 
 from ..bench import trec
-from ..config import RankingConfig
+from ..config import DEFAULT_STRATEGY, RankingConfig
 from ..rankers import UnknownStrategy, get_ranker
 from .errors import fail, validation_message
 
@@ -75,7 +75,7 @@ def register(app: typer.Typer) -> None:
         runs: Annotated[
             list[Path], typer.Argument(help="TREC run files, one per engine; the file stem names it")
         ],
-        strategy: Annotated[str, typer.Option("--strategy", "-s", help="ranker name")] = "consensus",
+        strategy: Annotated[str, typer.Option("--strategy", "-s", help="ranker name")] = DEFAULT_STRATEGY,
         depth: Annotated[
             int | None, typer.Option("--depth", min=1, help="keep each run's top N per query (default: all)")
         ] = None,
