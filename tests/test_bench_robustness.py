@@ -97,6 +97,17 @@ def test_echo_rows_go_at_rank_3_of_the_two_longest_lists():
     assert echoes[0].url != echoes[1].url
 
 
+def test_echo_templates_are_drawn_two_different_ones_at_a_time():
+    answers = {"a": _answer("a", 5), "b": _answer("b", 5)}
+    drawn = set()
+    for seed in range(30):
+        _, echoes = robustness.misspelled_answers(answers, "q w", random.Random(seed))
+        hosts = [e.url.split("/")[2] for e in echoes]
+        assert len(set(hosts)) == 2
+        drawn.update(hosts)
+    assert len(drawn) == len(robustness.ECHO_TEMPLATES)
+
+
 def test_an_echo_row_ends_a_short_list():
     out, _ = robustness.misspelled_answers({"a": _answer("a", 1)}, "x y")
     assert [r.rank for r in out["a"].rows] == [1, 2] and "x y" in out["a"].rows[1].title

@@ -10,7 +10,9 @@ correct query's, so an echo row (unjudged) counts as irrelevant.
 - The echo rows: one in each of the (at most two) engines with the longest lists for that query (ties: by
   name), at rank 3. An engine that did not answer the recorded query returns no echo either, so a query that
   only one engine answered gets one echo row. Each echo row is titled with the misspelled query and a generic
-  suffix, repeats it in its snippet, and comes from a made-up Q&A-farm or ideas-board host.
+  suffix, repeats it in its snippet, and comes from a made-up host: two different ones of ``ECHO_TEMPLATES``
+  (a Q&A farm, an ideas board, a listicle, a results page, a video tag page, an explainer farm) drawn with
+  ``random.Random(f"{seed}:{qid}:echo")``, so no single suffix word can catch them all.
 
 Garbage engine: one engine answers every query off-topic.
 
@@ -27,6 +29,7 @@ import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from ..models import EngineAnswer, EngineRow
 from ..urls import dedup_key
@@ -89,7 +92,8 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
-# Two made-up hosts of the kinds that echo a query back: a Q&A farm and an ideas board.
+# Made-up hosts of the kinds that echo a query back (a Q&A farm, an ideas board, a listicle, a results page, a
+# video tag page, an explainer farm), each with its generic title suffix and a snippet repeating the query.
 ECHO_TEMPLATES: tuple[tuple[str, str, str], ...] = (
     (
         "https://www.answerhub-forum.com/questions/{slug}",
@@ -101,11 +105,31 @@ ECHO_TEMPLATES: tuple[tuple[str, str, str], ...] = (
         "{q} | Ideas & Inspiration",
         "Discover {q} ideas. Save your favourite {q} pins and find more {q} inspiration today.",
     ),
+    (
+        "https://www.toptenfinder.net/{slug}",
+        "{q}: Top 10 Picks (Updated)",
+        "We researched {q} so you don't have to. Our {q} list compares the best {q} options side by side.",
+    ),
+    (
+        "https://search.infohubs.org/results/{slug}",
+        "{q} - Search Results",
+        "Results for {q}. Find {q} and related searches for {q} on InfoHubs.",
+    ),
+    (
+        "https://www.vidfeeds.tv/tag/{slug}",
+        "{q} Videos",
+        "Watch {q} videos. The latest {q} clips and {q} highlights, updated daily.",
+    ),
+    (
+        "https://www.everything-explained.info/{slug}",
+        "{q} - Everything You Need to Know",
+        "{q} explained: what {q} is, why {q} matters, and more about {q}.",
+    ),
 )
 
 
 def echo_row(misspelled: str, engine: str, template: int) -> EngineRow:
-    url, title, snippet = ECHO_TEMPLATES[template % len(ECHO_TEMPLATES)]
+    url, title, snippet = ECHO_TEMPLATES[template]
     return EngineRow(
         engine=engine,
         rank=ECHO_RANK,
@@ -130,13 +154,16 @@ def with_row_at(answer: EngineAnswer, row: EngineRow, rank: int) -> EngineAnswer
 
 
 def misspelled_answers(
-    answers: Mapping[str, EngineAnswer], misspelled: str
+    answers: Mapping[str, EngineAnswer], misspelled: str, rng: random.Random | None = None
 ) -> tuple[dict[str, EngineAnswer], list[EngineRow]]:
-    """The correct query's answers with an echo row of ``misspelled`` at rank 3 in each of two engines."""
+    """The correct query's answers with an echo row of ``misspelled`` at rank 3 in each of two engines, each
+    from a different template (drawn with ``rng``; without one, the first templates in order)."""
     out = dict(answers)
     echoes = []
-    for index, engine in enumerate(echo_engines(answers)):
-        row = echo_row(misspelled, engine, index)
+    engines = echo_engines(answers)
+    templates = rng.sample(range(len(ECHO_TEMPLATES)), len(engines)) if rng else range(len(engines))
+    for engine, template in zip(engines, templates, strict=True):
+        row = echo_row(misspelled, engine, template)
         out[engine] = with_row_at(answers[engine], row, ECHO_RANK)
         echoes.append(row)
     return out, echoes
@@ -228,7 +255,9 @@ def run_misspelled(root, runs: Runs, default: str, progress, only: Collection[in
         if spelling is None:
             continue
         answers, rows = misspelled_answers(
-            recording[normalise_query(query.query)].variants.get("", {}), spelling.misspelled
+            recording[normalise_query(query.query)].variants.get("", {}),
+            spelling.misspelled,
+            random.Random(f"{MISSPELL_SEED}:{query.qid}:echo"),
         )
         altered[normalise_query(spelling.misspelled)] = RecordedQuery(spelling.misspelled, {"": answers})
         spelled.append(query)
@@ -280,7 +309,7 @@ def run_misspelled(root, runs: Runs, default: str, progress, only: Collection[in
             s.query,
             s.misspelled,
             f"{s.word} → {s.typo} ({s.kind})",
-            ", ".join(r.engine for r in echoes[s.qid]),
+            ", ".join(f"{r.engine} ({urlsplit(r.url).hostname})" for r in echoes[s.qid]),
         ]
         for s in spellings
     ]
@@ -289,7 +318,8 @@ def run_misspelled(root, runs: Runs, default: str, progress, only: Collection[in
         f"crw56 dev, {len(spelled)} queries (nDCG@8 over the {n} with a relevant row, Irrelevant@5 summed; "
         f"echo rows are unjudged, so irrelevant). Each misspelled query is answered by the recording of the "
         f"correct one plus {sum(len(r) for r in echoes.values())} echo rows at rank {ECHO_RANK}, one in each of "
-        f"the (at most two) engines with the longest lists; typos drawn with seed {MISSPELL_SEED}. "
+        f"the (at most two) engines with the longest lists; typos and echo templates drawn with seed "
+        f"{MISSPELL_SEED}. "
         f"Bold: the default ranker."
     )
     payload = {
