@@ -195,6 +195,10 @@ def test_garbage_bench_on_three_queries(data_dir):
     clean, bad = payload["rankers"]["rrf"]["clean"], payload["rankers"]["rrf"]["garbage"]
     assert clean["queries"] == bad["queries"] == 3
     assert bad["nDCG@8"] < clean["nDCG@8"]
+    ceiling = payload["ceiling"]
+    assert ceiling["clean"] == pytest.approx(1.0)  # pooled judging: the best top 8 is the ideal ranking
+    assert bad["nDCG@8"] <= ceiling["garbage"] < ceiling["clean"]
+    assert "| best possible top 8 |" in out.markdown()
 
 
 def test_mq2008_garbage_ranker_lists_come_from_another_query(synthetic):  # noqa: F811

@@ -384,6 +384,23 @@ def _garbage_table(
     return head, rows
 
 
+def pool_ceiling(queries: Sequence[crw56.Crw56Query], recording: Mapping[str, object]) -> float:
+    """Mean nDCG@8 of the best top 8 the engines' rows allow (ordered by their grades), over the queries with
+    a relevant row: what no ranker can beat on that pool."""
+    from ..sources.replay import normalise_query
+    from . import metrics as m
+
+    values = []
+    for query in queries:
+        if not query.has_relevant:
+            continue
+        answers = recording[normalise_query(query.query)].variants.get("", {})
+        keys = {dedup_key(row.url) for answer in answers.values() for row in answer.rows}
+        best = sorted(keys, key=lambda k: -query.judged.get(k, 0))
+        values.append(m.ndcg_at(best, query.judged, crw56.K, gain="exp"))
+    return m.mean(values)
+
+
 def run_garbage_crw56(
     root, engine: str, runs: Runs, default: str, progress, only: Collection[int] | None = None
 ) -> Tables:
@@ -413,11 +430,22 @@ def run_garbage_crw56(
             bad = crw56.score_run(queries, lambda q, c=config: bad_runner(q, c), None, progress=tracker.step)
             results.append((label, _crw56_summary(clean), _crw56_summary(bad)))
     head, rows = _garbage_table(results, ("nDCG@8", "Irrelevant@5"), default)
+    ceilings = (pool_ceiling(queries, recording), pool_ceiling(queries, altered))
+    rows.append(
+        [
+            "best possible top 8",
+            f"{ceilings[0]:.4f}",
+            f"{ceilings[1]:.4f}",
+            f"{ceilings[1] - ceilings[0]:+.4f}",
+        ]
+    )
+    rows[-1] += [""] * (len(head) - len(rows[-1]))
     n = next((int(r[1]["nDCG@8:n"]) for r in results), 0)
     note = (
         f"crw56 dev, {len(queries)} queries (nDCG@8 over the {n} with a relevant row, Irrelevant@5 summed). "
         f"Garbage: {engine} answers each of the {len(swap.donor)} queries it answered with its list for the next "
-        f"one (qid order, cyclic). rrf (plain) is the reference; bold: the default ranker."
+        f"one (qid order, cyclic). rrf (plain) is the reference; bold: the default ranker. Best possible top 8: "
+        f"the engines' rows ordered by their judgments, the ceiling any ranker has on that pool."
     )
     payload = {
         "corpus": "crw56",
@@ -426,6 +454,7 @@ def run_garbage_crw56(
         "donor": {str(k): v for k, v in swap.donor.items()},
         "default": default,
         "rankers": {label: {"clean": clean, "garbage": bad} for label, clean, bad in results},
+        "ceiling": {"clean": ceilings[0], "garbage": ceilings[1]},
     }
     return Tables(payload, [(f"crw56 dev: nDCG@8 with {engine} off-topic", head, rows, 1)], note)
 
