@@ -462,3 +462,21 @@ def test_a_transport_that_sends_nothing_never_imports_curl_cffi():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.split() == ["False", "True"]
+
+
+async def test_cookies_a_site_sets_ride_along_on_redirect_hops_and_later_searches(server, curl):
+    # Yahoo puts search behind a YBV cookie handed out on a redirect chain: a browser carries it from hop to
+    # hop and into the next search. The engine's own cookies still win over what the jar holds.
+    server.route("/search", Reply(302, {"Location": "/pixel", "Set-Cookie": "YBV=v0.2abc; Path=/"}))
+    server.route("/pixel", Reply(307, {"Location": "/results"}))
+    server.route("/results", Reply(200, body=b"ok"))
+    first = RequestSpec("GET", server.url + "/search", cookies={"sB": "vl=lang_de"})
+    status, _, body = await send_browser(curl, first, timeout_s=5, follow_redirects=True, profile="chrome152")
+    assert (status, body) == (200, b"ok")
+    later = RequestSpec("GET", server.url + "/results", cookies={"sB": "vl=lang_fr"})
+    await send_browser(curl, later, timeout_s=5, profile="chrome152")
+    cookies = [
+        dict(p.split("=", 1) for p in (s.headers.get("cookie") or "").split("; ")) for s in server.requests
+    ]
+    assert [c.get("YBV") for c in cookies] == [None, "v0.2abc", "v0.2abc", "v0.2abc"]
+    assert [c["sB"] for c in cookies] == ["vl=lang_de", "vl=lang_de", "vl=lang_de", "vl=lang_fr"]

@@ -14,7 +14,8 @@ curl_cffi, which speaks a real browser's TLS and HTTP/2 fingerprint and sends th
 User-Agent, client hints and Sec-Fetch-* in the browser's own order). Bot walls (DuckDuckGo's 202, Yahoo's
 dropped connections) answer a plain Python client's fingerprint, not its User-Agent. Each request picks one of
 a few current browser releases at random; each release has its own session, so one connection never changes
-its fingerprint, and a multi-step engine's calls (``bind``) keep one release throughout. JSON APIs keep httpx2
+its fingerprint, and a multi-step engine's calls (``bind``) keep one release throughout. Each session keeps the
+cookies sites set (Yahoo's YBV on a redirect hop), as that browser would. JSON APIs keep httpx2
 and an honest library User-Agent.
 """
 
@@ -407,7 +408,7 @@ class Transport:
         # The impersonated browser sends its own headers in its own order (User-Agent, client hints, Accept,
         # Sec-Fetch-*); curl replaces a value in place, so only the engine's headers and the navigation's
         # Sec-Fetch-Site go on top.
-        headers = {**_engine_headers(spec), "Sec-Fetch-Site": fetch_site(spec)}
+        headers = {**(spec.headers or {}), "Sec-Fetch-Site": fetch_site(spec)}
         session = self._curl_session(profile)
         # curl's own timeout bounds a transfer abandoned while still waiting for headers (a cancelled call
         # cannot reach its handle yet); the body phase is cut by _abandon_curl_transfer below.
@@ -416,6 +417,9 @@ class Transport:
             spec.url,
             params=spec.params,
             headers=headers,
+            # Through the session's jar, not a Cookie header: a cookie a site sets on the way (Yahoo's YBV, on
+            # a redirect hop) then rides along on the next hop and the next search, as in a browser.
+            cookies=spec.cookies,
             data=spec.data,
             json=spec.json,
             timeout=timeout_s,

@@ -5,7 +5,8 @@ The request is what Yahoo's own search box sends: ``p`` (query), ``ei=UTF-8`` an
 (without it Yahoo answers one result; SearXNG cc61d0833). The language does not go on the URL: it sits in the
 ``sB`` preferences cookie (``vl=lang_<code>``), as Yahoo's settings page stores it. A region picks Yahoo's
 regional host (data/yahoo_hosts.json: de.search.yahoo.com, uk.search.yahoo.com...). Yahoo drops plain Python
-clients (SearXNG #6016), so the engine goes through the browser transport.
+clients (SearXNG #6016), so the engine goes through the browser transport, whose session also keeps the ``YBV``
+cookie Yahoo hands out on a redirect chain before it shows results.
 
 Result links go through ``r.search.yahoo.com/.../RU=<target>/RK=...``; ``unwrap_redirect`` opens them. Yahoo's
 time filter (``btf``) knows day, week and month only, so a year or explicit dates cannot be applied.
