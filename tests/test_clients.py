@@ -11,6 +11,7 @@ The MCP clients (stdio and streamable HTTP) are in test_mcp.py.
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -60,6 +61,7 @@ def test_langchain_searx_wrapper_given_the_root_url(api: ServeProcess):
     assert [r["link"] for r in rows] == _fused_urls(api, 5)
     assert all(r["title"] and "engines" in r for r in rows)
     assert "Belgrade" in searx.run(QUERY)  # the text form an agent reads
+    assert [r["link"] for r in asyncio.run(searx.aresults(QUERY, num_results=3))] == _fused_urls(api, 3)
 
 
 def test_root_with_a_query_redirects_to_search_like_searxng(api: ServeProcess):
@@ -67,6 +69,10 @@ def test_root_with_a_query_redirects_to_search_like_searxng(api: ServeProcess):
     assert status == 200  # urllib follows the redirect, as every client here does
     raw = requests.get(f"{api.base}/?q=x&format=json", allow_redirects=False, timeout=30)
     assert raw.status_code == 308 and raw.headers["location"] == "/search?q=x&format=json"
+    # a form POSTed to the root is sent on with its body (308 keeps both), as SearXNG does
+    posted = requests.post(api.base + "/", data={"q": QUERY, "format": "json"}, timeout=30)
+    assert posted.status_code == 200 and [r["url"] for r in posted.json()["results"]] == _fused_urls(api)
+    assert requests.post(api.base + "/", data={}, timeout=30).headers["content-type"].startswith("text/html")
 
 
 @pytest.mark.parametrize("url", ["{base}", "{base}/search?q=<query>"])

@@ -33,6 +33,7 @@ CHROMIUM_ARGS = [
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]  # fmt: skip
 VIEWPORT = {"width": 1100, "height": 760}
+expect.set_options(timeout=20_000)  # a loaded 2-core machine: generous waits, still bounded
 
 
 @pytest.fixture(scope="module")

@@ -431,8 +431,8 @@ def openapi_document(settings: Settings) -> dict[str, Any]:
             },
             "/search": {
                 "get": {
-                    "summary": "SearXNG-compatible JSON search",
-                    "parameters": [q("q", "the query", required=True), q("format", "json only"), q("pageno", "page", {"type": "integer"}),
+                    "summary": "SearXNG-compatible JSON search (without format: the web page)",
+                    "parameters": [q("q", "the query", required=True), q("format", "json; none or html: the page"), q("pageno", "page", {"type": "integer"}),
                                    q("time_range", "day|week|month|year"), q("language", "e.g. en"), q("engines", "comma list")],
                     "responses": {"200": json_any, **errors},
                 }
@@ -591,7 +591,7 @@ def create_app(service: SearchService, *, clock: Clock = time.monotonic) -> ASGI
             Route("/healthz", healthz, methods=["GET"]),
             Route("/metrics", metrics, methods=["GET"]),
             Route("/openapi.json", openapi, methods=["GET"]),
-            Route("/", web_page.home, methods=["GET"]),
+            Route("/", web_page.home, methods=["GET", "POST"]),
             Mount("/static", web_page.static),
         ],
         exception_handlers={HTTPException: http_error, Exception: crash},

@@ -120,8 +120,11 @@ class Page:
     async def home(self, request: Request) -> Response:
         # SearXNG answers its root with a query by sending the client on to /search: clients given the root
         # URL (LangChain's SearxSearchWrapper, Open WebUI) follow the redirect and get the JSON they asked for.
-        if request.query_params.get("q"):
-            return RedirectResponse("/search?" + request.url.query, status_code=308)
+        # A form POSTed to the root goes on the same way: 308 keeps the method and the body.
+        form = await request.form() if request.method == "POST" else {}
+        if request.query_params.get("q") or form.get("q"):
+            query = "?" + request.url.query if request.url.query else ""
+            return RedirectResponse("/search" + query, status_code=308)
         return self.render("home.html", ask=Ask())
 
     async def search(self, request: Request, params: Any) -> Response:
