@@ -58,6 +58,19 @@ def test_home_is_a_search_form_with_the_choices(api: ServeProcess):
     )
 
 
+def test_live_home_offers_every_engine_and_says_which_cannot_run(tmp_path):
+    server = start_serpfuse(tmp_path, [])  # live engines; the home page asks none of them
+    try:
+        html = _page(server, "/")
+    finally:
+        stop(server.proc)
+    marked = re.findall(r'<label class="unready" title="([^"]+)"><input [^>]*value="([^"]+)"', html)
+    offered = re.findall(r'name="engines" value="([^"]+)"', html)
+    assert {"ddg", "bing", "wikipedia", "brave"} <= set(offered)
+    unready = {engine: why for why, engine in marked}
+    assert unready["brave"] == "no API key (set BRAVE_API_KEY)" and "ddg" not in unready
+
+
 def test_results_page_shows_the_apis_rows_badges_reasons_and_engines(api: ServeProcess):
     _, _, native = api.json("GET", f"/v1/search?q={Q}")
     html = _page(api, f"/search?q={Q}")

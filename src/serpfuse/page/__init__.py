@@ -104,13 +104,15 @@ class Page:
         self.service = service
         self.static = StaticFiles(packages=[("serpfuse.page", "static")])
 
-    def engine_choices(self) -> list[str]:
-        return sorted(self.service.engine_names())
+    async def engine_choices(self) -> list[tuple[str, str | None]]:
+        """(engine, why it cannot run now or None): every engine is offered; one without a key says so."""
+        health = await self.service.engine_status()
+        return sorted((e.engine, None if e.available else e.reason or e.state) for e in health)
 
-    def render(self, template: str, status: int = 200, **context: Any) -> HTMLResponse:
+    async def render(self, template: str, status: int = 200, **context: Any) -> HTMLResponse:
         html = _templates.get_template(template).render(
             time_ranges=TIME_RANGES,
-            engine_choices=self.engine_choices(),
+            engine_choices=await self.engine_choices(),
             answered=ANSWERED,
             ranks_text=ranks_text,
             **context,
@@ -125,26 +127,26 @@ class Page:
         if request.query_params.get("q") or form.get("q"):
             query = "?" + request.url.query if request.url.query else ""
             return RedirectResponse("/search" + query, status_code=308)
-        return self.render("home.html", ask=Ask())
+        return await self.render("home.html", ask=Ask())
 
     async def search(self, request: Request, params: Any) -> Response:
         ask = Ask.read(params)
         if not ask.query:
-            return self.render("home.html", ask=ask)
+            return await self.render("home.html", ask=ask)
         try:
             search_request = self.service.make_request(
                 query=ask.query, time_range=ask.time_range or None, engines=ask.engines or None
             )
             resp = await self.service.search(search_request, explain=ask.view == "explain", interface="page")
         except ValidationError as exc:
-            return self.render("search.html", 400, ask=ask, error=validation_message(exc))
+            return await self.render("search.html", 400, ask=ask, error=validation_message(exc))
         except (QueryTooLong, UnknownStrategy, UnknownEngine) as exc:
-            return self.render("search.html", 400, ask=ask, error=" ".join(str(exc).split()))
+            return await self.render("search.html", 400, ask=ask, error=" ".join(str(exc).split()))
         except ReplayError as exc:
-            return self.render("search.html", 404, ask=ask, error=" ".join(str(exc).split()))
+            return await self.render("search.html", 404, ask=ask, error=" ".join(str(exc).split()))
         except SourceError as exc:
-            return self.render("search.html", 503, ask=ask, error=" ".join(str(exc).split()))
-        return self.render(
+            return await self.render("search.html", 503, ask=ask, error=" ".join(str(exc).split()))
+        return await self.render(
             "search.html",
             ask=ask,
             resp=resp,
