@@ -158,6 +158,8 @@ def start_serpfuse(
     home.mkdir(parents=True, exist_ok=True)
     port = free_port()
     log = home / f"serve-{port}.log"
+    if command == ("serve",) and "--workers" not in args:
+        args = ["--workers", "1", *args]  # one process unless a test asks for more (the default is the cores)
     cmd = [sys.executable, "-c", CLI, *command, "--host", "127.0.0.1", "--port", str(port), *args]
     with log.open("wb") as out:
         proc = subprocess.Popen(

@@ -18,7 +18,6 @@ import asyncio
 import hashlib
 import json
 import sqlite3
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Any, Protocol
 from . import __version__
 from .config import RankingConfig
 from .models import SearchRequest, SearchResponse
+from .sqlite_store import SqliteFile, transaction
 
 KEY_VERSION = 3  # bump when the key's layout changes, so old rows are never read under a new meaning
 REDIS_PREFIX = "serpfuse:result:"
@@ -107,6 +107,12 @@ class _Store:
             await self.set_body(key, cached_body(response), ttl_s)
 
 
+RESULTS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, expires REAL NOT NULL, body BLOB NOT NULL);
+CREATE INDEX IF NOT EXISTS results_expires ON results (expires);
+"""
+
+
 class SqliteResultCache(_Store):
     """One SQLite file in WAL mode, so readers never wait for a writer, in this process or another.
 
@@ -122,37 +128,14 @@ class SqliteResultCache(_Store):
 
     def __init__(self, path: Path, *, clock: Clock = time.time) -> None:
         self.path = Path(path)
+        self._file = SqliteFile(self.path, RESULTS_SCHEMA)
         self._clock = clock
-        self._ready = False
-        self._lock = threading.Lock()
-        self._local = threading.local()
-        self._open: list[sqlite3.Connection] = []
 
     def __repr__(self) -> str:
         return f"SqliteResultCache({str(self.path)!r})"
 
     def _connect(self, wait_s: float = WRITE_WAIT_S) -> sqlite3.Connection:
-        """This thread's connection (made on first use, waiting at most ``wait_s`` for a lock)."""
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            return conn
-        with self._lock:
-            if not self._ready:
-                self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            conn = sqlite3.connect(self.path, timeout=wait_s, check_same_thread=False)
-            if not self._ready:
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute(
-                    "CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, expires REAL NOT NULL, body BLOB NOT NULL)"
-                )
-                conn.execute("CREATE INDEX IF NOT EXISTS results_expires ON results (expires)")
-                conn.commit()
-                self._ready = True
-            # In WAL mode NORMAL never corrupts the file; a power cut may lose the last rows (it is a cache).
-            conn.execute("PRAGMA synchronous=NORMAL")
-            self._open.append(conn)
-        self._local.conn = conn
-        return conn
+        return self._file.connect(wait_s)
 
     def _get(self, key: str) -> bytes | None:
         row = (
@@ -166,9 +149,8 @@ class SqliteResultCache(_Store):
         return body.encode("utf-8") if isinstance(body, str) else body
 
     def _set(self, key: str, body: bytes, ttl_s: float) -> None:
-        now = self._clock()
-        conn = self._connect()
-        with conn:
+        with transaction(self._connect()) as conn:
+            now = self._clock()
             conn.execute("DELETE FROM results WHERE expires <= ?", (now,))
             conn.execute(
                 "INSERT OR REPLACE INTO results (key, expires, body) VALUES (?, ?, ?)",
@@ -187,11 +169,7 @@ class SqliteResultCache(_Store):
             await asyncio.to_thread(self._set, key, body, ttl_s)
 
     async def aclose(self) -> None:
-        with self._lock:
-            conns, self._open = self._open, []
-        for conn in conns:
-            conn.close()
-        self._local = threading.local()
+        self._file.close()
 
 
 class RedisResultCache(_Store):

@@ -16,6 +16,7 @@ import logging
 import time
 from collections.abc import Mapping
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, Literal, get_args
 
 from .cache import RedisResultCache, ResultCache, SqliteResultCache, cache_key, decode, json_bytes
@@ -31,6 +32,7 @@ from .settings import ConfigError, Settings
 from .sources import open_source
 from .sources.base import EngineSlot, Source
 from .sources.replay import ReplaySource
+from .sqlite_store import SqliteCooldownStore, SqliteIntervals, state_file
 from .urls import suffix_list
 
 log = logging.getLogger(__name__)
@@ -162,9 +164,15 @@ class SearchService:
         use_cache: bool = True,
         source: Source | None = None,
         metrics: Metrics | None = None,
+        shared_dir: Path | None = None,
     ) -> SearchService:
-        """Build the whole service. Raises ConfigError or SourceError (one-line messages)."""
+        """Build the whole service. Raises ConfigError or SourceError (one-line messages).
+
+        ``shared_dir``: this is one of several processes on the machine (``serve --workers``): cooldowns (unless
+        in Redis) and each engine's request interval live in SQLite files there, shared with the others.
+        """
         redis = None
+        shared = state_file(shared_dir) if shared_dir is not None else None
         backend = settings.cache_backend if use_cache else "off"
         if backend == "redis" and not settings.redis_url:
             raise ConfigError(
@@ -175,8 +183,13 @@ class SearchService:
 
             redis = redis_client(settings.redis_url)
             cooldowns: CooldownStore = FailSoftCooldowns(RedisCooldownStore(redis))
+        elif shared is not None:
+            cooldowns = FailSoftCooldowns(SqliteCooldownStore(shared))
         else:
             cooldowns = InMemoryCooldownStore()
+        live_options: dict[str, Any] = {}
+        if shared is not None:
+            live_options["rate_limiter"] = SqliteIntervals(shared)
         cache: ResultCache | None = None
         if backend == "sqlite":
             cache = SqliteResultCache(settings.cache_path)
@@ -190,6 +203,7 @@ class SearchService:
                 impersonate=settings.impersonate,
                 timeout_s=settings.timeout_s,
                 cooldowns=cooldowns,
+                **live_options,
             )
         return cls(
             settings, source, cache=cache, cooldowns=cooldowns, metrics=metrics, redis=redis, owns_source=owns

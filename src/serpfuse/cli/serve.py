@@ -14,6 +14,8 @@ import typer
 from ..service import SearchService
 from ..settings import ConfigError, Settings, check_bind, load_settings
 from ..sources.base import SourceError
+from ..workers import default_workers
+from ..workers import run as run_workers
 from .errors import fail
 
 
@@ -27,12 +29,32 @@ def build_settings(
     no_cache: bool,
 ) -> Settings:
     """Flags over the environment over the TOML file; a flag left out is None and does not override."""
+    flags = settings_flags(config, host=host, port=port, replay=replay, redis=redis, no_cache=no_cache)
     try:
-        return load_settings(
-            config, host=host, port=port, replay=replay, redis_url=redis, cache="off" if no_cache else None
-        )
+        return load_settings(flags.pop("config"), **flags)
     except ConfigError as exc:
         fail(str(exc))
+
+
+def settings_flags(
+    config: str | None,
+    *,
+    host: str | None,
+    port: int | None,
+    replay: str | None,
+    redis: str | None,
+    no_cache: bool,
+) -> dict:
+    """The command's flags as ``load_settings`` arguments (``config`` and the overrides)."""
+    cache = "off" if no_cache else None
+    return {
+        "config": config,
+        "host": host,
+        "port": port,
+        "replay": replay,
+        "redis_url": redis,
+        "cache": cache,
+    }
 
 
 def open_service(settings: Settings) -> SearchService:
@@ -81,22 +103,36 @@ def register(app: typer.Typer) -> None:
         no_cache: NoCacheOpt = False,
         config: ConfigOpt = None,
         log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
+        workers: Annotated[
+            int | None,
+            typer.Option(
+                min=1, help="Server processes (default: the cores); they share cache, cooldowns, limits."
+            ),
+        ] = None,
     ) -> None:
         """Serve the HTTP API: /v1/search, SearXNG-style /search, Tavily-style /tavily/search, /metrics."""
+        flags = settings_flags(config, host=host, port=port, replay=replay, redis=redis, no_cache=no_cache)
         settings = build_settings(config, host=host, port=port, replay=replay, redis=redis, no_cache=no_cache)
         try:
             check_bind(settings.host, settings.token())
         except ConfigError as exc:
             fail(str(exc))
         sock = listen(settings.host, settings.port)
-        service = open_service(settings)
-        from ..http_api import serve as run
+        service = open_service(settings)  # in the supervisor too: bad settings fail here, once, in one line
+        processes = workers or default_workers()
 
         source = f"replay {settings.replay}" if settings.replay else "live engines"
         print(
             f"serpfuse: serving http://{settings.host}:{settings.port} ({source}; cache {settings.cache_backend}"
-            f"{'; token required' if settings.api_token else ''})",
+            f"{'; token required' if settings.api_token else ''}; {processes} worker{'s' if processes > 1 else ''})",
             file=sys.stderr,
         )
+        if processes > 1:
+            asyncio.run(service.aclose())
+            with contextlib.suppress(KeyboardInterrupt):
+                run_workers(flags, sock, workers=processes, log_level=log_level)
+            return
+        from ..http_api import serve as run
+
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(run(service, log_level=log_level, sock=sock))

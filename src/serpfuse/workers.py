@@ -1,0 +1,52 @@
+"""``serve --workers N``: N server processes on one listening socket, sharing what must be shared.
+
+uvicorn's supervisor starts the workers (spawned, so each imports serpfuse afresh) and restarts one that dies;
+each builds its app with ``worker_app`` from the serve command's flags, passed in the environment. Shared
+between the workers: the result cache (its SQLite file, or Redis), engine cooldowns and the API's per-client
+rate limit (Redis when configured, else ``sqlite_store``'s state file beside the cache), and each engine's
+minimum interval between requests (that state file: a machine's outbound budget). ``/metrics`` is per worker,
+as with any pre-forked server: each answer counts what the worker that sent it has seen.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from typing import Any
+
+ARGS_ENV = "_SERPFUSE_WORKER_ARGS"  # no SERPFUSE_ prefix: settings must not read it as a setting
+
+
+def default_workers() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def run(flags: dict[str, Any], sock: socket.socket, *, workers: int, log_level: str) -> None:
+    """Serve on ``sock`` (bound) with ``workers`` processes until stopped; ``flags`` are ``load_settings``'
+    arguments, read again by each worker."""
+    import uvicorn
+    from uvicorn.supervisors import Multiprocess
+
+    os.environ[ARGS_ENV] = json.dumps(flags)
+    config = uvicorn.Config(
+        f"{__name__}:worker_app", factory=True, workers=workers, log_level=log_level, lifespan="on",
+        server_header=False, proxy_headers=False,
+    )  # fmt: skip
+    sock.set_inheritable(True)
+    Multiprocess(config, sockets=[sock]).run()
+
+
+def worker_app() -> Any:
+    """One worker's app (uvicorn calls it in each worker process)."""
+    from .http_api import create_app
+    from .service import SearchService
+    from .settings import load_settings
+
+    flags = json.loads(os.environ[ARGS_ENV])
+    settings = load_settings(flags.pop("config"), **flags)
+    return create_app(SearchService.from_settings(settings, shared_dir=settings.cache_path.parent))

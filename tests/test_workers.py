@@ -1,0 +1,132 @@
+"""``serve --workers N``: several processes on one socket, sharing cache, cooldowns and rate limits through
+SQLite files (each store is checked across two processes), and a real two-worker server."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import need
+from redis_server import start_serpfuse, stop
+from serpfuse.engines.base import EngineTimeout, RateLimited
+from serpfuse.ratelimit import QueueTooLong
+from serpfuse.sqlite_store import SqliteCooldownStore, SqliteIntervals, SqliteTokenBuckets, state_file
+from serpfuse.workers import default_workers
+
+
+def _in_another_process(code: str, state_dir: Path) -> str:
+    """Run ``code`` (with ``state`` = the state file in ``state_dir``) in a fresh interpreter; its stdout."""
+    prelude = "import asyncio, sys\nfrom serpfuse.sqlite_store import *\nstate = state_file(sys.argv[1])\n"
+    proc = subprocess.run(
+        [sys.executable, "-c", prelude + textwrap.dedent(code), str(state_dir)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip()
+
+
+async def test_a_cooldown_one_process_records_is_seen_by_another(tmp_path):
+    store = SqliteCooldownStore(state_file(tmp_path))
+    assert await store.get("brave") is None
+    _in_another_process(
+        """
+        from serpfuse.engines.base import RateLimited
+        asyncio.run(SqliteCooldownStore(state).record_failure("brave", RateLimited(retry_after_s=60)))
+        """,
+        tmp_path,
+    )
+    state = await store.get("brave")
+    assert state is not None and state.status == "rate-limited" and state.failures == 1
+    again = await store.record_failure("brave", EngineTimeout())
+    assert again.failures == 2  # the count goes on from the other process's record
+    await store.record_success("brave")
+    assert (
+        _in_another_process("print(asyncio.run(SqliteCooldownStore(state).get('brave')))", tmp_path) == "None"
+    )
+
+
+async def test_token_buckets_are_one_bucket_for_every_process(tmp_path):
+    clock = [1000.0]
+    buckets = SqliteTokenBuckets(state_file(tmp_path), 1.0, 3, prefix="client:", clock=lambda: clock[0])
+    assert await buckets.take("ip:1") == 0.0
+    taken = _in_another_process(
+        """
+        import time
+        b = SqliteTokenBuckets(state, 1.0, 3, prefix="client:", clock=lambda: 1000.0)
+        print([asyncio.run(b.take("ip:1")) for _ in range(3)])
+        """,
+        tmp_path,
+    )
+    assert json.loads(taken) == [0.0, 0.0, 1.0]  # the burst of 3 was shared: the other process got 2
+    assert await buckets.take("ip:2") == 0.0  # another client has its own bucket
+    clock[0] += 1.0
+    assert await buckets.take("ip:1") == 0.0  # refilled at 1 a second
+
+
+async def test_engine_intervals_queue_across_processes(tmp_path):
+    clock = [5000.0]
+    limiter = SqliteIntervals(state_file(tmp_path), clock=lambda: clock[0], sleep=_no_sleep)
+    assert await limiter.wait_turn("brave", 1.0) == 0.0
+    waited = _in_another_process(
+        """
+        async def no_sleep(s): return None
+        lim = SqliteIntervals(state, clock=lambda: 5000.0, sleep=no_sleep)
+        print(asyncio.run(lim.wait_turn("brave", 1.0)))
+        """,
+        tmp_path,
+    )
+    assert float(waited) == 1.0  # the other process's slot comes one interval after ours
+    assert await limiter.wait_turn("brave", 1.0) == 2.0
+    with pytest.raises(QueueTooLong):
+        await limiter.wait_turn("brave", 1.0, max_wait_s=0.5)
+
+
+async def _no_sleep(seconds: float) -> None:
+    return None
+
+
+def test_default_workers_is_the_cores():
+    assert default_workers() == len(os.sched_getaffinity(0))
+
+
+def test_a_rate_limited_error_keeps_its_cooldown_length(tmp_path):
+    import asyncio
+
+    store = SqliteCooldownStore(state_file(tmp_path), clock=lambda: 100.0)
+    state = asyncio.run(store.record_failure("brave", RateLimited(retry_after_s=42)))
+    assert state.until == 142.0
+
+
+def _spawned_children(pid: int) -> list[str]:
+    out = subprocess.run(["ps", "-ww", "-o", "args=", "--ppid", str(pid)], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if "spawn_main" in line]
+
+
+@pytest.mark.slow
+def test_two_workers_serve_one_port_and_share_the_cache(data_dir, tmp_path):
+    recording = need(data_dir / "crw56" / "searxng_raw.json")
+    server = start_serpfuse(tmp_path, ["--replay", str(recording), "--workers", "2"])
+    try:
+        assert len(_spawned_children(server.proc.pid)) == 2  # the supervisor's two workers
+        path = "/v1/search?q=top%20restaurants%20in%20belgrad&limit=3"
+        first = server.json("GET", path)[2]
+        assert first["cached"] is False and first["results"]
+        # Each request is a new connection, which the kernel hands to either worker: every one is a hit.
+        assert all(server.json("GET", path)[2] == {**first, "cached": True} for _ in range(8))
+        assert list(tmp_path.rglob("state.sqlite3"))  # cooldowns and intervals live beside the cache
+    finally:
+        server.proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 30
+        while server.proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        stop(server.proc)
