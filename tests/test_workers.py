@@ -108,7 +108,9 @@ def test_a_rate_limited_error_keeps_its_cooldown_length(tmp_path):
 
 
 def _spawned_children(pid: int) -> list[str]:
-    out = subprocess.run(["ps", "-ww", "-o", "args=", "--ppid", str(pid)], capture_output=True, text=True).stdout
+    out = subprocess.run(
+        ["ps", "-ww", "-o", "args=", "--ppid", str(pid)], capture_output=True, text=True
+    ).stdout
     return [line for line in out.splitlines() if "spawn_main" in line]
 
 
