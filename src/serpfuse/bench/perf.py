@@ -1,0 +1,301 @@
+"""``serpfuse bench --perf``: issue 12's performance table, every row measured in one run on this machine.
+
+Each figure is a ratio or a time measured side by side in the same run: fake engines with set latencies on
+loopback (another process, ``perf_probe.py engines``), the crw56 recording for the ranking step, and real server
+processes for requests per second. Every probe runs in its own process, ``repeat`` times; the table shows the
+median and the minimum over the repetitions, and peak RSS over every probe. With ``baseline`` (the ``src``
+directory of another checkout) each probe also runs against that tree, interleaved with this one, and the table
+adds the before column and after ÷ before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+PROBE = Path(__file__).with_name("perf_probe.py")
+THIS_SRC = Path(__file__).resolve().parents[2]
+LATENCIES_MS = {"e50": 50, "e100": 100, "e150": 150, "e200": 200, "e300": 300}
+RECORDING = "crw56/searxng_raw.json"
+CLI = "from serpfuse.cli import main; main()"
+IMPORTS = "import typer, rich, pydantic, pydantic_settings"
+
+
+@dataclass
+class Row:
+    what: str
+    goal: str
+    values: dict[str, list[float]] = field(default_factory=dict)  # tree label -> one value per repetition
+    unit: str = ""
+
+
+def _env(src: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(src), "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def run_probe(src: Path, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    proc = subprocess.run(
+        [sys.executable, str(PROBE), name, json.dumps(args)],
+        env=_env(src),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"perf probe {name} failed under {src}: {proc.stderr.strip().splitlines()[-1:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _process_seconds(cmd: list[str], env: dict[str, str]) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, timeout=120)
+    return time.perf_counter() - t0
+
+
+def help_ratio(src: Path, runs: int = 5) -> float:
+    """``serpfuse --help`` ÷ importing typer+rich+pydantic+pydantic-settings, interleaved, median of ratios."""
+    env = _env(src)
+    ratios = []
+    for _ in range(runs):
+        own = _process_seconds([sys.executable, "-c", CLI, "--help"], env)
+        base = _process_seconds([sys.executable, "-c", IMPORTS], env)
+        ratios.append(own / base)
+    return statistics.median(ratios)
+
+
+def fuse_seconds(src: Path, runs: list[Path]) -> float:
+    """``serpfuse fuse`` over the MQ2008 run files, the whole process."""
+    return _process_seconds([sys.executable, "-c", CLI, "fuse", *map(str, runs)], _env(src))
+
+
+def write_mq2008_runs(data_dir: Path, out: Path) -> list[Path]:
+    """The 25 MQ2008-agg rankers as TREC run files (all five subsets), for the ``fuse`` row."""
+    from . import mq2008, trec
+
+    corpus = mq2008.load_mq2008(data_dir)
+    queries = mq2008.queries_of(corpus)
+    paths = []
+    for ranker in mq2008.RANKERS:
+        ranked = {}
+        for qid, q in queries.items():
+            docs = q.ranking(ranker)
+            ranked[qid] = [(doc, float(len(docs) - i)) for i, doc in enumerate(docs)]
+        path = out / f"{mq2008.engine_name(ranker)}.run"
+        trec.write_run(path, ranked, tag=mq2008.engine_name(ranker))
+        paths.append(path)
+    return paths
+
+
+# --- servers ------------------------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Process:
+    """A child process stopped on exit (SIGTERM, then SIGKILL), whatever happens."""
+
+    def __init__(self, cmd: list[str], env: dict[str, str], cwd: Path) -> None:
+        self.proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+    def __enter__(self) -> Process:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def start_engines(lifetime_s: float) -> tuple[Process, int]:
+    engines = Process([sys.executable, str(PROBE), "engines", json.dumps({"lifetime_s": lifetime_s})], _env(THIS_SRC), THIS_SRC)
+    assert engines.proc.stdout is not None
+    return engines, int(engines.proc.stdout.readline())
+
+
+async def _load(base: str, paths: list[str], seconds: float, concurrency: int) -> float:
+    """Requests per second that ``concurrency`` keep-alive clients get, cycling through ``paths``."""
+    import httpx2
+
+    done = 0
+    stop_at = time.perf_counter() + seconds
+    limits = httpx2.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx2.AsyncClient(base_url=base, limits=limits, timeout=30, trust_env=False) as client:
+
+        async def worker(offset: int) -> None:
+            nonlocal done
+            i = offset
+            while time.perf_counter() < stop_at:
+                response = await client.get(paths[i % len(paths)])
+                response.raise_for_status()
+                done += 1
+                i += 1
+
+        started = time.perf_counter()
+        await asyncio.gather(*(worker(i) for i in range(concurrency)))
+        return done / (time.perf_counter() - started)
+
+
+def serve_rps(src: Path, recording: Path, workers: int | None, seconds: float, tmp: Path) -> dict[str, float]:
+    """``/v1/search`` cache hits and ``/healthz``, requests/s at concurrency 16, from a real ``serve`` process."""
+    import urllib.request
+
+    port = _free_port()
+    home = Path(tempfile.mkdtemp(dir=tmp))
+    env = {**_env(src), "HOME": str(home), "SERPFUSE_CACHE_DIR": str(home / "cache"), "SERPFUSE_RATE_LIMIT_BURST": "1000000000", "SERPFUSE_RATE_LIMIT_PER_MIN": "1000000000"}
+    cmd = [sys.executable, "-c", CLI, "serve", "--port", str(port), "--replay", str(recording)]
+    cmd += ["--workers", str(workers)] if workers else []
+    base = f"http://127.0.0.1:{port}"
+    queries = [e["query"] for e in json.loads(recording.read_text(encoding="utf-8"))][:20]
+    paths = [f"/v1/search?q={urllib.request.quote(q)}&limit=8" for q in queries]
+    with Process(cmd, env, home):
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                urllib.request.urlopen(base + "/healthz", timeout=5).read()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"serve did not start under {src}") from None
+                time.sleep(0.2)
+        for path in paths * 2:  # fill the cache (each worker answers some)
+            urllib.request.urlopen(base + path, timeout=60).read()
+        search = asyncio.run(_load(base, paths, seconds, 16))
+        health = asyncio.run(_load(base, ["/healthz"], seconds, 16))
+    return {"search_rps": search, "healthz_rps": health}
+
+
+# --- the run --------------------------------------------------------------------------------------------------
+
+
+def measure(
+    data_dir: Path,
+    *,
+    repeat: int = 3,
+    baseline: Path | None = None,
+    workers: list[int] | None = None,
+    load_seconds: float = 3.0,
+    progress: Callable[[str], None] = lambda _: None,
+) -> tuple[list[Row], float]:
+    """Every row, ``repeat`` times, this tree and the baseline interleaved. Returns the rows and peak RSS (MB)."""
+    from ..workers import default_workers
+
+    recording = Path(data_dir) / RECORDING
+    if not recording.is_file():
+        raise FileNotFoundError(f"crw56 recording not found: {recording}")
+    cores = default_workers()
+    worker_counts = workers or sorted({1, 2, cores})
+    trees = {"this": THIS_SRC} | ({"baseline": Path(baseline)} if baseline else {})
+    rows = {
+        "e2e": Row("search end-to-end ÷ slowest awaited engine, p50 (5 engines 50–300 ms)", "≤ 1.03"),
+        "fanout": Row("fan-out alone ÷ slowest awaited engine, p50", ""),
+        "concurrent": Row("100 concurrent searches, batch time ÷ a bare httpx gather of the same requests", "≤ 1.2"),
+        "ranking": Row("ranking step (rank_answers), default, median per crw56 query", "≤ 1", "ms"),
+        "asearch": Row("serpfuse.asearch over the 56 crw56 queries (one replay source), median", "≤ 1.5", "ms"),
+        "stages": Row("of which candidates / filters / fusion+selection", "", "ms"),
+        "help": Row("serpfuse --help ÷ importing typer+rich+pydantic+pydantic-settings (interleaved)", "≤ 1.0"),
+        "hit": Row("in-process cache hit: SearchService.search (decoded)", "≤ 0.2", "ms"),
+        "hit_json": Row("in-process cache hit: search_json (stored bytes, what /v1/search sends)", "≤ 0.2", "ms"),
+        "rps_ratio": Row("/v1/search cache hits ÷ /healthz requests/s at concurrency 16 (1 worker)", "≥ 0.5"),
+        "fuse": Row("serpfuse fuse, 25 MQ2008 runs, whole process", "", "s"),
+    }
+    for n in worker_counts:
+        rows[f"rps{n}"] = Row(f"/v1/search cache hits, requests/s, {n} worker{'s' if n > 1 else ''}", "", "req/s")
+    stage_values: dict[str, list[tuple[float, ...]]] = {}
+    peak = 0.0
+
+    def note(key: str, tree: str, value: float) -> None:
+        rows[key].values.setdefault(tree, []).append(value)
+
+    with tempfile.TemporaryDirectory(prefix="serpfuse-perf-") as tmp_name:
+        tmp = Path(tmp_name)
+        runs = write_mq2008_runs(Path(data_dir) / "mq2008-agg", tmp) if (Path(data_dir) / "mq2008-agg").is_dir() else []
+        engines, port = start_engines(lifetime_s=3600)
+        with engines:
+            for rep in range(repeat):
+                for label, src in (trees.items() if rep % 2 == 0 else reversed(trees.items())):
+                    progress(f"repetition {rep + 1}/{repeat}: {label}")
+                    fake = {"port": port, "latencies": LATENCIES_MS, "salt": f"{label}{rep}"}
+                    e2e = run_probe(src, "e2e", {**fake, "n": 15})
+                    note("e2e", label, e2e["e2e"])
+                    note("fanout", label, e2e["fanout"])
+                    conc = run_probe(src, "concurrent", {**fake, "n": 100})
+                    note("concurrent", label, conc["ratio"])
+                    ranking = run_probe(src, "ranking", {"recording": str(recording), "repeat": 3})
+                    note("ranking", label, ranking["ranking_ms"])
+                    if "candidates_ms" in ranking:
+                        stage_values.setdefault(label, []).append(
+                            (ranking["candidates_ms"], ranking["filters_ms"], ranking["fusion_ms"])
+                        )
+                    asearch = run_probe(src, "asearch", {"recording": str(recording), "repeat": 2})
+                    note("asearch", label, asearch["asearch_ms"])
+                    hit = run_probe(src, "cache_hit", {"recording": str(recording), "repeat": 3, "tmp": tempfile.mkdtemp(dir=tmp)})
+                    note("hit", label, hit["search_ms"])
+                    if "search_json_ms" in hit:
+                        note("hit_json", label, hit["search_json_ms"])
+                    note("help", label, help_ratio(src))
+                    if runs:
+                        note("fuse", label, fuse_seconds(src, runs))
+                    for n in worker_counts:
+                        if label != "this" and n > 1:
+                            continue  # a baseline without --workers serves one process
+                        rps = serve_rps(src, recording, n if label == "this" else None, load_seconds, tmp)
+                        note(f"rps{n}", label, rps["search_rps"])
+                        if n == 1:
+                            note("rps_ratio", label, rps["search_rps"] / rps["healthz_rps"])
+                    peak = max(peak, *(r.get("peak_rss_mb", 0.0) for r in (e2e, conc, ranking, asearch, hit)))
+    for label, triples in stage_values.items():
+        rows["stages"].values[label] = [statistics.median(t[i] for t in triples) for i in range(3)]
+    return list(rows.values()), peak
+
+
+def _cell(values: list[float] | None, unit: str, stages: bool = False) -> str:
+    if not values:
+        return "–"
+    if stages:
+        return " / ".join(f"{v:.2f}" for v in values)
+    digits = 0 if unit == "req/s" else 3
+    return f"{statistics.median(values):.{digits}f} (min {min(values):.{digits}f})"
+
+
+def markdown(rows: list[Row], peak_rss_mb: float, *, command: str, when: str, commit: str) -> str:
+    """The table BENCHMARKS.md keeps: median (min) over repetitions; the before column when measured."""
+    has_baseline = any("baseline" in r.values for r in rows)
+    head = "| what | unit | this run: median (min) | goal |"
+    rule = "|---|---|---:|---:|"
+    if has_baseline:
+        head = "| what | unit | before: median (min) | after: median (min) | after ÷ before | goal |"
+        rule = "|---|---|---:|---:|---:|---:|"
+    lines = [f"`{command}` — {when}, commit {commit}", "", head, rule]
+    for r in rows:
+        stages = r.what.startswith("of which")
+        after = _cell(r.values.get("this"), r.unit, stages)
+        if has_baseline:
+            before_values, after_values = r.values.get("baseline"), r.values.get("this")
+            ratio = "–"
+            if before_values and after_values and not stages:
+                ratio = f"{statistics.median(after_values) / statistics.median(before_values):.2f}"
+            before = _cell(before_values, r.unit, stages)
+            lines.append(f"| {r.what} | {r.unit or 'ratio'} | {before} | {after} | {ratio} | {r.goal} |")
+        else:
+            lines.append(f"| {r.what} | {r.unit or 'ratio'} | {after} | {r.goal} |")
+    lines += ["", f"Peak RSS of any probe process: {peak_rss_mb:.0f} MB."]
+    return "\n".join(lines)

@@ -1,0 +1,312 @@
+"""One measurement of ``serpfuse bench --perf``, run in its own process: ``python perf_probe.py NAME JSON``.
+
+It prints one JSON object. It is run by path, with ``PYTHONPATH`` naming the serpfuse tree under test, so the same
+probe measures this checkout and a baseline one (``--baseline``) side by side; it therefore imports only what
+every serpfuse version since the first round has (``serpfuse.pipeline``, ``serpfuse.sources``, ``serpfuse.service``
+...) and nothing from ``serpfuse.bench``.
+
+``engines`` is also the fake engine server: loopback only, ``GET /<latency_ms>/<name>?q=...`` answers after that
+many milliseconds with ten JSON rows whose URLs overlap between engines as real engines' do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import statistics
+import sys
+import time
+from types import ModuleType
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+ROWS = 10
+
+
+# --- the fake engines (server side) ----------------------------------------------------------------------------
+
+
+def rows_for(engine: str, query: str) -> list[dict[str, str]]:
+    """Ten rows; rows 1-6 come from a pool shared by every engine (in an engine-specific order), 7-10 are its own."""
+    words = query.split()
+    slug = "-".join(words) or "q"
+    salt = sum(map(ord, engine))
+    shared = [f"https://site{(i * 7 + salt) % 12}.example.org/{slug}/{(i * 7 + salt) % 12}" for i in range(6)]
+    own = [f"https://{engine}-{i}.example.net/{slug}" for i in range(4)]
+    return [
+        {"url": url, "title": f"{query} - page {n} about {' '.join(words[:3])}", "content": f"All about {query}."}
+        for n, url in enumerate(shared + own, start=1)
+    ]
+
+
+async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    try:
+        while True:
+            head = await reader.readuntil(b"\r\n\r\n")
+            target = head.split(b" ", 2)[1].decode()
+            parts = urlsplit(target)
+            _, latency, name = parts.path.split("/", 2)
+            query = parse_qs(parts.query).get("q", [""])[0]
+            await asyncio.sleep(int(latency) / 1000)
+            body = json.dumps({"results": rows_for(name, query)}).encode()
+            writer.write(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+                % (len(body), body)
+            )
+            await writer.drain()
+    except (asyncio.IncompleteReadError, ConnectionError, ValueError):
+        pass
+    finally:
+        writer.close()
+
+
+async def serve_engines(lifetime_s: float) -> None:
+    server = await asyncio.start_server(_handle, "127.0.0.1", 0, backlog=1024)
+    print(server.sockets[0].getsockname()[1], flush=True)
+    async with server:
+        await asyncio.sleep(lifetime_s)  # stops by itself even if the driver dies
+
+
+# --- the fake engines (serpfuse side) ---------------------------------------------------------------------------
+
+
+def engine_module(name: str, latency_ms: int, base: str) -> ModuleType:
+    from serpfuse.engines.base import EngineInfo, RequestSpec, json_body, make_row
+
+    module = ModuleType(f"perf_engine_{name}")
+    module.INFO = EngineInfo(name=name, website=base, tier="primary", region="both", kind="json", needs_key=False)
+
+    def build_request(q: Any) -> Any:
+        return RequestSpec("GET", f"{base}/{latency_ms}/{name}", params={"q": q.text})
+
+    def parse(status: int, headers: Any, body: bytes, q: Any) -> list:
+        rows = [make_row(name, i, r["url"], r["title"], r["content"]) for i, r in enumerate(json_body(body)["results"], 1)]
+        return [r for r in rows if r is not None]
+
+    module.build_request = build_request
+    module.parse = parse
+    return module
+
+
+def live_source(port: int, latencies: dict[str, int]) -> Any:
+    from serpfuse.cooldown import InMemoryCooldownStore
+    from serpfuse.secrets import KeyStore
+    from serpfuse.sources.live import LiveSource
+    from serpfuse.transport import Transport
+
+    base = f"http://127.0.0.1:{port}"
+    modules = [engine_module(name, ms, base) for name, ms in latencies.items()]
+    transport = Transport(trust_env=False)
+    keys = KeyStore(env={}, keys_file="/nonexistent/serpfuse-perf-keys")  # no key is needed, none is read
+    return LiveSource(keys, InMemoryCooldownStore(), transport, engines=modules, owns_transport=True)
+
+
+def queries(n: int, salt: str) -> list[str]:
+    topics = ["rust async runtime", "python packaging", "sqlite wal mode", "http2 multiplexing", "tls session"]
+    return [f"{topics[i % len(topics)]} {salt} {i}" for i in range(n)]
+
+
+# --- probes -----------------------------------------------------------------------------------------------------
+
+
+async def probe_e2e(args: dict) -> dict:
+    """Search end-to-end and the fan-out alone, each divided by the slowest engine's own latency, per query."""
+    from serpfuse.config import RankingConfig
+    from serpfuse.fanout import fan_out
+    from serpfuse.models import SearchRequest
+    from serpfuse.pipeline import search
+    from serpfuse.query import analyze_query
+
+    source = live_source(args["port"], args["latencies"])
+    config = RankingConfig()
+    slowest = max(args["latencies"].values()) / 1000
+    try:
+        await search(SearchRequest(query="warm up"), source=source, config=config)
+        total, fan = [], []
+        for q in queries(args["n"], args["salt"]):
+            request = SearchRequest(query=q)
+            t0 = time.perf_counter()
+            await search(request, source=source, config=config)
+            total.append((time.perf_counter() - t0) / slowest)
+            t0 = time.perf_counter()
+            await fan_out(source, request, analyze_query(q))
+            fan.append((time.perf_counter() - t0) / slowest)
+    finally:
+        await source.aclose()
+    return {"e2e": statistics.median(total), "fanout": statistics.median(fan)}
+
+
+async def probe_concurrent(args: dict) -> dict:
+    """``n`` searches at once, against a bare httpx gather of the same engine requests (same client settings)."""
+    import httpx2
+
+    from serpfuse.config import RankingConfig
+    from serpfuse.models import SearchRequest
+    from serpfuse.pipeline import search
+
+    source = live_source(args["port"], args["latencies"])
+    config = RankingConfig()
+    base = f"http://127.0.0.1:{args['port']}"
+    out: dict[str, float] = {}
+    try:
+        await search(SearchRequest(query="warm up"), source=source, config=config)
+        # The live transport's pool and timeout, so both sides queue for the same 100 connections.
+        limits = httpx2.Limits(max_connections=100, max_keepalive_connections=20)
+        async with httpx2.AsyncClient(trust_env=False, limits=limits, timeout=httpx2.Timeout(15.0)) as client:
+            await client.get(f"{base}/0/warm", params={"q": "warm"})
+            for turn in ("bare", "serpfuse", "bare", "serpfuse"):  # interleaved, best of two each
+                qs = queries(args["n"], f"{args['salt']}-{turn}-{time.perf_counter_ns()}")
+                t0 = time.perf_counter()
+                if turn == "bare":
+                    await asyncio.gather(
+                        *(
+                            client.get(f"{base}/{ms}/{name}", params={"q": q})
+                            for q in qs
+                            for name, ms in args["latencies"].items()
+                        )
+                    )
+                else:
+                    done = await asyncio.gather(
+                        *(search(SearchRequest(query=q), source=source, config=config) for q in qs)
+                    )
+                    failed = sum(e.status != "ok" for r in done for e in r.engines)
+                seconds = time.perf_counter() - t0
+                out[turn] = min(out.get(turn, seconds), seconds)
+    finally:
+        await source.aclose()
+    ratio = out["serpfuse"] / out["bare"]
+    return {"serpfuse_s": out["serpfuse"], "bare_s": out["bare"], "ratio": ratio, "failed_answers": failed}
+
+
+def _replay_answers(recording: str) -> tuple[Any, list]:
+    from serpfuse.config import RankingConfig
+    from serpfuse.fanout import fan_out
+    from serpfuse.models import SearchRequest
+    from serpfuse.query import analyze_query
+    from serpfuse.sources import open_source
+
+    source = open_source(recording)
+    recorded = [e["query"] for e in json.load(open(recording, encoding="utf-8"))]
+
+    async def answers() -> list:
+        out = []
+        for q in recorded:
+            request = SearchRequest(query=q)
+            query = analyze_query(q)
+            out.append((request, query, (await fan_out(source, request, query)).answers))
+        return out
+
+    return source, asyncio.run(answers()), RankingConfig()
+
+
+def probe_ranking(args: dict) -> dict:
+    """``rank_answers`` per crw56 query (best of ``repeat``), median over the queries; and its stages."""
+    from serpfuse.candidates import build_candidates
+    from serpfuse.filters import FilterContext, apply_filters
+    from serpfuse.pipeline import rank_answers
+    from serpfuse.rankers import get_ranker
+    from serpfuse.rankers.base import RankContext
+
+    _, cases, config = _replay_answers(args["recording"])
+    now = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    step, stages = [], {"candidates": [], "filters": [], "fusion": []}
+    ranker = get_ranker(config.strategy)
+    for request, query, answers in cases:
+        best = float("inf")
+        for _ in range(args["repeat"]):
+            t0 = time.perf_counter()
+            rank_answers(answers, request, config=config, query=query, now=now)
+            best = min(best, time.perf_counter() - t0)
+        step.append(best * 1000)
+        try:  # the stages, as the pipeline calls them (signatures may differ in other versions)
+            t0 = time.perf_counter()
+            candidates, _ = build_candidates(answers, query)
+            t1 = time.perf_counter()
+            outcome = apply_filters(candidates, FilterContext(request=request, query=query, config=config.filters, now=now))
+            t2 = time.perf_counter()
+            ctx = RankContext(request=request, query=query, config=config, now=now, engine_tiers={}, engine_list_sizes={})
+            ranker.select(ranker.rank(outcome.kept, ctx), ctx)
+            t3 = time.perf_counter()
+            for name, seconds in zip(stages, (t1 - t0, t2 - t1, t3 - t2), strict=True):
+                stages[name].append(seconds * 1000)
+        except TypeError:
+            pass
+    out = {"ranking_ms": statistics.median(step)}
+    out.update({f"{k}_ms": statistics.median(v) for k, v in stages.items() if v})
+    return out
+
+
+def probe_asearch(args: dict) -> dict:
+    """``serpfuse.asearch(q, source=<one replay source>)`` over the recording's queries: median ms."""
+    import serpfuse
+    from serpfuse.sources import open_source
+
+    source = open_source(args["recording"])
+    recorded = [e["query"] for e in json.load(open(args["recording"], encoding="utf-8"))]
+
+    async def run() -> float:
+        times = []
+        for _ in range(args["repeat"]):
+            for q in recorded:
+                t0 = time.perf_counter()
+                await serpfuse.asearch(q, source=source)
+                times.append((time.perf_counter() - t0) * 1000)
+        return statistics.median(times)
+
+    return {"asearch_ms": asyncio.run(run())}
+
+
+def probe_cache_hit(args: dict) -> dict:
+    """``SearchService.search`` answered from the SQLite cache (and ``search_json`` where the version has it)."""
+    from pathlib import Path
+
+    from serpfuse.service import SearchService
+    from serpfuse.settings import Settings
+
+    settings = Settings(replay=args["recording"], cache_dir=Path(args["tmp"]))
+    recorded = [e["query"] for e in json.load(open(args["recording"], encoding="utf-8"))]
+
+    async def run() -> dict:
+        service = SearchService.from_settings(settings)
+        try:
+            requests = [service.make_request(query=q) for q in recorded]
+            cached = []
+            for r in requests:
+                await service.search(r)
+                if (await service.search(r)).cached:
+                    cached.append(r)
+            out = {}
+            for name in ("search", "search_json"):
+                call = getattr(service, name, None)
+                if call is None:
+                    continue
+                times = []
+                for _ in range(args["repeat"]):
+                    for r in cached:
+                        t0 = time.perf_counter()
+                        await call(r)
+                        times.append((time.perf_counter() - t0) * 1000)
+                out[f"{name}_ms"] = statistics.median(times)
+            return out
+        finally:
+            await service.aclose()
+
+    return asyncio.run(run())
+
+
+def main() -> None:
+    name, args = sys.argv[1], json.loads(sys.argv[2])
+    if name == "engines":
+        asyncio.run(serve_engines(args["lifetime_s"]))
+        return
+    probe = globals()[f"probe_{name}"]
+    result = asyncio.run(probe(args)) if asyncio.iscoroutinefunction(probe) else probe(args)
+    import resource
+
+    result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
