@@ -36,8 +36,8 @@ IMPORTS = "import typer, rich, pydantic, pydantic_settings"
 class Row:
     what: str
     goal: str
+    unit: str = ""  # "" = a ratio
     values: dict[str, list[float]] = field(default_factory=dict)  # tree label -> one value per repetition
-    unit: str = ""
 
 
 def _env(src: Path) -> dict[str, str]:
@@ -59,7 +59,9 @@ def run_probe(src: Path, name: str, args: dict[str, Any]) -> dict[str, Any]:
 
 def _process_seconds(cmd: list[str], env: dict[str, str]) -> float:
     t0 = time.perf_counter()
-    subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, timeout=120)
+    subprocess.run(
+        cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, timeout=120
+    )
     return time.perf_counter() - t0
 
 
@@ -109,8 +111,15 @@ def _free_port() -> int:
 class Process:
     """A child process stopped on exit (SIGTERM, then SIGKILL), whatever happens."""
 
-    def __init__(self, cmd: list[str], env: dict[str, str], cwd: Path) -> None:
-        self.proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    def __init__(
+        self, cmd: list[str], env: dict[str, str], cwd: Path, *, stdout: Any = subprocess.DEVNULL
+    ) -> None:
+        self.log = Path(tempfile.mkstemp(prefix="serpfuse-perf-", suffix=".log")[1])
+        with self.log.open("wb") as err:
+            self.proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=stdout, stderr=err)
+
+    def tail(self) -> str:
+        return self.log.read_text(errors="replace")[-600:]
 
     def __enter__(self) -> Process:
         return self
@@ -123,10 +132,12 @@ class Process:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        self.log.unlink(missing_ok=True)
 
 
 def start_engines(lifetime_s: float) -> tuple[Process, int]:
-    engines = Process([sys.executable, str(PROBE), "engines", json.dumps({"lifetime_s": lifetime_s})], _env(THIS_SRC), THIS_SRC)
+    cmd = [sys.executable, str(PROBE), "engines", json.dumps({"lifetime_s": lifetime_s})]
+    engines = Process(cmd, _env(THIS_SRC), THIS_SRC, stdout=subprocess.PIPE)
     assert engines.proc.stdout is not None
     return engines, int(engines.proc.stdout.readline())
 
@@ -160,21 +171,27 @@ def serve_rps(src: Path, recording: Path, workers: int | None, seconds: float, t
 
     port = _free_port()
     home = Path(tempfile.mkdtemp(dir=tmp))
-    env = {**_env(src), "HOME": str(home), "SERPFUSE_CACHE_DIR": str(home / "cache"), "SERPFUSE_RATE_LIMIT_BURST": "1000000000", "SERPFUSE_RATE_LIMIT_PER_MIN": "1000000000"}
+    env = {
+        **_env(src),
+        "HOME": str(home),
+        "SERPFUSE_CACHE_DIR": str(home / "cache"),
+        "SERPFUSE_RATE_LIMIT_BURST": "1000000000",
+        "SERPFUSE_RATE_LIMIT_PER_MIN": "1000000000",
+    }
     cmd = [sys.executable, "-c", CLI, "serve", "--port", str(port), "--replay", str(recording)]
     cmd += ["--workers", str(workers)] if workers else []
     base = f"http://127.0.0.1:{port}"
     queries = [e["query"] for e in json.loads(recording.read_text(encoding="utf-8"))][:20]
     paths = [f"/v1/search?q={urllib.request.quote(q)}&limit=8" for q in queries]
-    with Process(cmd, env, home):
-        deadline = time.monotonic() + 120
+    with Process(cmd, env, home) as server:
+        deadline = time.monotonic() + 180
         while True:
             try:
                 urllib.request.urlopen(base + "/healthz", timeout=5).read()
                 break
             except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"serve did not start under {src}") from None
+                if server.proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"serve did not start under {src}: {server.tail()}") from None
                 time.sleep(0.2)
         for path in paths * 2:  # fill the cache (each worker answers some)
             urllib.request.urlopen(base + path, timeout=60).read()
@@ -207,18 +224,28 @@ def measure(
     rows = {
         "e2e": Row("search end-to-end ÷ slowest awaited engine, p50 (5 engines 50–300 ms)", "≤ 1.03"),
         "fanout": Row("fan-out alone ÷ slowest awaited engine, p50", ""),
-        "concurrent": Row("100 concurrent searches, batch time ÷ a bare httpx gather of the same requests", "≤ 1.2"),
+        "concurrent": Row(
+            "100 concurrent searches, batch time ÷ a bare httpx gather of the same requests", "≤ 1.2"
+        ),
         "ranking": Row("ranking step (rank_answers), default, median per crw56 query", "≤ 1", "ms"),
-        "asearch": Row("serpfuse.asearch over the 56 crw56 queries (one replay source), median", "≤ 1.5", "ms"),
+        "asearch": Row(
+            "serpfuse.asearch over the 56 crw56 queries (one replay source), median", "≤ 1.5", "ms"
+        ),
         "stages": Row("of which candidates / filters / fusion+selection", "", "ms"),
-        "help": Row("serpfuse --help ÷ importing typer+rich+pydantic+pydantic-settings (interleaved)", "≤ 1.0"),
+        "help": Row(
+            "serpfuse --help ÷ importing typer+rich+pydantic+pydantic-settings (interleaved)", "≤ 1.0"
+        ),
         "hit": Row("in-process cache hit: SearchService.search (decoded)", "≤ 0.2", "ms"),
-        "hit_json": Row("in-process cache hit: search_json (stored bytes, what /v1/search sends)", "≤ 0.2", "ms"),
+        "hit_json": Row(
+            "in-process cache hit: search_json (stored bytes, what /v1/search sends)", "≤ 0.2", "ms"
+        ),
         "rps_ratio": Row("/v1/search cache hits ÷ /healthz requests/s at concurrency 16 (1 worker)", "≥ 0.5"),
         "fuse": Row("serpfuse fuse, 25 MQ2008 runs, whole process", "", "s"),
     }
     for n in worker_counts:
-        rows[f"rps{n}"] = Row(f"/v1/search cache hits, requests/s, {n} worker{'s' if n > 1 else ''}", "", "req/s")
+        rows[f"rps{n}"] = Row(
+            f"/v1/search cache hits, requests/s, {n} worker{'s' if n > 1 else ''}", "", "req/s"
+        )
     stage_values: dict[str, list[tuple[float, ...]]] = {}
     peak = 0.0
 
@@ -227,11 +254,15 @@ def measure(
 
     with tempfile.TemporaryDirectory(prefix="serpfuse-perf-") as tmp_name:
         tmp = Path(tmp_name)
-        runs = write_mq2008_runs(Path(data_dir) / "mq2008-agg", tmp) if (Path(data_dir) / "mq2008-agg").is_dir() else []
+        runs = (
+            write_mq2008_runs(Path(data_dir) / "mq2008-agg", tmp)
+            if (Path(data_dir) / "mq2008-agg").is_dir()
+            else []
+        )
         engines, port = start_engines(lifetime_s=3600)
         with engines:
             for rep in range(repeat):
-                for label, src in (trees.items() if rep % 2 == 0 else reversed(trees.items())):
+                for label, src in trees.items() if rep % 2 == 0 else reversed(trees.items()):
                     progress(f"repetition {rep + 1}/{repeat}: {label}")
                     fake = {"port": port, "latencies": LATENCIES_MS, "salt": f"{label}{rep}"}
                     e2e = run_probe(src, "e2e", {**fake, "n": 15})
@@ -247,7 +278,11 @@ def measure(
                         )
                     asearch = run_probe(src, "asearch", {"recording": str(recording), "repeat": 2})
                     note("asearch", label, asearch["asearch_ms"])
-                    hit = run_probe(src, "cache_hit", {"recording": str(recording), "repeat": 3, "tmp": tempfile.mkdtemp(dir=tmp)})
+                    hit = run_probe(
+                        src,
+                        "cache_hit",
+                        {"recording": str(recording), "repeat": 3, "tmp": tempfile.mkdtemp(dir=tmp)},
+                    )
                     note("hit", label, hit["search_ms"])
                     if "search_json_ms" in hit:
                         note("hit_json", label, hit["search_json_ms"])
@@ -299,3 +334,52 @@ def markdown(rows: list[Row], peak_rss_mb: float, *, command: str, when: str, co
             lines.append(f"| {r.what} | {r.unit or 'ratio'} | {after} | {r.goal} |")
     lines += ["", f"Peak RSS of any probe process: {peak_rss_mb:.0f} MB."]
     return "\n".join(lines)
+
+
+def _commit(src: Path) -> str:
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(src), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except OSError:
+        return "unknown"
+    return out.stdout.strip() or "unknown"
+
+
+@dataclass
+class PerfOutcome:
+    """``--perf``'s result: the rows (values per tree and repetition) and the peak RSS of any probe."""
+
+    rows: list[Row]
+    peak_rss_mb: float
+    when: str = field(default_factory=lambda: time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
+    commit: str = field(default_factory=lambda: _commit(THIS_SRC))
+
+    def _command(self) -> str:
+        has_baseline = any("baseline" in r.values for r in self.rows)
+        return "serpfuse bench --perf" + (" --baseline SRC" if has_baseline else "")
+
+    def to_json(self) -> Any:
+        return {
+            "command": self._command(),
+            "date": self.when,
+            "commit": self.commit,
+            "peak_rss_mb": round(self.peak_rss_mb, 1),
+            "rows": [
+                {"what": r.what, "unit": r.unit or "ratio", "goal": r.goal, "values": r.values}
+                for r in self.rows
+            ],
+        }
+
+    def markdown(self) -> str:
+        return markdown(
+            self.rows, self.peak_rss_mb, command=self._command(), when=self.when, commit=self.commit
+        )
+
+    def render(self, console: Any) -> None:
+        from rich.markdown import Markdown
+
+        console.print(Markdown(self.markdown()))

@@ -35,7 +35,11 @@ def rows_for(engine: str, query: str) -> list[dict[str, str]]:
     shared = [f"https://site{(i * 7 + salt) % 12}.example.org/{slug}/{(i * 7 + salt) % 12}" for i in range(6)]
     own = [f"https://{engine}-{i}.example.net/{slug}" for i in range(4)]
     return [
-        {"url": url, "title": f"{query} - page {n} about {' '.join(words[:3])}", "content": f"All about {query}."}
+        {
+            "url": url,
+            "title": f"{query} - page {n} about {' '.join(words[:3])}",
+            "content": f"All about {query}.",
+        }
         for n, url in enumerate(shared + own, start=1)
     ]
 
@@ -75,13 +79,18 @@ def engine_module(name: str, latency_ms: int, base: str) -> ModuleType:
     from serpfuse.engines.base import EngineInfo, RequestSpec, json_body, make_row
 
     module = ModuleType(f"perf_engine_{name}")
-    module.INFO = EngineInfo(name=name, website=base, tier="primary", region="both", kind="json", needs_key=False)
+    module.INFO = EngineInfo(
+        name=name, website=base, tier="primary", region="both", kind="json", needs_key=False
+    )
 
     def build_request(q: Any) -> Any:
         return RequestSpec("GET", f"{base}/{latency_ms}/{name}", params={"q": q.text})
 
     def parse(status: int, headers: Any, body: bytes, q: Any) -> list:
-        rows = [make_row(name, i, r["url"], r["title"], r["content"]) for i, r in enumerate(json_body(body)["results"], 1)]
+        rows = [
+            make_row(name, i, r["url"], r["title"], r["content"])
+            for i, r in enumerate(json_body(body)["results"], 1)
+        ]
         return [r for r in rows if r is not None]
 
     module.build_request = build_request
@@ -103,8 +112,19 @@ def live_source(port: int, latencies: dict[str, int]) -> Any:
 
 
 def queries(n: int, salt: str) -> list[str]:
-    topics = ["rust async runtime", "python packaging", "sqlite wal mode", "http2 multiplexing", "tls session"]
+    topics = [
+        "rust async runtime",
+        "python packaging",
+        "sqlite wal mode",
+        "http2 multiplexing",
+        "tls session",
+    ]
     return [f"{topics[i % len(topics)]} {salt} {i}" for i in range(n)]
+
+
+def recorded_queries(recording: str) -> list[str]:
+    with open(recording, encoding="utf-8") as f:
+        return [e["query"] for e in json.load(f)]
 
 
 # --- probes -----------------------------------------------------------------------------------------------------
@@ -187,7 +207,7 @@ def _replay_answers(recording: str) -> tuple[Any, list]:
     from serpfuse.sources import open_source
 
     source = open_source(recording)
-    recorded = [e["query"] for e in json.load(open(recording, encoding="utf-8"))]
+    recorded = recorded_queries(recording)
 
     async def answers() -> list:
         out = []
@@ -223,9 +243,13 @@ def probe_ranking(args: dict) -> dict:
             t0 = time.perf_counter()
             candidates, _ = build_candidates(answers, query)
             t1 = time.perf_counter()
-            outcome = apply_filters(candidates, FilterContext(request=request, query=query, config=config.filters, now=now))
+            outcome = apply_filters(
+                candidates, FilterContext(request=request, query=query, config=config.filters, now=now)
+            )
             t2 = time.perf_counter()
-            ctx = RankContext(request=request, query=query, config=config, now=now, engine_tiers={}, engine_list_sizes={})
+            ctx = RankContext(
+                request=request, query=query, config=config, now=now, engine_tiers={}, engine_list_sizes={}
+            )
             ranker.select(ranker.rank(outcome.kept, ctx), ctx)
             t3 = time.perf_counter()
             for name, seconds in zip(stages, (t1 - t0, t2 - t1, t3 - t2), strict=True):
@@ -243,7 +267,7 @@ def probe_asearch(args: dict) -> dict:
     from serpfuse.sources import open_source
 
     source = open_source(args["recording"])
-    recorded = [e["query"] for e in json.load(open(args["recording"], encoding="utf-8"))]
+    recorded = recorded_queries(args["recording"])
 
     async def run() -> float:
         times = []
@@ -265,7 +289,7 @@ def probe_cache_hit(args: dict) -> dict:
     from serpfuse.settings import Settings
 
     settings = Settings(replay=args["recording"], cache_dir=Path(args["tmp"]))
-    recorded = [e["query"] for e in json.load(open(args["recording"], encoding="utf-8"))]
+    recorded = recorded_queries(args["recording"])
 
     async def run() -> dict:
         service = SearchService.from_settings(settings)

@@ -489,6 +489,12 @@ MODES: list[Mode] = [
     Mode("misspelled", wanted=lambda o: o.misspelled, check=_check_misspelled, run=_run_misspelled),
     Mode("garbage", wanted=lambda o: o.garbage_engine is not None, check=_check_garbage, run=_run_garbage),
     Mode(
+        "perf",
+        wanted=lambda o: o.perf,
+        check=lambda options, parsed: _check_perf(options),
+        run=lambda job: run_perf(job.options, job.progress),
+    ),
+    Mode(
         "subsets",
         wanted=lambda o: o.random_subsets is not None,
         check=_check_subsets,
@@ -517,6 +523,32 @@ MODES: list[Mode] = [
         run=lambda job: run_one(job.bench, *job.parsed.runs[0], job.progress),
     ),
 ]
+
+
+def _check_perf(options: BenchOptions) -> None:
+    others = options.compare or options.sweep or options.random_subsets is not None or options.garbage_engine
+    if others or options.misspelled or options.strategies != [None] or options.settings:
+        raise BenchError("--perf measures speed with the default configuration: drop the other bench options")
+    if options.perf_baseline is not None and not (options.perf_baseline / "serpfuse").is_dir():
+        raise BenchError(
+            f"--baseline must be a checkout's src directory (with serpfuse/): {options.perf_baseline}"
+        )
+
+
+def run_perf(options: BenchOptions, progress: ProgressFactory) -> Outcome:
+    from .perf import PerfOutcome, measure
+
+    trees = 2 if options.perf_baseline else 1
+    with progress(options.perf_repeat * trees) as tracker:
+
+        def step(text: str) -> None:
+            tracker.describe(text)
+            tracker.step()
+
+        rows, peak = measure(
+            options.root, repeat=options.perf_repeat, baseline=options.perf_baseline, progress=step
+        )
+    return PerfOutcome(rows, peak)
 
 
 def _check_common(options: BenchOptions, parsed: Parsed) -> None:

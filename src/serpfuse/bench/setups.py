@@ -49,6 +49,9 @@ class BenchOptions:
     seed: int | None = None  # --random-subsets
     misspelled: bool = False  # crw56
     garbage_engine: str | None = None  # crw56 engine name or mq2008 ranker (rN or N)
+    perf: bool = False  # issue 12's performance table instead of ranking quality
+    perf_baseline: Path | None = None  # --perf: another checkout's src directory, measured beside this one
+    perf_repeat: int = 3  # --perf: repetitions of every probe
 
 
 def data_root(data: Path | None) -> Path:

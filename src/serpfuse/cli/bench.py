@@ -178,6 +178,16 @@ def register(app: typer.Typer) -> None:
         data: Annotated[
             Path | None, typer.Option("--data", help=f"data directory (default ${DATA_ENV})")
         ] = None,
+        perf: Annotated[
+            bool, typer.Option("--perf", help="speed instead of quality: issue 12's table, measured now")
+        ] = False,
+        perf_baseline: Annotated[
+            Path | None,
+            typer.Option(
+                "--baseline", help="--perf: another checkout's src directory, measured beside this one"
+            ),
+        ] = None,
+        perf_repeat: Annotated[int, typer.Option("--repeat", min=1, help="--perf: repetitions")] = 3,
     ) -> None:
         """Measure ranking quality on a judged corpus: overall, per group, per engine, worst queries."""
         if as_json and as_markdown:
@@ -202,6 +212,9 @@ def register(app: typer.Typer) -> None:
                 seed=seed,
                 misspelled=misspelled,
                 garbage_engine=garbage_engine,
+                perf=perf,
+                perf_baseline=perf_baseline,
+                perf_repeat=perf_repeat,
             )
             outcome = run(options, lambda total: Progress(total, output == "table"))
         except BenchError as exc:
