@@ -10,7 +10,7 @@ PREFIX ?= $(HOME)/.local
 SERPFUSE_DATA ?= ../shared/data
 export SERPFUSE_DATA
 
-.PHONY: setup test lint search bench install screenshots clean
+.PHONY: setup test lint search bench bench-perf install screenshots clean
 
 $(BIN)/pip:
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,10 @@ search: $(RUN_STAMP)
 
 bench: $(RUN_STAMP)
 	$(BIN)/serpfuse bench $(ARGS)
+
+# Issue 12's performance table, measured now (minutes); ARGS="--baseline ../other/src --markdown" adds before/after.
+bench-perf: $(RUN_STAMP)
+	$(BIN)/serpfuse bench --perf $(ARGS)
 
 install: $(RUN_STAMP)
 	mkdir -p "$(PREFIX)/bin"

@@ -1,0 +1,55 @@
+"""``serpfuse bench --perf``: its parts, never its timings (those are printed by the command, not asserted)."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+
+import pytest
+
+from serpfuse.bench import perf
+from serpfuse.bench.perf_probe import rows_for
+from serpfuse.bench.runner import run
+from serpfuse.bench.setups import BenchError, BenchOptions
+
+
+def test_fake_engines_overlap_like_real_ones():
+    a, b = rows_for("e50", "rust async"), rows_for("e300", "rust async")
+    assert len(a) == len(b) == 10
+    shared = {r["url"] for r in a} & {r["url"] for r in b}
+    assert 0 < len(shared) < 10  # some pages in common, each engine with its own too
+
+
+def test_the_fake_engine_server_answers_after_its_latency_and_stops():
+    engines, port = perf.start_engines(lifetime_s=30)
+    with engines:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/20/e20?q=rust+async", timeout=10) as response:
+            body = json.loads(response.read())
+        assert body["results"] == rows_for("e20", "rust async")
+    assert engines.proc.poll() is not None
+
+
+def test_the_table_shows_before_after_and_their_ratio():
+    rows = [
+        perf.Row("ranking step", "≤ 1", "ms", {"this": [1.0, 2.0, 3.0], "baseline": [4.0, 5.0, 6.0]}),
+        perf.Row("of which candidates / filters / fusion+selection", "", "ms", {"this": [0.5, 0.25, 0.125]}),
+    ]
+    text = perf.markdown(rows, 80.0, command="serpfuse bench --perf", when="today", commit="abc123")
+    assert "| ranking step | ms | 5.000 (min 4.000) | 2.000 (min 1.000) | 0.40 | ≤ 1 |" in text
+    assert "0.50 / 0.25 / 0.12" in text
+    assert "commit abc123" in text and "Peak RSS of any probe process: 80 MB." in text
+
+
+@pytest.mark.parametrize(
+    "options, needle",
+    [
+        ({"strategies": ["rrf"]}, "default configuration"),
+        ({"sweep": True}, "default configuration"),
+        ({"perf_baseline": "nowhere"}, "src directory"),
+    ],
+)
+def test_perf_refuses_what_it_does_not_measure(tmp_path, options, needle):
+    if "perf_baseline" in options:
+        options = {"perf_baseline": tmp_path / options["perf_baseline"]}
+    with pytest.raises(BenchError, match=needle):
+        run(BenchOptions(root=tmp_path, perf=True, **options))
