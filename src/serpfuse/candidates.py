@@ -20,7 +20,9 @@ def _match_share(text: str, query: QueryAnalysis) -> float:
     terms = set(query.terms) | set(query.cjk_tokens)
     if not terms:
         return 0.0
-    tokens = set(words(text)) | set(cjk_bigrams(text))
+    tokens = set(words(text))
+    if query.cjk_tokens:  # the query's terms are ASCII words otherwise: no bigram could match one
+        tokens |= set(cjk_bigrams(text))
     return len(terms & tokens) / len(terms)
 
 

@@ -227,8 +227,16 @@ async def search(
     query = analyze_query(request.query)
     gate = relevance_gate(query, config.filters.cjk_gate_units) if config.filters.cjk_gate else None
     fanout = await fan_out(source, request, query, deadline_s=deadline_s, gate=gate)
-    response = rank_answers(
-        fanout.answers, request, config=config, query=query, now=now, explain=explain, fanout=fanout
+    # Ranking is pure CPU work: in a worker thread, so the loop keeps serving other searches' I/O meanwhile.
+    response = await asyncio.to_thread(
+        rank_answers,
+        fanout.answers,
+        request,
+        config=config,
+        query=query,
+        now=now,
+        explain=explain,
+        fanout=fanout,
     )
     response.took_ms = round((time.perf_counter() - t0) * 1000, 1)
     return response

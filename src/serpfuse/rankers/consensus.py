@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from ..config import ConsensusConfig
 from ..query import QueryAnalysis
 from ..selection import min_score_floor, mmr_select, row_shingles, single_site
-from ..text import fold, has_cjk, words
+from ..text import fold, folded_words, has_cjk, words
 from .base import Candidate, Cut, RankContext, Scored, Selection
 
 SCORE_VERSION = "consensus-v2.1"
@@ -161,7 +161,7 @@ def lexical_match(terms: list[str], title: str, snippet: str) -> float:
         return 0.0
     text = f"{title} {snippet}"
     folded = fold(text)
-    tokens = set(words(text))
+    tokens = set(folded_words(folded))
     hits = 0
     for t in terms:
         if has_cjk(t):
