@@ -2,10 +2,11 @@
 
 uvicorn's supervisor starts the workers (spawned, so each imports serpfuse afresh) and restarts one that dies;
 each builds its app with ``worker_app`` from the serve command's flags, passed in the environment. Shared
-between the workers: the result cache (its SQLite file, or Redis), engine cooldowns and the API's per-client
-rate limit (Redis when configured, else ``sqlite_store``'s state file beside the cache), and each engine's
-minimum interval between requests (that state file: a machine's outbound budget). ``/metrics`` is per worker,
-as with any pre-forked server: each answer counts what the worker that sent it has seen.
+between the workers: the result cache (its SQLite file, or Redis), engine cooldowns (Redis when configured,
+else ``sqlite_store``'s state file beside the cache) and each engine's minimum interval between requests (that
+state file: one outbound queue per machine). Not shared yet: the HTTP API's per-client token bucket, which
+lives in each worker, so N workers let a client through up to N times faster (``sqlite_store.SqliteTokenBuckets``
+is the shared bucket for when the guard takes one). ``/metrics`` is per worker, as with any pre-forked server.
 """
 
 from __future__ import annotations

@@ -222,7 +222,9 @@ def measure(
     worker_counts = workers or sorted({1, 2, cores})
     trees = {"this": THIS_SRC} | ({"baseline": Path(baseline)} if baseline else {})
     rows = {
-        "e2e": Row("search end-to-end ÷ the slowest engine's set latency, p50 (5 engines 50–300 ms)", "≤ 1.03"),
+        "e2e": Row(
+            "search end-to-end ÷ the slowest engine's set latency, p50 (5 engines 50–300 ms)", "≤ 1.03"
+        ),
         "fanout": Row("fan-out alone ÷ the slowest engine's set latency, p50", ""),
         "concurrent": Row(
             "100 concurrent searches, batch time ÷ a bare httpx gather of the same requests", "≤ 1.2"

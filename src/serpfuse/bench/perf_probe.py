@@ -247,8 +247,15 @@ def probe_ranking(args: dict) -> dict:
                 candidates, FilterContext(request=request, query=query, config=config.filters, now=now)
             )
             t2 = time.perf_counter()
+            tiers = {a.engine: a.tier for a in answers}
+            sizes = {a.engine: len(a.rows) for a in answers}
             ctx = RankContext(
-                request=request, query=query, config=config, now=now, engine_tiers={}, engine_list_sizes={}
+                request=request,
+                query=query,
+                config=config,
+                now=now,
+                engine_tiers=tiers,
+                engine_list_sizes=sizes,
             )
             ranker.select(ranker.rank(outcome.kept, ctx), ctx)
             t3 = time.perf_counter()
