@@ -136,7 +136,10 @@ def test_the_pool_teaches_the_spelling_and_a_typo_never_anchors() -> None:
 
 def test_the_pool_teaches_the_lemma_the_stemmer_misses() -> None:
     query = analyze_query("mice in the attic")
-    rows = [RowText.of("How to get rid of a mouse in the attic", "A mouse nest"), RowText.of("Attic", "insulation")]
+    rows = [
+        RowText.of("How to get rid of a mouse in the attic", "A mouse nest"),
+        RowText.of("Attic", "insulation"),
+    ]
     terms, spelled = learn_spellings(query_terms(query), rows, "en")
     mice = next(t for t in terms if t.text == "mice")
     assert ("mous",) in mice.forms and not spelled  # light_stem("mouse"): the row's form counts
@@ -167,6 +170,21 @@ def test_an_uncorrected_rare_word_nobody_carries_does_not_anchor() -> None:
 )
 def test_echo_titles(title: str, snippet: str, echo: bool) -> None:
     assert (echo_verdict(title, snippet, analyze_query("top restaurants in belgrad")) is not None) is echo
+
+
+def test_a_page_repeating_the_query_in_title_and_snippet_is_an_echo_whatever_the_spelling() -> None:
+    """No pool spelling to learn from (nobody else answered): the repetition alone tells a generated page."""
+    query = analyze_query("best raen in tokyo")
+    snippet = "Results for best raen in tokyo. Find best raen in tokyo and related searches."
+    assert echo_verdict("best raen in tokyo - Search Results", snippet, query) is not None
+    # a real page titled with the query that says it once more is no echo
+    once = "8 of the best raen in tokyo · 1. Fuunji · 2. Afuri"
+    assert echo_verdict("8 of the best raen in tokyo - Lonely Planet", once, query) is None
+    # nor a two-word query, whose phrase recurs naturally
+    assert (
+        echo_verdict("Java island", "Java island is ... Java island has", analyze_query("java island"))
+        is None
+    )
 
 
 def test_a_page_repeating_a_corrected_misspelling_is_an_echo() -> None:
@@ -232,7 +250,9 @@ def test_the_demotion_can_be_switched_off() -> None:
         "signs of professional burnout", answers, filters={"anchor_demotion": 1}, agree={"content_power": 0}
     )
     urls = [r.url for r in off.results]
-    assert urls.index(SIGNS[0][0]) < urls.index(BURNOUT[2][0])  # bing's first row, as plain consensus ranks it
+    assert urls.index(SIGNS[0][0]) < urls.index(
+        BURNOUT[2][0]
+    )  # bing's first row, as plain consensus ranks it
     assert all("lacks" not in r.reason for r in off.results)
 
 

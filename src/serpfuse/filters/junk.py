@@ -108,6 +108,13 @@ def _shop_homepage(title: str, url: str, host: str, query: QueryAnalysis | None)
     return f"shop front page ('{hit}' on {host or 'the site root'})"
 
 
+# A page titled with the query as typed whose snippet repeats it this many times more was generated from the
+# query (a results page, a tag page, an "everything about X" farm); queries of this many words or more only,
+# as a short phrase ("java island") recurs naturally in a page about it.
+ECHO_REPEATS = 2
+ECHO_MIN_WORDS = 3
+
+
 @lru_cache(maxsize=64)
 def typed_words(query: QueryAnalysis) -> list[str]:
     """The query's words as typed (folded), once per query rather than once per row."""
@@ -129,9 +136,10 @@ def echo_verdict(
 ) -> str | None:
     """Why a row is a page generated from the query rather than about it, or None.
 
-    Two signs, whatever the query's spelling: its title is the query's words in order plus only words like
-    "ideas" or "answers" (an ideas board, a Q&A farm), or it repeats, with the query's other key words, a
-    misspelling that the engines' rows corrected (``spelled``: typed word -> the pool's spelling).
+    Three signs, whatever the query's spelling: its title is the query's words in order plus only words like
+    "ideas" or "answers" (an ideas board, a Q&A farm); its title holds the query as typed and its snippet
+    repeats it ECHO_REPEATS times more; or it repeats, with the query's other key words, a misspelling that
+    the engines' rows corrected (``spelled``: typed word -> the pool's spelling).
     """
     if query is None:
         return None
@@ -139,6 +147,13 @@ def echo_verdict(
     folded = fold(title)
     if not all(w in folded for w in typed):  # the quick test: most titles lack some query word
         return _typo_echo(typed, query, row_words, spelled)
+    phrase = " ".join(typed)
+    if (
+        len(typed) >= ECHO_MIN_WORDS
+        and phrase in " ".join(words(title))
+        and " ".join(words(snippet)).count(phrase) >= ECHO_REPEATS
+    ):
+        return f"repeats the query in its title and {ECHO_REPEATS}+ times in its snippet"
     echo_words = junk_rules().echo_title_words
     for tokens in (page_title_words(title), words(title)):  # "<query> Ideas" and "<query> - Answers"
         at = _contains_in_order(tokens, typed)
@@ -162,7 +177,7 @@ def _typo_echo(
 
 
 def junk_verdict(
-    title: str, url: str, host: str = "", query: QueryAnalysis | None = None
+    title: str, url: str, host: str = "", query: QueryAnalysis | None = None, snippet: str = ""
 ) -> JunkVerdict | None:
     """Why a raw row is junk (rule name and one-line reason), or None when it is not."""
     host = host or host_of(url)
@@ -175,7 +190,7 @@ def junk_verdict(
         return JunkVerdict("asset-url", reason)
     if reason := _shop_homepage(title, url, host, query):
         return JunkVerdict("shop-homepage", reason)
-    if reason := echo_verdict(title, "", query):
+    if reason := echo_verdict(title, snippet, query):
         return JunkVerdict("echo", reason)
     listed = host_category(host, junk_hosts())
     if listed and not (definition_query and listed[1] == "dictionary"):
@@ -192,7 +207,7 @@ class JunkFilter:
     name = "junk"
 
     def check(self, candidate: Candidate, ctx: FilterContext) -> str | None:
-        verdict = junk_verdict(candidate.title, candidate.url, candidate.host, ctx.query)
+        verdict = junk_verdict(candidate.title, candidate.url, candidate.host, ctx.query, candidate.snippet)
         return verdict.reason if verdict else None
 
 

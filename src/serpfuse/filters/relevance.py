@@ -456,7 +456,9 @@ def learn_spellings(
     spelled: dict[str, str] = {}
     for term in terms:
         word = term.text
-        own = row_count(rows, term.forms) if not term.weak and len(word) >= 4 and word.isalpha() else len(rows)
+        own = (
+            row_count(rows, term.forms) if not term.weak and len(word) >= 4 and word.isalpha() else len(rows)
+        )
         if 2 * own > len(rows):  # most rows have the word as typed: nothing to learn
             out.append(term)
             continue
