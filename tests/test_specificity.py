@@ -175,11 +175,11 @@ def test_echo_titles(title: str, snippet: str, echo: bool) -> None:
 def test_a_page_repeating_the_query_in_title_and_snippet_is_an_echo_whatever_the_spelling() -> None:
     """No pool spelling to learn from (nobody else answered): the repetition alone tells a generated page."""
     query = analyze_query("best raen in tokyo")
-    snippet = "Results for best raen in tokyo. Find best raen in tokyo and related searches."
+    snippet = "Results for best raen in tokyo. Find best raen in tokyo and best raen in tokyo searches."
     assert echo_verdict("best raen in tokyo - Search Results", snippet, query) is not None
-    # a real page titled with the query that says it once more is no echo
-    once = "8 of the best raen in tokyo · 1. Fuunji · 2. Afuri"
-    assert echo_verdict("8 of the best raen in tokyo - Lonely Planet", once, query) is None
+    # a real listicle titled with the query that says it twice is no echo
+    twice = "The best raen in tokyo ... Fuunji is one of the best raen in tokyo."
+    assert echo_verdict("8 of the best raen in tokyo - Lonely Planet", twice, query) is None
     # nor a two-word query, whose phrase recurs naturally
     assert (
         echo_verdict("Java island", "Java island is ... Java island has", analyze_query("java island"))

@@ -108,10 +108,11 @@ def _shop_homepage(title: str, url: str, host: str, query: QueryAnalysis | None)
     return f"shop front page ('{hit}' on {host or 'the site root'})"
 
 
-# A page titled with the query as typed whose snippet repeats it this many times more was generated from the
-# query (a results page, a tag page, an "everything about X" farm); queries of this many words or more only,
-# as a short phrase ("java island") recurs naturally in a page about it.
-ECHO_REPEATS = 2
+# A page titled with the query as typed whose snippet says it this many times was generated from the query
+# (a results page, a tag page, an "everything about X" farm): real listicles say it once or twice ("the best
+# rooftop bars in Singapore ... one of the best rooftop bars in Singapore"). Queries of this many words or
+# more only, as a short phrase ("java island") recurs naturally in a page about it.
+ECHO_REPEATS = 3
 ECHO_MIN_WORDS = 3
 
 
@@ -119,6 +120,11 @@ ECHO_MIN_WORDS = 3
 def typed_words(query: QueryAnalysis) -> list[str]:
     """The query's words as typed (folded), once per query rather than once per row."""
     return words(query.text)
+
+
+def _occurrences(tokens: list[str], phrase: list[str]) -> int:
+    n = len(phrase)
+    return sum(tokens[i : i + n] == phrase for i in range(len(tokens) - n + 1)) if n else 0
 
 
 def _contains_in_order(tokens: list[str], phrase: list[str]) -> int:
@@ -138,7 +144,7 @@ def echo_verdict(
 
     Three signs, whatever the query's spelling: its title is the query's words in order plus only words like
     "ideas" or "answers" (an ideas board, a Q&A farm); its title holds the query as typed and its snippet
-    repeats it ECHO_REPEATS times more; or it repeats, with the query's other key words, a misspelling that
+    says it ECHO_REPEATS times; or it repeats, with the query's other key words, a misspelling that
     the engines' rows corrected (``spelled``: typed word -> the pool's spelling).
     """
     if query is None:
@@ -147,13 +153,13 @@ def echo_verdict(
     folded = fold(title)
     if not all(w in folded for w in typed):  # the quick test: most titles lack some query word
         return _typo_echo(typed, query, row_words, spelled)
-    phrase = " ".join(typed)
+    # whole words: "restaurants in belgrad" is not in "... restaurants in belgrade"
     if (
         len(typed) >= ECHO_MIN_WORDS
-        and phrase in " ".join(words(title))
-        and " ".join(words(snippet)).count(phrase) >= ECHO_REPEATS
+        and _contains_in_order(words(title), typed) >= 0
+        and _occurrences(words(snippet), typed) >= ECHO_REPEATS
     ):
-        return f"repeats the query in its title and {ECHO_REPEATS}+ times in its snippet"
+        return f"repeats the query in its title and {ECHO_REPEATS} times or more in its snippet"
     echo_words = junk_rules().echo_title_words
     for tokens in (page_title_words(title), words(title)):  # "<query> Ideas" and "<query> - Answers"
         at = _contains_in_order(tokens, typed)
