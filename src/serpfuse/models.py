@@ -13,7 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from pydantic.alias_generators import to_camel
 
 TimeRange = Literal["day", "week", "month", "year"]
-EngineStatus = Literal["ok", "empty", "error", "timeout", "rate-limited", "challenge", "skipped"]
+EngineStatus = Literal[
+    "ok", "empty", "error", "timeout", "parse-timeout", "rate-limited", "challenge", "skipped"
+]
 DateStatus = Literal["known", "unknown", "conflicting"]
 # The statuses of an engine that answered (with rows or without): everything else is a failure or a skip.
 ANSWERED: frozenset[str] = frozenset({"ok", "empty"})

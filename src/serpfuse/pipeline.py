@@ -30,7 +30,7 @@ from .rankers.base import Candidate, Cut, RankContext, Scored, demote
 from .sources.base import Source
 
 # How an engine's several answers (one per query variant) sum up: the best status wins.
-_STATUS_ORDER = ["ok", "empty", "rate-limited", "challenge", "timeout", "error", "skipped"]
+_STATUS_ORDER = ["ok", "empty", "rate-limited", "challenge", "timeout", "parse-timeout", "error", "skipped"]
 
 
 def engine_reports(answers: list[EngineAnswer]) -> list[EngineReport]:

@@ -35,7 +35,7 @@ from urllib.parse import urlsplit
 import httpx2
 
 from . import __version__ as _version
-from .engines.base import EngineError, EngineTimeout, ParseFailure, RequestSpec
+from .engines.base import EngineError, EngineTimeout, InvalidRequest, ParseFailure, RequestSpec
 from .urls import registrable_domain
 
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
@@ -352,7 +352,7 @@ class Transport:
         except httpx2.HTTPError as exc:
             failure = _map_httpx_error(exc, host)
         except (httpx2.InvalidURL, httpx2.UnsupportedProtocol, ValueError) as exc:
-            failure = EngineError(f"invalid request: {type(exc).__name__} ({host})")
+            failure = InvalidRequest(f"invalid request: {type(exc).__name__} ({host})")
         except EngineError:
             raise
         except Exception as exc:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import datetime as dt
 import email.utils
 import html
+import itertools
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -46,6 +47,7 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 from ..models import EngineRow
 from ..text import clean_text
 from ..urls import unwrap_redirect
+from .bounds import MAX_ITEMS, MAX_SNIPPET_CHARS, MAX_TITLE_CHARS, MAX_URL_CHARS, markup_problem
 
 Tier = Literal["primary", "fallback"]
 Region = Literal["cjk", "global", "both"]
@@ -54,13 +56,15 @@ Kind = Literal["html", "json", "mcp"]
 # "api": a JSON/MCP endpoint, asked by an honest library client (httpx2).
 TransportKind = Literal["browser", "api"]
 TimeRange = Literal["day", "week", "month", "year"]
-ErrorStatus = Literal["error", "rate-limited", "challenge", "timeout"]
+ErrorStatus = Literal["error", "rate-limited", "challenge", "timeout", "parse-timeout"]
 
 # Default cooldowns (seconds), issue 3's ladder; plain errors back off in the transport (5 s x failures).
 RATE_LIMIT_COOLDOWN_S = 180.0
 ACCESS_DENIED_COOLDOWN_S = 180.0
 CHALLENGE_COOLDOWN_S = 3600.0  # an engine's INFO.challenge_cooldown_s replaces it (cooldown.fit_to_engine)
 FIREWALL_COOLDOWN_S = 86400.0  # Cloudflare 1020: a firewall rule, not a passing mood
+PARSE_OVERRUN_COOLDOWN_S = 300.0  # a page too costly to read: give the engine time to serve another
+MIN_RETRY_AFTER_S = 10.0  # "Retry-After: 0" still means "you were too fast": never retry at once
 
 
 @dataclass(frozen=True)
@@ -202,9 +206,8 @@ class RateLimited(EngineError):
 
     def __init__(self, message: str | None = None, *, retry_after_s: float | None = None) -> None:
         self.retry_after_s = retry_after_s
-        super().__init__(
-            message, cooldown_s=retry_after_s if retry_after_s is not None else RATE_LIMIT_COOLDOWN_S
-        )
+        cooldown_s = RATE_LIMIT_COOLDOWN_S if retry_after_s is None else max(MIN_RETRY_AFTER_S, retry_after_s)
+        super().__init__(message, cooldown_s=cooldown_s)
 
 
 class AccessDenied(EngineError):
@@ -229,6 +232,24 @@ class ParseFailure(EngineError):
 class EngineTimeout(EngineError):
     status: ErrorStatus = "timeout"
     default_message = "timed out"
+
+
+class InvalidRequest(EngineError):
+    """The request built from the caller's input cannot be sent (say, a region no host name can hold): the
+    caller's mistake, so it never counts against the engine."""
+
+    default_message = "invalid request"
+
+
+class ParseOverrun(EngineError):
+    """The engine's answer took longer to parse than its CPU budget: abandoned, and the engine cools down
+    (a page that costs seconds to read will cost them again on the next search)."""
+
+    status: ErrorStatus = "parse-timeout"
+    default_message = "parsing the answer took too long; abandoned"
+
+    def __init__(self, message: str | None = None, *, cooldown_s: float | None = PARSE_OVERRUN_COOLDOWN_S):
+        super().__init__(message, cooldown_s=cooldown_s)
 
 
 # --- the central status mapper -----------------------------------------------------------------------------
@@ -328,7 +349,7 @@ def squash(text: Any) -> str:
 
 def web_url(raw: Any) -> str | None:
     """The unwrapped target when ``raw`` is an absolute http(s) URL, else None (a malformed row)."""
-    if not isinstance(raw, str) or not raw.strip():
+    if not isinstance(raw, str) or not raw.strip() or len(raw) > MAX_URL_CHARS:
         return None
     # No entity decoding: HTML parsers already decode attributes, and "&copy=2" in a JSON URL is a parameter.
     url = unwrap_redirect(raw.strip())
@@ -380,8 +401,20 @@ def make_row(
         return None
     text = clean if markup else squash
     return EngineRow(
-        engine=engine, rank=rank, url=target, title=text(title), snippet=text(snippet), published=published
+        engine=engine,
+        rank=rank,
+        url=target,
+        title=_bounded(text, title, MAX_TITLE_CHARS),
+        snippet=_bounded(text, snippet, MAX_SNIPPET_CHARS),
+        published=published,
     )
+
+
+def _bounded(text: Callable[[Any], str], value: Any, limit: int) -> str:
+    """``text(value)`` cut to ``limit`` characters; markup is cut before cleaning so its cost stays bounded."""
+    if isinstance(value, str) and len(value) > 4 * limit:
+        value = value[: 4 * limit]
+    return text(value)[:limit]
 
 
 # What an engine reads from one result (a JSON object, an HTML node): (url, title, snippet, published); None
@@ -393,10 +426,11 @@ def rows_from_items(
     engine: str, items: Iterable[Any], pick: Callable[[Any], Picked | None], *, markup: bool = True
 ) -> list[EngineRow]:
     """The rows of an engine's results, in order: the one loop every parser ends in. Ranks are positions in
-    ``items``, counted before results without a usable row (``pick`` gives None, no usable URL) are dropped,
-    so a bad result never promotes the ones below it. ``markup`` as in ``make_row``."""
+        ``items``, counted before results without a usable row (``pick`` gives None, no usable URL) are dropped,
+        so a bad result never promotes the ones below it. Only the first ``MAX_ITEMS`` results are read: a flood
+    of rows costs nothing. ``markup`` as in ``make_row``."""
     rows: list[EngineRow] = []
-    for rank, item in enumerate(items, start=1):
+    for rank, item in enumerate(itertools.islice(items, MAX_ITEMS), start=1):
         picked = pick(item)
         row = make_row(engine, rank, *picked, markup=markup) if picked is not None else None
         if row is not None:
@@ -559,7 +593,13 @@ def decode_body(body: bytes, headers: Mapping[str, str]) -> str:
 
 
 def html_tree(body: bytes, headers: Mapping[str, str]) -> LexborHTMLParser:
-    return LexborHTMLParser(decode_body(body, headers))
+    """The parsed page; ``ParseFailure`` for markup nested or sized beyond any results page (``bounds``),
+    checked first because building the tree of such a page is superlinear."""
+    text = decode_body(body, headers)
+    problem = markup_problem(text)
+    if problem is not None:
+        raise ParseFailure(problem)
+    return LexborHTMLParser(text)
 
 
 def node_text(node: LexborNode | None) -> str:
@@ -572,7 +612,7 @@ def node_text(node: LexborNode | None) -> str:
 def json_body(body: bytes) -> Any:
     try:
         return json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: nested thousands deep
         raise ParseFailure("response is not JSON") from None
 
 

@@ -8,7 +8,9 @@ SearXNG has already merged its engines' lists. Each result carries ``engines`` (
 (result, underlying engine) named ``searxng:<engine>``, so fusion counts SearXNG's engines as separate voters.
 Which of the other positions belongs to which engine is not recorded, so it is solved for: every engine's
 positions must be distinct across the whole answer (each engine lists a URL at one position). When that
-constraint cannot settle it within a small budget, the leftover pairs follow the listed order.
+constraint cannot settle it within a small budget, the leftover pairs follow the listed order. The budget
+bounds the work before anything is enumerated: a result names at most ``MAX_SIGHTINGS`` engines, offers at
+most ``MAX_PAIRINGS`` pairings (10 engines have 3.6 million), and an answer is read up to ``MAX_ITEMS`` results.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from .base import (
     parse_published,
     split_locale,
 )
+from .bounds import MAX_ITEMS
 
 INFO = EngineInfo(
     name="searxng",
@@ -55,6 +58,8 @@ JSON_DISABLED = (
     " in settings.yml"
 )
 SOLVER_BUDGET = 20_000  # backtracking steps before falling back to the listed order
+MAX_PAIRINGS = 120  # pairings tried per result (all of 5 engines'); the listed order is always the first
+MAX_SIGHTINGS = 32  # engines (and positions) read per result; SearXNG's own merge rarely passes 10
 
 Pairs = tuple[tuple[str, int], ...]
 
@@ -92,6 +97,7 @@ def classify(status: int, headers: Mapping[str, str], body_head: bytes) -> Engin
 
 def _candidates(engine: Any, engines: list[str], positions: list[int]) -> list[Pairs]:
     """Every plausible pairing of one result's engines with its positions, best guess first."""
+    engines, positions = engines[:MAX_SIGHTINGS], positions[:MAX_SIGHTINGS]
     if not engines or not positions:
         return [()]
     if len(set(engines)) == 1:
@@ -105,7 +111,7 @@ def _candidates(engine: Any, engines: list[str], positions: list[int]) -> list[P
         return [head + tuple(zip(rest_engines, rest_positions, strict=False))]
     seen: set[Pairs] = set()
     out: list[Pairs] = []
-    for perm in itertools.permutations(rest_positions):
+    for perm in itertools.islice(itertools.permutations(rest_positions), MAX_PAIRINGS):
         pairs = head + tuple(zip(rest_engines, perm, strict=True))
         key = tuple(sorted(pairs))
         if key not in seen:
@@ -116,10 +122,7 @@ def _candidates(engine: Any, engines: list[str], positions: list[int]) -> list[P
 
 def assign_positions(results: list[dict]) -> list[Pairs]:
     """For each result, its (engine, position) pairs, such that no engine holds one position twice."""
-    options = [
-        _candidates(r.get("engine"), [e for e in r.get("engines") or [] if isinstance(e, str)], _positions(r))
-        for r in results
-    ]
+    options = [_candidates(r.get("engine"), _engines(r), _positions(r)) for r in results]
     order = sorted(range(len(options)), key=lambda i: len(options[i]))  # forced rows first
     chosen: list[Pairs | None] = [None] * len(options)
     used: set[tuple[str, int]] = set()
@@ -150,11 +153,16 @@ def assign_positions(results: list[dict]) -> list[Pairs]:
     return [opts[0] for opts in options]
 
 
+def _engines(result: dict) -> list[str]:
+    raw = result.get("engines")
+    return [e for e in raw[:MAX_SIGHTINGS] if isinstance(e, str)] if isinstance(raw, list) else []
+
+
 def _positions(result: dict) -> list[int]:
     raw = result.get("positions")
     if not isinstance(raw, list):
         return []
-    return [p for p in raw if isinstance(p, int) and not isinstance(p, bool) and p >= 1]
+    return [p for p in raw[:MAX_SIGHTINGS] if isinstance(p, int) and not isinstance(p, bool) and p >= 1]
 
 
 def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) -> list[EngineRow]:
@@ -165,7 +173,7 @@ def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) 
     results = data.get("results") if isinstance(data, dict) else None
     if not isinstance(results, list):
         raise ParseFailure("SearXNG: no result list in the response")
-    usable = [r for r in results if isinstance(r, dict)]
+    usable = [r for r in results[:MAX_ITEMS] if isinstance(r, dict)]
     rows: list[EngineRow] = []
     for result, pairs in zip(usable, assign_positions(usable), strict=True):
         published = parse_published(result.get("publishedDate"))

@@ -41,7 +41,7 @@ INFO = EngineInfo(
 API_PATH = "/w/api.php"
 DEFAULT_LANGUAGE = "en"
 # The language becomes part of a host name: accept wiki codes only ("en", "zh", "zh-yue", "simple").
-LANGUAGE_CODE = re.compile(r"^[a-z]{2,3}(-[a-z]{2,8})?$|^simple$")
+LANGUAGE_CODE = re.compile(r"[a-z]{2,3}(-[a-z]{2,8})?|simple")  # used with fullmatch: "$" passes "en\n"
 TITLE_SAFE = "/:(),_-.~!*'"  # kept as-is in article paths, like Wikipedia's own links
 KANA = re.compile(r"[\u3040-\u30ff]")
 HANGUL = re.compile(r"[\uac00-\ud7af]")
@@ -49,7 +49,7 @@ HANGUL = re.compile(r"[\uac00-\ud7af]")
 
 def language_of(q: EngineQuery) -> str:
     _, lang = split_locale(q.region if q.language else None, q.language)
-    if lang and LANGUAGE_CODE.match(lang):
+    if lang and LANGUAGE_CODE.fullmatch(lang):
         return lang
     if KANA.search(q.text):
         return "ja"

@@ -13,12 +13,17 @@ credentials).
 from __future__ import annotations
 
 import asyncio
+import functools
+import html
 import logging
 import os
 import time
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from types import ModuleType
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 from ..cooldown import CooldownState, CooldownStore, InMemoryCooldownStore, fit_to_engine
 from ..engines import ENGINES, classifier, get_engine, has_preflight
@@ -27,9 +32,12 @@ from ..engines.base import (
     EngineError,
     EngineQuery,
     EngineTimeout,
+    InvalidRequest,
     ParseFailure,
+    ParseOverrun,
     QueryNotServed,
     RateLimited,
+    decode_body,
 )
 from ..models import EngineAnswer, EngineRow, SearchRequest
 from ..ratelimit import QueueTooLong, RateLimiter
@@ -45,6 +53,12 @@ ResponseHook = Callable[[str, str, HttpResponse], None]
 PROXY_ENV = "SERPFUSE_PROXY"
 IMPERSONATE_ENV = "SERPFUSE_IMPERSONATE"
 ROWS_WANTED = 10  # rows asked of each engine: fusion needs more candidates than the ~8 it returns
+PARSE_BUDGET_S = 2.0  # CPU time one answer may cost to parse; bounded inputs (engines.bounds) need < 0.3 s
+
+# Parsing runs here, off the event loop, so a costly page never stalls other searches or /healthz (lexbor
+# and json release or share the GIL). Two threads: the machine's cores, and an abandoned parse (its budget
+# spent) finishes by itself within the bounds' worst case while the other thread carries on.
+_PARSERS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="serpfuse-parse")
 
 
 def _modules_of(engines: Iterable[str | ModuleType] | None) -> dict[str, ModuleType]:
@@ -259,6 +273,10 @@ class LiveSource:
             return answer("skipped", reason="the engine cannot serve this query")
         except QueryNotServed as exc:
             return answer("skipped", reason=str(exc))
+        except InvalidRequest as exc:
+            # Built from the caller's input (a region no host name can hold...): the caller's mistake, so
+            # the engine is not cooled down for it, here or, through a shared store, for anyone else.
+            return answer("skipped", reason=self.keys.mask(exc.message))
         except TimeoutError:
             error = EngineTimeout(f"no answer within {timeout_s:g} s")
         except EngineError as exc:
@@ -276,7 +294,10 @@ class LiveSource:
 
         await self.cooldowns.record_success(engine)
         self._cooling.pop(engine, None)
-        rows = [self._safe_row(row, variant) for row in rows]
+        rows = [
+            self._safe_row(row, variant)
+            for row in cap_rows(rows, self._query(module, variant, request).limit)
+        ]
         return answer("ok" if rows else "empty", rows=rows)
 
     async def _call(
@@ -304,14 +325,20 @@ class LiveSource:
                 0.001, deadline - time.monotonic()
             )  # the second request gets what is left
         else:
-            spec = module.build_request(q)
+            try:
+                spec = module.build_request(q)
+            except QueryNotServed:
+                raise
+            except Exception as exc:  # built from the caller's text and options only
+                raise InvalidRequest(f"invalid request: {type(exc).__name__}") from None
         if spec is None:
             raise NothingToSend()
         response = await self.transport.send(spec, **options)
         if hook is not None:
             hook(info.name, variant, response)
         self._raise_for_status(module, response)
-        return list(module.parse(response.status, response.headers, response.body, q))
+        parse = functools.partial(parse_answer, module, response, q)
+        return await parse_off_loop(parse, min(PARSE_BUDGET_S, deadline - time.monotonic() - 0.01))
 
     async def _preflight(
         self, module: ModuleType, variant: str, q: EngineQuery, options: dict[str, Any]
@@ -349,3 +376,46 @@ class LiveSource:
 
 class NothingToSend(Exception):
     """``build_request`` returned None: the engine cannot express this query (SearXNG's ``url = None``)."""
+
+
+def parse_answer(module: ModuleType, response: HttpResponse, q: EngineQuery) -> list[EngineRow]:
+    """The engine's rows; ``ParseFailure`` for an HTML page with no rows that does not even mention the
+    query: every engine's genuine "no results" page echoes it (title, search box), garbage does not, and
+    garbage must cool the engine down instead of passing for "empty" on every search."""
+    rows = list(module.parse(response.status, response.headers, response.body, q))
+    if not rows and module.INFO.kind == "html" and not mentions(response, q.text):
+        raise ParseFailure("no rows, and the page does not mention the query: not a results page")
+    return rows
+
+
+def mentions(response: HttpResponse, query: str) -> bool:
+    """Whether the page holds the query: every word in its text, or the whole query URL-encoded."""
+    page = html.unescape(decode_body(response.body, response.headers)).casefold()
+    words = query.casefold().split()
+    return all(w in page for w in words) or any(
+        form.casefold() in page for form in (quote(query), quote_plus(query))
+    )
+
+
+async def parse_off_loop(parse: Callable[[], Iterable[EngineRow]], budget_s: float) -> list[EngineRow]:
+    """``parse()`` in a parser thread; ``ParseOverrun`` when it is not done within ``budget_s``. The thread is
+    abandoned, not stopped (Python cannot stop one): the input bounds keep what it has left to do short."""
+    loop = asyncio.get_running_loop()
+    future = loop.run_in_executor(_PARSERS, lambda: list(parse()))
+    try:
+        async with asyncio.timeout(max(0.0, budget_s)):
+            return await future
+    except TimeoutError:
+        raise ParseOverrun(f"parsing the answer took over {max(0.0, budget_s):.2g} s; abandoned") from None
+
+
+def cap_rows(rows: list[EngineRow], limit: int) -> list[EngineRow]:
+    """At most ``limit`` rows per engine name, by the engine's own rank (SearXNG's one answer holds several
+    engines' lists): an engine that floods its answer gets no more say than one that answers as asked."""
+    kept: dict[str, int] = defaultdict(int)
+    out = []
+    for row in sorted(rows, key=lambda r: (r.engine, r.rank)):
+        if kept[row.engine] < limit:
+            kept[row.engine] += 1
+            out.append(row)
+    return out
