@@ -58,7 +58,7 @@ def test_replay_from_environment(replay):
         (["search", BELGRAD, "--limit", "21"], "limit"),
         (["search", BELGRAD, "--strategy", "magic"], "unknown strategy 'magic'"),
         (["search", BELGRAD, "--engine", "nosuch"], "unknown engine 'nosuch'"),
-        (["search", "not recorded at all"], "not in the replay file"),
+        (["search", "not recorded at all"], "not in the recording"),
         (["search", BELGRAD, "--from", "2026-13-01"], "bad date"),
         (["search", BELGRAD, "--time-range", "week", "--from", "2026-01-01"], "cannot be combined"),
     ],

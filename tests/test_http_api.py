@@ -205,7 +205,7 @@ def test_tavily_rejects_time_range_with_dates_like_tavily(api: ServeProcess):
         ("POST", "/v1/search", ["not", "an", "object"], 400, "JSON object"),
         ("GET", "/v1/search?q=" + "x" * 600, None, 400, "limit is 500"),
         ("GET", "/search?q=&format=json", None, 400, "query is empty"),
-        ("GET", "/v1/search?q=not+in+the+recording", None, 404, "not in the replay file"),
+        ("GET", "/v1/search?q=not+in+the+recording", None, 404, "not in the recording"),
         ("GET", "/nowhere", None, 404, "Not Found"),
         ("DELETE", "/v1/search", None, 405, "Method Not Allowed"),
     ],

@@ -131,7 +131,7 @@ async def test_explain_search_lists_every_candidate_and_why_cut_rows_were_cut(se
         ({"query": QUERY, "time_range": "week", "date_from": "2025-01-01"}, "time_range cannot be combined"),
         ({"query": QUERY, "date_from": "2025-13-01"}, "date_from"),
         ({"query": QUERY, "limit": 99}, "limit"),
-        ({"query": "a query nobody recorded"}, "not in the replay file"),
+        ({"query": "a query nobody recorded"}, "not in the recording"),
     ],
 )
 async def test_bad_input_is_a_one_line_tool_error(service, arguments, needle):

@@ -94,7 +94,7 @@ def test_deterministic(crw56):
 
 
 def test_query_absent_from_recording_is_an_error(crw56):
-    with pytest.raises(ReplayError, match="not in the replay file"):
+    with pytest.raises(ReplayError, match="not in the recording"):
         search("a query nobody recorded", source=crw56)
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import hmac
-import json
 import logging
 import math
 import socket
@@ -39,13 +38,15 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .fanout import UnknownEngine
 from .metrics import CONTENT_TYPE
-from .models import ANSWERED, MAX_LIMIT, FusedResult, SearchRequest, SearchResponse
+from .models import ANSWERED, MAX_LIMIT, MAX_QUERY_CHARS, FusedResult, SearchRequest, SearchResponse
 from .page import Page
 from .rankers import UnknownStrategy
+from .ratelimit import Buckets, buckets
 from .service import QueryTooLong, SearchService
 from .settings import Settings, validation_message
 from .sources.base import SourceError
 from .sources.replay import ReplayError
+from .validation import LOCALE_MAX_CHARS, InputError, bounded_int, parse_json_object, reject_unknown_keys
 
 log = logging.getLogger(__name__)
 
@@ -90,37 +91,6 @@ def error_response(
 # --- the guard: token, rate limit, body size, metrics -------------------------------------------------------
 
 
-class TokenBuckets:
-    """One token bucket per client: ``burst`` requests at once, refilled at ``rate_per_s``."""
-
-    MAX_CLIENTS = 10_000
-
-    def __init__(self, rate_per_s: float, burst: int, *, clock: Clock = time.monotonic) -> None:
-        self.rate = rate_per_s
-        self.burst = float(burst)
-        self._clock = clock
-        self._buckets: dict[str, tuple[float, float]] = {}  # client -> (tokens, last refill)
-
-    def take(self, client: str) -> float:
-        """0 when the request may pass (a token is spent), else the seconds until a token is due."""
-        now = self._clock()
-        tokens, last = self._buckets.get(client, (self.burst, now))
-        tokens = min(self.burst, tokens + (now - last) * self.rate)
-        if tokens >= 1.0:
-            self._buckets[client] = (tokens - 1.0, now)
-            if len(self._buckets) > self.MAX_CLIENTS:
-                self._forget_full(now)
-            return 0.0
-        self._buckets[client] = (tokens, now)
-        return (1.0 - tokens) / self.rate
-
-    def _forget_full(self, now: float) -> None:
-        # A bucket that has refilled is the same as no bucket: drop those to bound memory.
-        for client, (tokens, last) in list(self._buckets.items()):
-            if tokens + (now - last) * self.rate >= self.burst:
-                del self._buckets[client]
-
-
 def _header(scope: Scope, name: bytes) -> str | None:
     """The first value of a request header (ASGI names are lower-case bytes)."""
     return next((v.decode("latin-1") for n, v in scope.get("headers", []) if n == name), None)
@@ -143,7 +113,12 @@ def _content_length(scope: Scope) -> int | None:
 
 
 class Guard:
-    """ASGI middleware in front of every route."""
+    """ASGI middleware in front of every route.
+
+    A wrong token spends from the caller's address bucket before the 401, so guessing tokens is rate limited
+    like anything else (even where requests are not: the MCP endpoint). The body limit holds for every body,
+    chunked or form, because it is counted as the body is received, not read from Content-Length.
+    """
 
     def __init__(
         self,
@@ -151,9 +126,9 @@ class Guard:
         *,
         settings: Settings,
         metrics: Any,
-        clock: Clock = time.monotonic,
         limit_rate: bool = True,
         routes: dict[str, str] | None = None,
+        client_buckets: Buckets | None = None,
     ) -> None:
         self.app = app
         self.limit_rate = limit_rate
@@ -161,8 +136,8 @@ class Guard:
         self.token = settings.token()
         self.max_body = settings.max_body_bytes
         self.metrics = metrics
-        self.buckets = TokenBuckets(
-            settings.rate_limit_per_min / 60.0, settings.rate_limit_burst, clock=clock
+        self.buckets = client_buckets or buckets(
+            settings.rate_limit_per_min, settings.rate_limit_burst, prefix="client:"
         )
 
     def _client(self, scope: Scope, presented: str | None) -> str:
@@ -171,16 +146,24 @@ class Guard:
         client = scope.get("client")
         return "ip:" + (client[0] if client else "unknown")
 
-    def check(self, scope: Scope, route: str) -> ApiError | None:
+    async def _limited(self, client: str) -> ApiError | None:
+        wait_s = await self.buckets.take(client)
+        if wait_s <= 0:
+            return None
+        retry = max(1, math.ceil(wait_s))
+        return ApiError(429, f"rate limit exceeded; retry in {retry} s", {"Retry-After": str(retry)})
+
+    async def check(self, scope: Scope, route: str) -> ApiError | None:
         presented = _bearer(scope)
         if self.token and route not in OPEN_ROUTES and not _same(presented, self.token):
+            if (limited := await self._limited(self._client(scope, None))) is not None:
+                return limited
             message = "missing or wrong bearer token (send 'Authorization: Bearer <token>')"
             return ApiError(401, message, {"WWW-Authenticate": 'Bearer realm="serpfuse"'})
         if self.limit_rate and route not in UNLIMITED_ROUTES:
-            wait_s = self.buckets.take(self._client(scope, presented if self.token else None))
-            if wait_s > 0:
-                retry = max(1, math.ceil(wait_s))
-                return ApiError(429, f"rate limit exceeded; retry in {retry} s", {"Retry-After": str(retry)})
+            limited = await self._limited(self._client(scope, presented if self.token else None))
+            if limited is not None:
+                return limited
         length = _content_length(scope)
         if length is not None and length > self.max_body:
             return ApiError(413, f"request body is {length} bytes; the limit is {self.max_body}")
@@ -194,18 +177,35 @@ class Guard:
         started = time.perf_counter()
         status = [500]
 
+        started = [False]
+
         async def send_and_note(message: Message) -> None:
             if message["type"] == "http.response.start":
-                status[0] = message["status"]
+                status[0], started[0] = message["status"], True
             await send(message)
 
+        received = [0]
+
+        async def receive_counted() -> Message:
+            message = await receive()
+            if message["type"] == "http.request":
+                received[0] += len(message.get("body", b""))
+                if received[0] > self.max_body:
+                    raise ApiError(413, f"request body is over the limit of {self.max_body} bytes")
+            return message
+
         try:
-            problem = self.check(scope, route)
+            problem = await self.check(scope, route)
             if problem is not None:
                 response = error_response(route, problem.status, problem.message, problem.headers)
                 await response(scope, receive, send_and_note)
             else:
-                await self.app(scope, receive, send_and_note)
+                try:
+                    await self.app(scope, receive_counted, send_and_note)
+                except ApiError as exc:  # the body limit, raised through an app that is not ours (MCP)
+                    if started[0]:
+                        raise
+                    await error_response(route, exc.status, exc.message)(scope, receive, send_and_note)
         finally:
             self.metrics.observe_request(route, status[0], time.perf_counter() - started)
 
@@ -221,16 +221,7 @@ async def read_json_object(request: Request, max_bytes: int) -> dict[str, Any]:
         if size > max_bytes:
             raise ApiError(413, f"request body is over the limit of {max_bytes} bytes")
         chunks.append(chunk)
-    raw = b"".join(chunks)
-    if not raw.strip():
-        raise ApiError(400, "request body is empty; send a JSON object")
-    try:
-        body = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        raise ApiError(400, "request body is not valid JSON") from None
-    if not isinstance(body, dict):
-        raise ApiError(400, "request body must be a JSON object")
-    return body
+    return parse_json_object(b"".join(chunks))  # InputError (a 400) for anything but a plain JSON object
 
 
 def _flag(value: Any) -> bool:
@@ -343,8 +334,24 @@ def tavily_shape(resp: SearchResponse, seconds: float, body: dict[str, Any] | No
     }
 
 
+# Tavily's documented search options: accepted (the ones without a serpfuse meaning are ignored, as a Tavily
+# client sends them by default); any other key is refused by name.
+TAVILY_KEYS = frozenset(
+    {
+        "query", "max_results", "time_range", "start_date", "end_date", "days", "include_domains",
+        "exclude_domains", "search_depth", "topic", "chunks_per_source", "include_answer", "include_raw_content",
+        "include_images", "include_image_descriptions", "include_favicon", "country", "auto_parameters",
+        "api_key", "include_usage", "timeout",
+    }
+)  # fmt: skip
+MAX_TAVILY_DAYS = 36_500  # a century back: anything more is not a date range
+
+
 def tavily_request_fields(body: dict[str, Any]) -> dict[str, Any]:
-    """Tavily's body -> our request fields. Unknown Tavily options are accepted and ignored, as Tavily does."""
+    """Tavily's body -> our request fields. Tavily's own options are accepted; an unknown key is a 400."""
+    reject_unknown_keys(body, TAVILY_KEYS)
+    if not isinstance(body.get("query"), str):
+        raise ApiError(400, "query must be a string")
     time_range = body.get("time_range")
     start, end = body.get("start_date"), body.get("end_date")
     if time_range and (start or end):
@@ -368,8 +375,9 @@ def tavily_request_fields(body: dict[str, Any]) -> dict[str, Any]:
         fields["time_range"] = mapped
     elif start or end:
         fields["date_from"], fields["date_to"] = start or None, end or None
-    elif isinstance(body.get("days"), int) and body["days"] > 0:
-        fields["date_from"] = (dt.date.today() - dt.timedelta(days=body["days"])).isoformat()
+    elif body.get("days") is not None:
+        days = bounded_int(body["days"], "days", 1, MAX_TAVILY_DAYS)
+        fields["date_from"] = (dt.date.today() - dt.timedelta(days=days)).isoformat()
     for name in ("include_domains", "exclude_domains"):
         value = body.get(name)
         if value is not None:
@@ -404,17 +412,40 @@ def openapi_document(settings: Settings) -> dict[str, Any]:
     }  # fmt: skip
     native = {"description": "fused results", "content": {"application/json": {"schema": {"$ref": ref.format(model="SearchResponse")}}}}  # fmt: skip
     json_any = {"description": "ok", "content": {"application/json": {"schema": {"type": "object"}}}}
+    strings = {"type": "array", "items": {"type": "string"}}
+    tavily_schema = {
+        "type": "object",
+        "required": ["query"],
+        "additionalProperties": False,
+        "properties": {
+            **{key: {} for key in sorted(TAVILY_KEYS)},
+            "query": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS},
+            "max_results": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT},
+            "days": {"type": "integer", "minimum": 1, "maximum": MAX_TAVILY_DAYS},
+            "time_range": {"type": "string", "enum": sorted(TAVILY_TIME_RANGES)},
+            "start_date": {"type": "string", "format": "date"},
+            "end_date": {"type": "string", "format": "date"},
+            "include_domains": strings,
+            "exclude_domains": strings,
+        },
+    }
+    # The same bounds the request model enforces, stated where clients and schema-driven tools read them.
+    query = {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS}
+    locale = {"type": "string", "minLength": 2, "maxLength": LOCALE_MAX_CHARS}
+    limit = {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT}
+    time_range = {"type": "string", "enum": ["day", "week", "month", "year"]}
+    date = {"type": "string", "format": "date"}
     params = [
-        q("q", "the query", required=True), q("limit", "1-20", {"type": "integer"}), q("engines", "comma list"),
-        q("include_domains", "comma list"), q("exclude_domains", "comma list"), q("time_range", "day|week|month|year"),
-        q("date_from", "YYYY-MM-DD"), q("date_to", "YYYY-MM-DD"), q("region", "e.g. us"), q("language", "e.g. en"),
-        q("strategy", "ranker"), q("min_score", "drop below", {"type": "number"}),
+        q("q", "the query", query, required=True), q("limit", "1-20", limit), q("engines", "comma list"),
+        q("include_domains", "comma list"), q("exclude_domains", "comma list"), q("time_range", "day|week|month|year", time_range),
+        q("date_from", "YYYY-MM-DD", date), q("date_to", "YYYY-MM-DD", date), q("region", "e.g. us", locale), q("language", "e.g. en", locale),
+        q("strategy", "ranker"), q("min_score", "drop below", {"type": "number", "minimum": 0}),
         q("explain", "list every candidate", {"type": "boolean"}), q("cache", "false bypasses the cache", {"type": "boolean"}),
     ]  # fmt: skip
     return {
         "openapi": "3.1.0",
         "info": {"title": "serpfuse", "version": "1", "description": "Fused web search for LLM agents."},
-        "servers": [{"url": f"http://{settings.host}:{settings.port}"}],
+        "servers": [{"url": f"http://{settings.url_host}:{settings.port}"}],
         "components": {
             "schemas": components,
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
@@ -432,15 +463,16 @@ def openapi_document(settings: Settings) -> dict[str, Any]:
             "/search": {
                 "get": {
                     "summary": "SearXNG-compatible JSON search (without format: the web page)",
-                    "parameters": [q("q", "the query", required=True), q("format", "json; none or html: the page"), q("pageno", "page", {"type": "integer"}),
-                                   q("time_range", "day|week|month|year"), q("language", "e.g. en"), q("engines", "comma list")],
+                    "parameters": [q("q", "the query", query, required=True), q("format", "json; none or html: the page", {"type": "string", "enum": ["json", "html"]}),
+                                   q("pageno", "page", {"type": "integer", "minimum": 1}), q("time_range", "day|week|month|year", time_range),
+                                   q("language", "e.g. en", locale), q("engines", "comma list")],
                     "responses": {"200": json_any, **errors},
                 }
             },
             "/tavily/search": {
                 "post": {
                     "summary": "Tavily-compatible search (api_key ignored; answer is always null)",
-                    "requestBody": {"content": {"application/json": {"schema": {"type": "object", "required": ["query"]}}}},
+                    "requestBody": {"content": {"application/json": {"schema": tavily_schema}}},
                     "responses": {"200": json_any, **errors},
                 }
             },
@@ -450,7 +482,18 @@ def openapi_document(settings: Settings) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def create_app(service: SearchService, *, clock: Clock = time.monotonic) -> ASGIApp:
+# A native POST body: SearchRequest's fields (by name or camelCase alias) and the two flags.
+NATIVE_KEYS = frozenset(
+    [
+        *SearchRequest.model_fields,
+        *(f.alias for f in SearchRequest.model_fields.values() if f.alias),
+        "explain",
+        "cache",
+    ]
+)
+
+
+def create_app(service: SearchService) -> ASGIApp:
     settings = service.settings
     max_body = settings.max_body_bytes
 
@@ -460,6 +503,8 @@ def create_app(service: SearchService, *, clock: Clock = time.monotonic) -> ASGI
                 return await handler(request)
             except ApiError as exc:
                 return error_response(route, exc.status, exc.message, exc.headers)
+            except InputError as exc:
+                return error_response(route, 400, str(exc))
             except ValidationError as exc:
                 return error_response(route, 400, validation_message(exc))
             except (QueryTooLong, UnknownStrategy, UnknownEngine) as exc:
@@ -487,6 +532,7 @@ def create_app(service: SearchService, *, clock: Clock = time.monotonic) -> ASGI
     async def native(request: Request) -> Response:
         if request.method == "POST":
             body = await read_json_object(request, max_body)
+            reject_unknown_keys(body, NATIVE_KEYS)
             explain, use_cache = _flag(body.pop("explain", False)), _flag(body.pop("cache", True))
             fields = body
         else:
@@ -597,7 +643,10 @@ def create_app(service: SearchService, *, clock: Clock = time.monotonic) -> ASGI
         exception_handlers={HTTPException: http_error, Exception: crash},
         lifespan=lifespan,
     )
-    return Guard(app, settings=settings, metrics=service.metrics, clock=clock)
+    client_buckets = buckets(
+        settings.rate_limit_per_min, settings.rate_limit_burst, service.redis, prefix="client:"
+    )
+    return Guard(app, settings=settings, metrics=service.metrics, client_buckets=client_buckets)
 
 
 async def serve(
@@ -611,6 +660,6 @@ async def serve(
     settings = service.settings
     config = uvicorn.Config(
         create_app(service), host=settings.host, port=settings.port, log_level=log_level, lifespan="on",
-        server_header=False, proxy_headers=False,
+        server_header=False, proxy_headers=False, log_config=None, access_log=False,  # logs: serpfuse.logs
     )  # fmt: skip
     await uvicorn.Server(config).serve(sockets=[sock] if sock else None)

@@ -449,8 +449,9 @@ async def run_http(service: SearchService, *, host: str, port: int, log_level: s
         app, settings=service.settings, metrics=service.metrics, limit_rate=False, routes={"/mcp": "mcp"}
     )
     config = uvicorn.Config(
-        guarded, host=host, port=port, log_level=log_level, lifespan="on", server_header=False
-    )
+        guarded, host=host, port=port, log_level=log_level, lifespan="on", server_header=False,
+        log_config=None, access_log=False,  # one masked set-up for every process: serpfuse.logs
+    )  # fmt: skip
     try:
         await uvicorn.Server(config).serve()
     finally:

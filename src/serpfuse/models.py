@@ -12,6 +12,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
+from .validation import LOCALE_MAX_CHARS, check_locale, check_strings
+
 TimeRange = Literal["day", "week", "month", "year"]
 EngineStatus = Literal[
     "ok", "empty", "error", "timeout", "parse-timeout", "rate-limited", "challenge", "skipped"
@@ -39,7 +41,7 @@ def _clean_domain(value: str) -> str:
     d = d.split("/", 1)[0].split(":", 1)[0].strip(".")
     if d.startswith("www."):
         d = d[4:]
-    if not d or " " in d or "." not in d:
+    if not d or "." not in d or any(c.isspace() or not c.isprintable() for c in d):
         raise ValueError(f"not a domain: {value!r}")
     return d
 
@@ -47,7 +49,8 @@ def _clean_domain(value: str) -> str:
 class SearchRequest(Model):
     """One search as asked by a caller (CLI, MCP tool, HTTP API or Python)."""
 
-    query: str
+    # The bounds as schema only: the validator below says "query is empty" better than a length error.
+    query: str = Field(json_schema_extra={"minLength": 1, "maxLength": MAX_QUERY_CHARS})
     limit: int = Field(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT)
     engines: list[str] | None = None
     include_domains: list[str] = Field(default_factory=list)
@@ -55,10 +58,23 @@ class SearchRequest(Model):
     time_range: TimeRange | None = None
     date_from: dt.date | None = None
     date_to: dt.date | None = None
-    region: str | None = None
-    language: str | None = None
+    region: str | None = Field(None, max_length=LOCALE_MAX_CHARS, description="e.g. us, de-DE, us-en")
+    language: str | None = Field(None, max_length=LOCALE_MAX_CHARS, description="e.g. en, zh-CN")
     strategy: str | None = None
-    min_score: float = Field(0.0, ge=0.0)
+    min_score: float = Field(0.0, ge=0.0, allow_inf_nan=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _valid_text(cls, data: object) -> object:
+        # Before anything else reads the input: a lone surrogate cannot be encoded, so every reply (and
+        # the cache key) that carried it would crash.
+        check_strings(data)
+        return data
+
+    @field_validator("region", "language")
+    @classmethod
+    def _locale_ok(cls, v: str | None, info) -> str | None:
+        return check_locale(v, info.field_name)
 
     @field_validator("query")
     @classmethod

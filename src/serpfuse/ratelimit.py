@@ -1,4 +1,7 @@
-"""Per-engine minimum interval between requests: calls queue for their turn instead of earning a 429.
+"""Rate limits: each engine's minimum interval between requests, and token buckets (API callers, engines'
+outbound budgets) kept in this process or, with Redis, shared by every process of a deployment.
+
+Minimum interval: calls queue for their turn instead of earning a 429.
 
 Brave's free plan allows one request per second, and an agent firing parallel tool calls exceeds that at once.
 Each call reserves the next free send slot (last slot + interval) and sleeps until it. Reserving is a plain
@@ -10,8 +13,12 @@ waiting for nothing.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+log = logging.getLogger(__name__)
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]
@@ -56,3 +63,69 @@ class RateLimiter:
         if wait_s > 0:
             await self._sleep(wait_s)
         return wait_s
+
+
+# --- token buckets: callers of the HTTP API, and each engine's outbound budget -----------------------------
+
+
+class Buckets(Protocol):
+    """Token buckets by key. ``take`` spends one token: 0 when the caller may go, else seconds until a token."""
+
+    async def take(self, key: str) -> float: ...
+
+
+class TokenBuckets:
+    """Process-local buckets: ``burst`` requests at once, refilled at ``rate_per_s``."""
+
+    MAX_KEYS = 10_000
+
+    def __init__(self, rate_per_s: float, burst: float, *, clock: Clock = time.monotonic) -> None:
+        self.rate = rate_per_s
+        self.burst = float(burst)
+        self._clock = clock
+        self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, last refill)
+
+    async def take(self, key: str) -> float:
+        now = self._clock()
+        tokens, last = self._buckets.get(key, (self.burst, now))
+        tokens = min(self.burst, tokens + (now - last) * self.rate)
+        if tokens >= 1.0:
+            self._buckets[key] = (tokens - 1.0, now)
+            if len(self._buckets) > self.MAX_KEYS:
+                self._forget_full(now)
+            return 0.0
+        self._buckets[key] = (tokens, now)
+        return (1.0 - tokens) / self.rate
+
+    def _forget_full(self, now: float) -> None:
+        # A bucket that has refilled is the same as no bucket: drop those to bound memory.
+        for key, (tokens, last) in list(self._buckets.items()):
+            if tokens + (now - last) * self.rate >= self.burst:
+                del self._buckets[key]
+
+
+class FailSoftBuckets:
+    """Shared buckets (Redis) that fall back to process-local ones while the store cannot be reached: an
+    outage loosens the limit to one per process, it never fails or blocks a request."""
+
+    def __init__(self, shared: Buckets, local: Buckets) -> None:
+        self.shared = shared
+        self.local = local
+
+    async def take(self, key: str) -> float:
+        try:
+            return await self.shared.take(key)
+        except Exception as exc:
+            log.warning("shared rate limit unreachable, limiting this process alone: %s", type(exc).__name__)
+            return await self.local.take(key)
+
+
+def buckets(per_min: float, burst: float, redis: Any = None, *, prefix: str) -> Buckets:
+    """``per_min`` tokens a minute, at most ``burst`` at once: in Redis under ``prefix`` when a client is
+    given (one limit for every process sharing it), else in this process."""
+    local = TokenBuckets(per_min / 60.0, burst)
+    if redis is None:
+        return local
+    from .redis_store import RedisTokenBuckets
+
+    return FailSoftBuckets(RedisTokenBuckets(redis, per_min / 60.0, burst, prefix=prefix), local)

@@ -96,3 +96,40 @@ def _parse(raw: str | bytes | None) -> CooldownState | None:
         return CooldownState.from_json(json.loads(raw))
     except (ValueError, KeyError, TypeError):
         return None  # unreadable state: treat the engine as healthy rather than crash every search
+
+
+# One atomic refill-and-take per call, on Redis's own clock, so every process (on any host) spends from the
+# same bucket. Returns the wait in seconds as a string (Lua numbers come back as integers otherwise).
+_TAKE = """
+local rate, burst = tonumber(ARGV[1]), tonumber(ARGV[2])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local state = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local tokens = tonumber(state[1]) or burst
+local at = tonumber(state[2]) or now
+tokens = math.min(burst, tokens + math.max(0, now - at) * rate)
+local wait = 0
+if tokens >= 1 then tokens = tokens - 1 else wait = (1 - tokens) / rate end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
+redis.call('EXPIRE', KEYS[1], math.ceil(burst / rate) + 1)
+return tostring(wait)
+"""
+RATELIMIT_PREFIX = "serpfuse:ratelimit:"
+
+
+class RedisTokenBuckets:
+    """``ratelimit.Buckets`` in Redis: one bucket per key for every process pointing at the same server."""
+
+    def __init__(self, client: Any, rate_per_s: float, burst: float, *, prefix: str) -> None:
+        self._redis = client
+        self._script = client.register_script(_TAKE)
+        self.rate = rate_per_s
+        self.burst = float(burst)
+        self._prefix = RATELIMIT_PREFIX + prefix
+
+    def __repr__(self) -> str:
+        return f"RedisTokenBuckets(prefix={self._prefix!r})"
+
+    async def take(self, key: str) -> float:
+        wait = await self._script(keys=[self._prefix + key], args=[repr(self.rate), repr(self.burst)])
+        return float(wait)

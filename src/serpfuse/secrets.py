@@ -5,30 +5,180 @@ the engine declares in ``INFO.key_envs`` (``BRAVE_API_KEY``, ``TAVILY_API_KEY``.
 have), then the keys file: JSON ``{engine: key}`` at ``$SERPFUSE_KEYS_FILE`` or ``<user config dir>/keys.json``.
 The file must not be readable by group or others (mode 0600); an open one is refused, not silently used.
 
-Keys never appear in ``repr``/``str``; ``mask`` scrubs them (and their URL-encoded forms) out of any text
-that might leave the process: reasons, exceptions, log lines, recorded bodies.
+Keys never appear in ``repr``/``str``; ``mask`` scrubs them out of any text that might leave the process:
+reasons, exceptions, log lines, recorded bodies. An echo is caught raw, JSON-escaped (``\\u0061``),
+percent-encoded, as an HTML character reference, and in part: any ``PARTIAL_CHARS`` characters of a key in a
+row are masked (a key minus its last character is still the key). ``Masker`` does the matching;
+``KeyMaskingFilter`` puts it on the logging handlers (``serpfuse.logs``).
 """
 
 from __future__ import annotations
 
+import bisect
 import contextlib
+import html
 import json
 import logging
 import os
+import re
 import stat
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Literal
-from urllib.parse import quote, quote_plus
+from urllib.parse import urlsplit
 
 import platformdirs
 
 from .engines.base import MASK, EngineInfo
 
 KeyStatus = Literal["configured", "missing", "not needed"]
+PARTIAL_CHARS = 12  # this many characters of a secret in a row are masked wherever they appear
+# Settings whose values are secrets, or URLs whose password is one (a SearXNG behind basic auth, a proxy).
+SECRET_ENVS = ("SERPFUSE_API_TOKEN",)
+SECRET_URL_ENVS = (
+    "SERPFUSE_SEARXNG_URL",
+    "SERPFUSE_PROXY",
+    "SERPFUSE_REDIS_URL",
+    "HTTPS_PROXY",
+    "HTTP_PROXY",
+)
 KEYS_FILE_ENV = "SERPFUSE_KEYS_FILE"
 _PRIVATE_MODE = 0o600
+
+
+class Masker:
+    """Finds secrets in text however they were echoed, and replaces each echo with ``***``.
+
+    The text is read as a sequence of characters where a JSON ``\\uXXXX``, a ``%XX`` and an ``&#..;`` escape
+    each count as the one character they stand for; any run of ``PARTIAL_CHARS`` characters (or a whole
+    secret shorter than that) of a secret found in that sequence is masked in the original text, extended
+    to the longest run of the secret there. Secrets are found through their 6-character pieces at every
+    6th offset: any 12-character run of a secret holds one whole, so each piece is one ``str.find`` pass.
+    """
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        self.secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
+        self._anchors: list[tuple[str, str, int]] = []  # (piece, secret, offset of the piece in it)
+        for secret in self.secrets:
+            step = 6 if len(secret) >= PARTIAL_CHARS else len(secret)
+            for offset in range(0, len(secret) - step + 1, step):
+                self._anchors.append((secret[offset : offset + step], secret, offset))
+
+    def __bool__(self) -> bool:
+        return bool(self.secrets)
+
+    def mask(self, text: str) -> str:
+        if not self.secrets or not text:
+            return text
+        plain, spans = _unescaped(text)
+        hits = self._find(plain)
+        if not hits:
+            return text
+        out, pos = [], 0
+        for start, end in hits:  # indexes into plain -> the original text's spans
+            a, b = spans[start][0], spans[end - 1][1]
+            if a < pos:
+                a = pos
+            out.append(text[pos:a])
+            if b > a:
+                out.append(MASK)
+            pos = max(pos, b)
+        out.append(text[pos:])
+        return "".join(out)
+
+    def _find(self, plain: str) -> list[tuple[int, int]]:
+        runs = []
+        for piece, secret, offset in self._anchors:
+            at = plain.find(piece)
+            while at >= 0:
+                start, end = at - offset, at - offset + len(secret)  # where the whole secret would sit
+                lo, hi = at, at + len(piece)
+                while lo > max(0, start) and plain[lo - 1] == secret[lo - start - 1]:
+                    lo -= 1
+                while hi < min(len(plain), end) and plain[hi] == secret[hi - start]:
+                    hi += 1
+                if hi - lo >= min(PARTIAL_CHARS, len(secret)):
+                    runs.append((lo, hi))
+                at = plain.find(piece, at + 1)
+        runs.sort()
+        merged: list[tuple[int, int]] = []
+        for lo, hi in runs:
+            if merged and lo <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
+            else:
+                merged.append((lo, hi))
+        return merged
+
+
+_ESCAPE = re.compile(r"\\u[0-9a-fA-F]{4}|%[0-9a-fA-F]{2}|&#[xX][0-9a-fA-F]{1,6};|&#[0-9]{1,7};|\\/")
+
+
+def _unescaped(text: str) -> tuple[str, _Spans]:
+    """``text`` with JSON, percent and HTML character escapes decoded, and where each character of the result
+    came from in ``text``. Linear, and text without escapes is returned as it is (the common case)."""
+    spans = _Spans()
+    if not _ESCAPE.search(text):
+        return text, spans
+    parts: list[str] = []
+    pos = plain = 0
+    for m in _ESCAPE.finditer(text):
+        token = m.group()
+        if token.startswith("\\u"):
+            char = chr(int(token[2:], 16))
+        elif token.startswith("%"):  # one byte: ASCII only (a key is ASCII; a UTF-8 sequence is left as is)
+            char = chr(int(token[1:], 16)) if int(token[1:], 16) < 0x80 else ""
+        elif token == "\\/":
+            char = "/"
+        else:
+            char = html.unescape(token)
+        if len(char) != 1:
+            continue
+        parts.append(text[pos : m.start()])
+        plain += m.start() - pos
+        spans.add(plain, m.start(), m.end())
+        parts.append(char)
+        plain += 1
+        pos = m.end()
+    parts.append(text[pos:])
+    return "".join(parts), spans
+
+
+class _Spans:
+    """Where character i of the unescaped text came from: an escape's whole span, or one character at the
+    same distance from the escape before it."""
+
+    def __init__(self) -> None:
+        self._plain: list[int] = []  # index in the unescaped text of each decoded escape
+        self._orig: list[tuple[int, int]] = []  # its span in the original text
+
+    def add(self, plain: int, start: int, end: int) -> None:
+        self._plain.append(plain)
+        self._orig.append((start, end))
+
+    def __getitem__(self, i: int) -> tuple[int, int]:
+        k = bisect.bisect_right(self._plain, i) - 1
+        if k < 0:
+            return (i, i + 1)
+        if self._plain[k] == i:
+            return self._orig[k]
+        at = self._orig[k][1] + (i - self._plain[k] - 1)
+        return (at, at + 1)
+
+
+def url_password(url: str) -> str | None:
+    try:
+        return urlsplit(url.strip()).password or None
+    except ValueError:
+        return None
+
+
+def environment_secrets(env: Mapping[str, str]) -> set[str]:
+    """Every secret the environment holds: API keys, the API token, passwords inside configured URLs."""
+    values = {v.strip() for name, v in env.items() if name.endswith("_API_KEY") and v.strip()}
+    values |= {env[name].strip() for name in SECRET_ENVS if env.get(name, "").strip()}
+    values |= {p for name in SECRET_URL_ENVS if (p := url_password(env.get(name, "")))}
+    return values
 
 
 class KeysFileError(Exception):
@@ -103,7 +253,7 @@ class KeyStore:
         self.keys_file = Path(keys_file) if keys_file is not None else default_keys_file(self._env)
         self._file_keys = read_keys_file(self.keys_file)
         self._infos = infos
-        self._secret_forms: list[str] | None = None  # built on first mask, rebuilt after write_key
+        self._masker: Masker | None = None  # built on first mask, rebuilt after write_key
 
     def __repr__(self) -> str:
         configured = sorted(name for name in self._known_engines() if self.get(name))
@@ -145,40 +295,25 @@ class KeyStore:
         familiar = [n for n in names if not n.startswith("SERPFUSE_")]
         return f"set {(familiar or names)[0]}"
 
-    def _secrets(self) -> list[str]:
-        """Every key's forms, longest first. The env is a copy and the file changes only through write_key, so
-        this is computed once, not on each of the several mask calls every engine answer makes."""
-        if self._secret_forms is None:
-            self._secret_forms = self._collect_secrets()
-        return self._secret_forms
-
-    def _collect_secrets(self) -> list[str]:
-        values = {v for name, v in self._env.items() if name.endswith("_API_KEY") and v.strip()}
-        values |= {v.strip() for v in values}
-        values |= set(self._file_keys.values())
-        for engine in self._known_engines():
-            key = self.get(engine)
-            if key:
-                values.add(key)
-        forms = set()
-        for value in values:
-            forms |= {value, quote(value, safe=""), quote_plus(value)}
-        # Longest first, so a key that contains another is replaced whole.
-        return sorted((f for f in forms if f), key=len, reverse=True)
+    def masker(self) -> Masker:
+        """The masker of every key (and every secret the environment holds). The env is a copy and the file
+        changes only through write_key, so this is built once, not on each of the several mask calls every
+        engine answer makes."""
+        if self._masker is None:
+            values = environment_secrets(self._env) | set(self._file_keys.values())
+            values |= {key for engine in self._known_engines() if (key := self.get(engine))}
+            self._masker = Masker(values)
+        return self._masker
 
     def mask(self, text: str) -> str:
-        """``text`` with every known key (raw or URL-encoded) replaced by ``***``."""
-        for secret in self._secrets():
-            if secret in text:
-                text = text.replace(secret, MASK)
-        return text
+        """``text`` with every echo of a known secret (raw, escaped, encoded or in part) replaced by ``***``."""
+        return self.masker().mask(text)
 
     def mask_bytes(self, data: bytes) -> bytes:
-        for secret in self._secrets():
-            raw = secret.encode("utf-8")
-            if raw in data:
-                data = data.replace(raw, MASK.encode())
-        return data
+        if not self.masker():
+            return data
+        # surrogateescape: bytes that are not UTF-8 come back out exactly as they went in.
+        return self.mask(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
 
     def write_key(self, engine: str, key: str) -> Path:
         """Store ``key`` for ``engine`` in the keys file, created private (0600) and replaced atomically."""
@@ -203,7 +338,7 @@ class KeyStore:
                 os.unlink(tmp)
             raise
         self._file_keys = keys
-        self._secret_forms = None
+        self._masker = None
         return path
 
 
@@ -217,4 +352,7 @@ class KeyMaskingFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         record.msg = self._mask(record.getMessage())
         record.args = None
+        if record.exc_info and record.exc_info[1] is not None:  # a traceback's text can quote a URL or key
+            record.exc_text = self._mask(logging.Formatter().formatException(record.exc_info))
+            record.exc_info = None
         return True

@@ -28,6 +28,7 @@ from .metrics import Metrics
 from .models import EngineReport, Model, SearchRequest, SearchResponse
 from .pipeline import search as run_pipeline
 from .rankers import get_ranker
+from .ratelimit import buckets
 from .settings import ConfigError, Settings
 from .sources import open_source
 from .sources.base import EngineSlot, Source
@@ -197,6 +198,7 @@ class SearchService:
             cache = RedisResultCache(redis)
         owns = source is None
         if source is None:  # the replay source when settings.replay is set, else the live engines
+            per_min = settings.engine_budget_per_min
             source = open_source(
                 settings.replay,
                 proxy=settings.proxy,
@@ -204,14 +206,20 @@ class SearchService:
                 timeout_s=settings.timeout_s,
                 cooldowns=cooldowns,
                 **live_options,
+                budget=buckets(per_min, per_min, redis, prefix="engine:") if per_min else None,
             )
         return cls(
             settings, source, cache=cache, cooldowns=cooldowns, metrics=metrics, redis=redis, owns_source=owns
         )
 
+    @property
+    def redis(self) -> Any:
+        """The shared store's client (None without ``redis_url``): rate limits share it too."""
+        return self._redis
+
     # --- requests ----------------------------------------------------------------------------------------
 
-    def make_request(self, **fields: Any) -> SearchRequest:
+    def make_request(self, /, **fields: Any) -> SearchRequest:
         """A request with this deployment's defaults for what the caller left out (None = left out).
 
         Raises pydantic's ValidationError or QueryTooLong.

@@ -101,6 +101,9 @@ class Settings(BaseSettings):
     max_query_chars: int = Field(MAX_QUERY_CHARS, ge=1, le=MAX_QUERY_CHARS)
     max_body_bytes: int = Field(64 * 1024, ge=256)
     mcp_max_chars: int = Field(6000, ge=MCP_MIN_CHARS, le=MCP_MAX_CHARS)
+    engine_budget_per_min: float | None = Field(
+        None, gt=0, description="requests per engine per minute, shared by every process on redis_url"
+    )
 
     ranking: RankingConfig = Field(default_factory=RankingConfig)
 
@@ -112,6 +115,22 @@ class Settings(BaseSettings):
             names = [str(v).strip().lower() for v in value if str(v).strip()]
             return names or None
         return value
+
+    @field_validator("host")
+    @classmethod
+    def _host_ok(cls, value: str) -> str:
+        # "[::1]" is how an IPv6 address is written in a URL, not a name a socket binds: drop the brackets.
+        host = value.strip()
+        if host.startswith("[") and host.endswith("]"):
+            host = host[1:-1]
+        if not host or any(c.isspace() or c in "/[]@" for c in host):
+            raise ValueError("must be a host name or an IP address, e.g. 127.0.0.1 or ::1")
+        return host
+
+    @property
+    def url_host(self) -> str:
+        """The host as a URL writes it: an IPv6 address in brackets."""
+        return f"[{self.host}]" if ":" in self.host else self.host
 
     @field_validator("strategy")
     @classmethod

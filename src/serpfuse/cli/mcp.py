@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from ..logs import settings_secrets, setup_logging
 from ..settings import ConfigError, check_bind
 from .errors import fail
 from .serve import ConfigOpt, NoCacheOpt, RedisOpt, ReplayOpt, build_settings, open_service
@@ -31,6 +32,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run the MCP server (tools: web_search, explain_search, engine_status)."""
         settings = build_settings(config, host=host, port=None, replay=replay, redis=redis, no_cache=no_cache)
+        setup_logging(secrets=settings_secrets(settings))
         from ..mcp_server import run_http, run_stdio
 
         if not http:
@@ -42,6 +44,6 @@ def register(app: typer.Typer) -> None:
         except ConfigError as exc:
             fail(str(exc))
         service = open_service(settings)
-        print(f"serpfuse: MCP over streamable HTTP at http://{settings.host}:{port}/mcp", file=sys.stderr)
+        print(f"serpfuse: MCP over streamable HTTP at http://{settings.url_host}:{port}/mcp", file=sys.stderr)
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(run_http(service, host=settings.host, port=port))

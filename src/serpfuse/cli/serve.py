@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from ..logs import settings_secrets, setup_logging
 from ..service import SearchService
 from ..settings import ConfigError, Settings, check_bind, load_settings
 from ..sources.base import SourceError
@@ -113,6 +114,7 @@ def register(app: typer.Typer) -> None:
         """Serve the HTTP API: /v1/search, SearXNG-style /search, Tavily-style /tavily/search, /metrics."""
         flags = settings_flags(config, host=host, port=port, replay=replay, redis=redis, no_cache=no_cache)
         settings = build_settings(config, host=host, port=port, replay=replay, redis=redis, no_cache=no_cache)
+        setup_logging(log_level, secrets=settings_secrets(settings))
         try:
             check_bind(settings.host, settings.token())
         except ConfigError as exc:
@@ -123,7 +125,7 @@ def register(app: typer.Typer) -> None:
 
         source = f"replay {settings.replay}" if settings.replay else "live engines"
         print(
-            f"serpfuse: serving http://{settings.host}:{settings.port} ({source}; cache {settings.cache_backend}"
+            f"serpfuse: serving http://{settings.url_host}:{settings.port} ({source}; cache {settings.cache_backend}"
             f"{'; token required' if settings.api_token else ''}; {processes} worker{'s' if processes > 1 else ''})",
             file=sys.stderr,
         )

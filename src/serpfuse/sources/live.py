@@ -16,6 +16,7 @@ import asyncio
 import functools
 import html
 import logging
+import math
 import os
 import time
 from collections import defaultdict
@@ -40,7 +41,7 @@ from ..engines.base import (
     decode_body,
 )
 from ..models import EngineAnswer, EngineRow, SearchRequest
-from ..ratelimit import QueueTooLong, RateLimiter
+from ..ratelimit import Buckets, QueueTooLong, RateLimiter
 from ..secrets import KeysFileError, KeyStore
 from ..transport import DEFAULT_TIMEOUT_S, HttpResponse, ImpersonationUnavailable, Transport
 from .base import EngineSlot, SourceError
@@ -95,6 +96,7 @@ class LiveSource:
         timeout_s: float = DEFAULT_TIMEOUT_S,
         *,
         rate_limiter: RateLimiter | None = None,
+        budget: Buckets | None = None,
         on_response: ResponseHook | None = None,
         env: Mapping[str, str] | None = None,
         clock: Callable[[], float] = time.time,
@@ -106,6 +108,7 @@ class LiveSource:
         self.modules = _modules_of(engines)
         self.timeout_s = timeout_s
         self.rate_limiter = rate_limiter or RateLimiter()
+        self.budget = budget  # requests per engine per minute, shared by the fleet through Redis
         self.on_response = on_response
         self._base_urls = dict(base_urls or {})
         self._env = os.environ if env is None else env
@@ -257,6 +260,9 @@ class LiveSource:
         if state is not None:
             self._cooling[engine] = state
             return answer("skipped", reason=state.describe(self._clock()))
+        if self.budget is not None and (wait_s := await self.budget.take(engine)) > 0:
+            # Spent by this deployment, not refused by the engine: no cooldown, and no request sent.
+            return answer("skipped", reason=f"outbound budget spent; next request in {math.ceil(wait_s)} s")
 
         timeout_s = self._timeout_for(module)
         error: EngineError | None = None

@@ -12,6 +12,7 @@ Two formats are read as they are:
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -103,13 +104,44 @@ def reparse(engine: str, variant: str, raw: dict, root: Path) -> list[EngineRow]
         body = path.read_bytes()
     except OSError:
         return None
+    mask = _masker().mask  # a body recorded before masking caught every echo must not show a key now
     try:
         rows = module.parse(
             int(status), {"content-type": raw.get("content_type") or ""}, body, EngineQuery(text=variant)
         )
     except EngineError as exc:
-        return EngineAnswer(engine=engine, status=exc.status, reason=exc.message, variant=variant)
-    return [r.model_copy(update={"engine": engine, "variant": variant}) for r in rows]
+        return EngineAnswer(engine=engine, status=exc.status, reason=mask(exc.message), variant=variant)
+    return [
+        r.model_copy(
+            update={
+                "engine": engine,
+                "variant": variant,
+                "url": mask(r.url),
+                "title": mask(r.title),
+                "snippet": mask(r.snippet),
+            }
+        )
+        for r in rows
+    ]
+
+
+@lru_cache(maxsize=1)
+def _masker():
+    """This process's secrets (environment and keys file), as the live source masks with."""
+    from ..secrets import KeysFileError, KeyStore, Masker, environment_secrets
+
+    try:
+        return KeyStore().masker()
+    except KeysFileError:
+        return Masker(environment_secrets(os.environ))
+
+
+def _inside(root: Path, name: str) -> Path:
+    """``root / name`` when it stays inside ``root`` (a recording never points outside itself)."""
+    path = (root / name).resolve()
+    if root.resolve() not in path.parents:
+        raise ReplayError(f"recording entry {name!r} points outside the recording")
+    return path
 
 
 def _from_serpfuse(entry: dict, root: Path | None = None) -> RecordedQuery:
@@ -137,7 +169,9 @@ def load_recording(path: str | Path) -> dict[str, RecordedQuery]:
     try:
         if p.is_dir():
             index = json.loads((p / "index.json").read_text(encoding="utf-8"))
-            entries = [json.loads((p / q["file"]).read_text(encoding="utf-8")) for q in index["queries"]]
+            entries = [
+                json.loads(_inside(p, q["file"]).read_text(encoding="utf-8")) for q in index["queries"]
+            ]
             kind = "serpfuse"
         else:
             data = json.loads(p.read_text(encoding="utf-8"))
@@ -180,7 +214,8 @@ class ReplaySource:
     def lookup(self, query: str) -> RecordedQuery:
         rec = self.recording.get(normalise_query(query))
         if rec is None:
-            raise ReplayError(f"query {query!r} is not in the replay file {self.path}")
+            # No path: this message reaches HTTP and MCP callers, who need the query, not the server's files.
+            raise ReplayError(f"query {query!r} is not in the recording")
         return rec
 
     def slots(self, request: SearchRequest) -> list[EngineSlot]:

@@ -1,0 +1,101 @@
+"""Caller input, checked where it enters: every face (HTTP, MCP, CLI, Python) refuses the same things with the
+same one-line message, and nothing a caller sends can reach a code path that crashes on it.
+
+What it guards against, each seen as a 500 or a hang before (issue 10): text holding a lone surrogate (cannot
+be encoded, so the cache key and every reply crashed), JSON nested thousands deep, keys a body may not hold,
+and region/language codes that end in a newline (``$`` matches before one; ``fullmatch`` does not).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Collection, Iterable
+from typing import Any
+
+MAX_JSON_DEPTH = 8  # a request body is an object of scalars and lists: 2 levels; 8 is generous
+# A locale: "us", "de-DE", "us-en", "zh-Hans-CN", "wt-wt" (no region). Used with fullmatch only.
+LOCALE = re.compile(r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8}){0,2}")
+LOCALE_MAX_CHARS = 35  # BCP 47's practical longest tag
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+class InputError(ValueError):
+    """Caller input that cannot be served. The message is one line, names the field, and never quotes the
+    offending text raw (a lone surrogate in an error message would break the reply that carries it)."""
+
+
+def check_text(value: str, field: str) -> str:
+    """``value`` when it is valid Unicode text, else ``InputError``."""
+    m = _SURROGATE.search(value)
+    if m is not None:
+        raise InputError(
+            f"{field}: holds a lone surrogate (U+{ord(m.group()):04X} at character {m.start()}); "
+            "send valid UTF-8 text"
+        )
+    return value
+
+
+def check_strings(data: Any, field: str | None = None) -> None:
+    """``check_text`` on every string (keys included) inside a parsed JSON value or a dict of fields."""
+    if isinstance(data, str):
+        check_text(data, field or "text")
+    elif isinstance(data, dict):
+        for key, value in data.items():
+            check_text(str(key), f"a key of {field or 'the request'}")  # checked first: names quote it
+            check_strings(value, str(key) if field is None else f"{field}.{key}")
+    elif isinstance(data, list | tuple):
+        for item in data:
+            check_strings(item, field)
+
+
+def check_locale(value: str | None, field: str) -> str | None:
+    """A region or language code, or None; ``InputError`` for anything else (no trailing newline either)."""
+    if value is None:
+        return None
+    if len(value) > LOCALE_MAX_CHARS or not LOCALE.fullmatch(value):
+        raise InputError(f"{field}: must be a code like us, de-DE or zh-Hans-CN (letters, digits and '-')")
+    return value
+
+
+def _depth(data: Any) -> int:
+    if isinstance(data, dict):
+        return 1 + max((_depth(v) for v in data.values()), default=0)
+    if isinstance(data, list):
+        return 1 + max((_depth(v) for v in data), default=0)
+    return 0
+
+
+def parse_json_object(raw: bytes, *, max_depth: int = MAX_JSON_DEPTH) -> dict[str, Any]:
+    """A request body as a JSON object of valid text, nested at most ``max_depth`` deep; else ``InputError``."""
+    if not raw.strip():
+        raise InputError("request body is empty; send a JSON object")
+    too_deep = InputError(f"request body nests deeper than {max_depth} levels")
+    try:
+        body = json.loads(raw)
+        depth = _depth(body)
+    except RecursionError:  # json's own limit (~1,000 levels), hit before ours can be measured
+        raise too_deep from None
+    except (ValueError, UnicodeDecodeError):
+        raise InputError("request body is not valid JSON") from None
+    if depth > max_depth:
+        raise too_deep
+    if not isinstance(body, dict):
+        raise InputError("request body must be a JSON object")
+    check_strings(body)
+    return body
+
+
+def reject_unknown_keys(body: dict[str, Any], known: Iterable[str]) -> None:
+    """``InputError`` naming the first key of ``body`` outside ``known``, with the keys that are valid."""
+    valid = known if isinstance(known, Collection) else list(known)
+    for key in body:
+        if key not in valid:
+            raise InputError(f"unknown key {key!r}; valid keys: {', '.join(sorted(valid))}")
+
+
+def bounded_int(value: Any, field: str, low: int, high: int) -> int:
+    """An integer (not a bool) from ``low`` to ``high``; ``InputError`` otherwise."""
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        raise InputError(f"{field} must be an integer from {low} to {high}")
+    return value

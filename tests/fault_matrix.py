@@ -1,0 +1,232 @@
+"""The fault matrix: each hostile engine answer played on loopback against a real HTTP API process.
+
+For every fault, one ``tests/fault_app.py`` process serves the API with three live engine modules pointed at a
+fake server on 127.0.0.1: the faulty engine, a healthy Wikipedia that answers after ``HEALTHY_DELAY_S`` (so
+every search is still running while /healthz is probed), and nothing else. One search is sent; meanwhile
+/healthz is polled. Measured per fault: the search's own duration (``tookMs``) against the deadline, each
+engine's status, the rows kept, the process's peak RSS (``ru_maxrss`` from ``wait4``), and /healthz latency.
+
+``tests/test_faults.py`` asserts on it; ``python tests/fault_matrix.py`` prints the table BENCHMARKS.md quotes.
+Nothing leaves 127.0.0.1, and every process and server stops by itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from fakeserver import FakeServer, Reply  # noqa: E402
+from redis_server import free_port, http, isolated_env  # noqa: E402
+
+DEADLINE_S = 3.0
+HEALTHY_DELAY_S = 1.0
+QUERY = "rust async runtime"
+JSON = {"Content-Type": "application/json"}
+
+
+def _searxng(results: list[dict]) -> bytes:
+    return json.dumps({"query": QUERY, "results": results}).encode()
+
+
+def _sx_row(i: int, engines: list[str]) -> dict:
+    return {
+        "url": f"https://flood.example/{i}",
+        "title": f"rust async runtime flood {i}",
+        "content": "rust async runtime",
+        "engine": engines[0],
+        "engines": engines,
+        "positions": list(range(1, len(engines) + 1)),
+    }
+
+
+def _gzip_bomb(megabytes: int) -> bytes:
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)  # 31: gzip framing
+    chunk = b"\0" * (1 << 20)
+    return b"".join([*(packer.compress(chunk) for _ in range(megabytes)), packer.flush()])
+
+
+@dataclass
+class Fault:
+    name: str
+    engine: str  # which engine plays it: "bing" (HTML) or "searxng" (JSON)
+    reply: Reply
+    statuses: tuple[str, ...]  # what the faulty engine may be reported as
+
+
+def faults() -> list[Fault]:
+    ten = [f"e{i}" for i in range(10)]
+    return [
+        Fault("nested-div page (800 KB)", "bing", Reply(200, {"Content-Type": "text/html"}, b"<div>" * 160_000), ("error",)),
+        Fault("SearXNG result naming 10 engines", "searxng", Reply(200, JSON, _searxng([_sx_row(i, ten) for i in range(30)])), ("ok",)),
+        Fault("30,000 rows", "searxng", Reply(200, JSON, _searxng([_sx_row(i, ["flood"]) for i in range(30_000)])), ("ok",)),
+        Fault("hang", "searxng", Reply(200, JSON, b"{}", delay_s=30), ("timeout",)),
+        Fault("drip (1 byte / 50 ms)", "searxng", Reply(200, JSON, _searxng([]) * 50, drip_interval_s=0.05), ("timeout",)),
+        Fault("big body (50 MB)", "searxng", Reply(200, JSON, huge_bytes=50 << 20), ("error",)),
+        Fault("gzip bomb (200 MB inflated)", "searxng", Reply(200, {**JSON, "Content-Encoding": "gzip"}, _gzip_bomb(200)), ("error",)),
+        Fault("connection reset", "searxng", Reply(reset=True), ("error",)),
+    ]  # fmt: skip
+
+
+def healthy_reply() -> Reply:
+    hits = [
+        {"title": f"Rust async runtime {i}", "snippet": "a rust async runtime", "timestamp": "2024-01-01T00:00:00Z"}
+        for i in range(10)
+    ]  # fmt: skip
+    return Reply(200, JSON, json.dumps({"query": {"search": hits}}).encode(), delay_s=HEALTHY_DELAY_S)
+
+
+@dataclass
+class Outcome:
+    fault: str
+    status: int
+    took_s: float
+    wall_s: float
+    engines: dict[str, str]
+    result_engines: list[str]
+    peak_rss_mb: float
+    healthz_ms: list[float] = field(default_factory=list)
+    healthz_before_end: int = 0
+
+    @property
+    def overrun_s(self) -> float:
+        return self.took_s - DEADLINE_S
+
+
+def _engine_paths(url: str) -> dict[str, str]:
+    return {"bing": f"{url}/bing", "searxng": f"{url}/sx", "wikipedia": f"{url}/wiki"}
+
+
+def run_fault(fault: Fault, home: Path) -> Outcome:
+    with FakeServer(lifetime_s=60) as server:
+        server.route("/wiki/w/api.php", healthy_reply())
+        path = {"bing": "/bing", "searxng": "/sx/search"}[fault.engine]
+        server.route(path, fault.reply)
+        bases = _engine_paths(server.url)
+        port = free_port()
+        cmd = [sys.executable, str(HERE / "fault_app.py"), "--port", str(port), "--deadline", str(DEADLINE_S)]
+        cmd += ["--engine", f"{fault.engine}={bases[fault.engine]}", "--engine", f"wikipedia={bases['wikipedia']}"]
+        home.mkdir(parents=True, exist_ok=True)
+        log = (home / "fault-app.log").open("wb")
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=isolated_env(home), cwd=home)
+        try:
+            base = f"http://127.0.0.1:{port}"
+            _wait_up(base, proc)
+            # One search without the faulty engine first: the first search loads the language tables, a
+            # one-off cost that is not the fault's.
+            http("GET", f"{base}/v1/search?q={QUERY.replace(' ', '+')}&engines=wikipedia&cache=false")
+            return _probe(fault, base, proc)
+        finally:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGINT)
+            rusage = _reap(proc)
+            log.close()
+            _last_rss[fault.name] = rusage
+
+
+_last_rss: dict[str, float] = {}
+
+
+def _reap(proc: subprocess.Popen) -> float:
+    """Wait for the process (killing it after 10 s) and return its peak RSS in MB."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        pid, _, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            proc.returncode = 0
+            return usage.ru_maxrss / 1024
+        time.sleep(0.05)
+    proc.kill()
+    _, _, usage = os.wait4(proc.pid, 0)
+    proc.returncode = -9
+    return usage.ru_maxrss / 1024
+
+
+def _wait_up(base: str, proc: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError("fault app exited early")
+        try:
+            if http("GET", base + "/healthz")[0] == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError("fault app did not answer /healthz")
+
+
+def _probe(fault: Fault, base: str, proc: subprocess.Popen) -> Outcome:
+    done = threading.Event()
+    probes: list[tuple[float, float]] = []  # (answered at, latency)
+
+    def poll() -> None:
+        while not done.is_set():
+            started = time.monotonic()
+            try:
+                if http("GET", base + "/healthz")[0] == 200:
+                    probes.append((time.monotonic(), time.monotonic() - started))
+            except OSError:
+                pass
+            done.wait(0.05)
+
+    poller = threading.Thread(target=poll, daemon=True)
+    poller.start()
+    started = time.monotonic()
+    status, _, raw = http("GET", f"{base}/v1/search?q={QUERY.replace(' ', '+')}&cache=false")
+    ended = time.monotonic()
+    done.set()
+    poller.join(timeout=5)
+    body = json.loads(raw)
+    during = [lat for at, lat in probes if at < ended]
+    return Outcome(
+        fault=fault.name,
+        status=status,
+        took_s=body.get("tookMs", 0) / 1000,
+        wall_s=ended - started,
+        engines={e["engine"]: e["status"] for e in body.get("engines", [])},
+        result_engines=sorted({e for r in body.get("results", []) for e in r["engines"]}),
+        peak_rss_mb=0.0,
+        healthz_ms=[round(lat * 1000, 1) for lat in during],
+        healthz_before_end=len(during),
+    )
+
+
+def run_all(home: Path, only: list[Fault] | None = None) -> list[Outcome]:
+    out = []
+    for n, fault in enumerate(only or faults()):
+        outcome = run_fault(fault, home / f"fault-{n}")
+        outcome.peak_rss_mb = round(_last_rss[fault.name], 1)
+        out.append(outcome)
+    return out
+
+
+def main() -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        outcomes = run_all(Path(tmp))
+    print(f"deadline {DEADLINE_S:g} s; healthy engine answers after {HEALTHY_DELAY_S:g} s")
+    print("| fault | faulty engine | search took (s) | over deadline (s) | peak RSS (MB) | /healthz during (n, max ms) |")
+    print("|---|---|---|---|---|---|")
+    for o in outcomes:
+        faulty = ", ".join(f"{e}: {s}" for e, s in o.engines.items() if e != "wikipedia")
+        worst = max(o.healthz_ms, default=float("nan"))
+        print(
+            f"| {o.fault} | {faulty} | {o.took_s:.2f} | {o.overrun_s:+.2f} | {o.peak_rss_mb:.0f} |"
+            f" {o.healthz_before_end}, {worst:.0f} |"
+        )
+
+
+if __name__ == "__main__":
+    main()
