@@ -9,14 +9,18 @@ error whose message is one line.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
+import anyio
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.message import SessionMessage
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import INVALID_PARAMS, INVALID_REQUEST, ErrorData, JSONRPCError
 from pydantic import Field, ValidationError
 
 from . import __version__
@@ -25,6 +29,7 @@ from .rankers import available
 from .service import EngineHealth, SearchService
 from .settings import MCP_MAX_CHARS, MCP_MIN_CHARS, split_list, validation_message
 from .sources.base import SourceError
+from .validation import InputError, check_strings
 
 SNIPPET_CHARS = 300
 TITLE_CHARS = 200
@@ -430,10 +435,78 @@ def build_server(service: SearchService, *, name: str = "serpfuse") -> MCPServer
 
 
 async def run_stdio(service: SearchService) -> None:
+    """``MCPServer.run_stdio_async``, except that a request the SDK cannot read still gets an answer."""
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(service)
+    lowlevel = server._lowlevel_server  # what run_stdio_async runs; the SDK has no hook for unread lines
     try:
-        await build_server(service).run_stdio_async()
+        async with stdio_server() as (read_stream, write_stream):
+            reads = AnswerUnreadable(read_stream, write_stream)
+            await lowlevel.run(reads, write_stream, lowlevel.create_initialization_options())
     finally:
         await service.aclose()
+
+
+class AnswerUnreadable:
+    """The stdio read stream, with each request the SDK could not parse answered by a JSON-RPC error.
+
+    The SDK parses each line strictly and hands an exception over for one it cannot read, which it then only
+    logs, so the caller waits forever. A lone surrogate (``"\\ud800"``, valid JSON, invalid Unicode) is
+    the common case: a model's truncated emoji. The line is read again with ``json``; when it is a request
+    (it has an id), the answer is an error saying what is wrong with it.
+    """
+
+    def __init__(self, inner: Any, write_stream: Any) -> None:
+        self._inner = inner
+        self._write = write_stream
+
+    def __getattr__(self, name: str) -> Any:  # last_context, close, aclose, clone: the inner stream's
+        return getattr(self._inner, name)
+
+    async def __aenter__(self) -> AnswerUnreadable:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> Any:
+        return await self._inner.__aexit__(*exc_info)
+
+    def __aiter__(self) -> AnswerUnreadable:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def receive(self) -> Any:
+        while True:
+            item = await self._inner.receive()
+            reply = unreadable_reply(item)
+            if reply is None:
+                return item
+            await self._write.send(SessionMessage(reply))
+
+
+def unreadable_reply(item: Any) -> JSONRPCError | None:
+    """The error answering an unreadable request, or None (a message, or a notification: no one waits)."""
+    if not isinstance(item, ValidationError):
+        return None
+    raw = next((e.get("input") for e in item.errors() if isinstance(e.get("input"), str | bytes)), None)
+    try:
+        data = json.loads(raw) if raw is not None else None
+    except ValueError:
+        return None
+    request_id = data.get("id") if isinstance(data, dict) else None
+    if not isinstance(request_id, str | int) or isinstance(request_id, bool):
+        return None
+    try:
+        check_strings(data.get("params"), "params")
+        code, message = INVALID_REQUEST, "not a JSON-RPC request this server can read"
+    except InputError as exc:
+        code, message = INVALID_PARAMS, str(exc)
+    return JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(code=code, message=message))
 
 
 async def run_http(service: SearchService, *, host: str, port: int, log_level: str = "warning") -> None:
