@@ -176,12 +176,11 @@ class Guard:
         route = self.routes.get(scope["path"], "other")
         started = time.perf_counter()
         status = [500]
-
-        started = [False]
+        responded = [False]
 
         async def send_and_note(message: Message) -> None:
             if message["type"] == "http.response.start":
-                status[0], started[0] = message["status"], True
+                status[0], responded[0] = message["status"], True
             await send(message)
 
         received = [0]
@@ -203,7 +202,7 @@ class Guard:
                 try:
                     await self.app(scope, receive_counted, send_and_note)
                 except ApiError as exc:  # the body limit, raised through an app that is not ours (MCP)
-                    if started[0]:
+                    if responded[0]:
                         raise
                     await error_response(route, exc.status, exc.message)(scope, receive, send_and_note)
         finally:
