@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import time
+from dataclasses import replace
 
-from serpfuse.cooldown import InMemoryCooldownStore
+from serpfuse.cooldown import CooldownPolicy, CooldownState, InMemoryCooldownStore, next_state
+from serpfuse.engines.base import EngineError
 from serpfuse.http_api import serve
 from serpfuse.secrets import KeyStore
 from serpfuse.service import SearchService
@@ -19,15 +22,30 @@ from serpfuse.sources.live import LiveSource
 from serpfuse.transport import Transport
 
 
+class Forgetful:
+    """A cooldown store that keeps nothing: one process can then play every fault in turn (cooldowns have
+    their own tests)."""
+
+    async def get(self, engine: str) -> None:
+        return None
+
+    async def record_failure(self, engine: str, error: EngineError) -> CooldownState:
+        return replace(next_state(None, engine, error, time.time(), CooldownPolicy()), until=0.0)  # over
+
+    async def record_success(self, engine: str) -> None:
+        return None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--deadline", type=float, required=True)
     parser.add_argument("--engine", action="append", default=[], help="NAME=BASE_URL")
+    parser.add_argument("--no-cooldown", action="store_true", help="play each fault against a fresh engine")
     args = parser.parse_args()
     base_urls = dict(item.split("=", 1) for item in args.engine)
     settings = Settings(port=args.port, deadline_s=args.deadline, timeout_s=args.deadline, cache="off")
-    cooldowns = InMemoryCooldownStore()
+    cooldowns = Forgetful() if args.no_cooldown else InMemoryCooldownStore()
     source = LiveSource(
         KeyStore(env={}),
         cooldowns,

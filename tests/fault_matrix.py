@@ -29,8 +29,8 @@ sys.path.insert(0, str(HERE))
 from fakeserver import FakeServer, Reply  # noqa: E402
 from redis_server import free_port, http, isolated_env  # noqa: E402
 
-DEADLINE_S = 3.0
-HEALTHY_DELAY_S = 1.0
+DEADLINE_S = 2.0
+HEALTHY_DELAY_S = 0.6
 QUERY = "rust async runtime"
 JSON = {"Content-Type": "application/json"}
 
@@ -93,6 +93,7 @@ class Outcome:
     took_s: float
     wall_s: float
     engines: dict[str, str]
+    rows: dict[str, int]
     result_engines: list[str]
     peak_rss_mb: float
     healthz_ms: list[float] = field(default_factory=list)
@@ -107,34 +108,45 @@ def _engine_paths(url: str) -> dict[str, str]:
     return {"bing": f"{url}/bing", "searxng": f"{url}/sx", "wikipedia": f"{url}/wiki"}
 
 
-def run_fault(fault: Fault, home: Path) -> Outcome:
-    with FakeServer(lifetime_s=60) as server:
-        server.route("/wiki/w/api.php", healthy_reply())
-        path = {"bing": "/bing", "searxng": "/sx/search"}[fault.engine]
-        server.route(path, fault.reply)
-        bases = _engine_paths(server.url)
+class FaultApp:
+    """One fault app process and its fake engine server; ``play`` one fault after another against it."""
+
+    def __init__(self, home: Path, *, forgetful: bool) -> None:
+        self.server = FakeServer(lifetime_s=300)
+        self.server.start()
+        self.server.route("/wiki/w/api.php", healthy_reply())
+        bases = _engine_paths(self.server.url)
         port = free_port()
         cmd = [sys.executable, str(HERE / "fault_app.py"), "--port", str(port), "--deadline", str(DEADLINE_S)]
-        cmd += ["--engine", f"{fault.engine}={bases[fault.engine]}", "--engine", f"wikipedia={bases['wikipedia']}"]
+        cmd += [arg for name, url in bases.items() for arg in ("--engine", f"{name}={url}")]
+        cmd += ["--no-cooldown"] if forgetful else []
         home.mkdir(parents=True, exist_ok=True)
-        log = (home / "fault-app.log").open("wb")
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=isolated_env(home), cwd=home)
+        self._log = (home / "fault-app.log").open("wb")
+        self.proc = subprocess.Popen(
+            cmd, stdout=self._log, stderr=subprocess.STDOUT, env=isolated_env(home), cwd=home
+        )
+        self.base = f"http://127.0.0.1:{port}"
         try:
-            base = f"http://127.0.0.1:{port}"
-            _wait_up(base, proc)
-            # One search without the faulty engine first: the first search loads the language tables, a
-            # one-off cost that is not the fault's.
-            http("GET", f"{base}/v1/search?q={QUERY.replace(' ', '+')}&engines=wikipedia&cache=false")
-            return _probe(fault, base, proc)
+            _wait_up(self.base, self.proc)
+            # One search first: it loads the language tables, a one-off cost that is no fault's.
+            http("GET", f"{self.base}/v1/search?q={QUERY.replace(' ', '+')}&engines=wikipedia&cache=false")
+        except BaseException:
+            self.close()
+            raise
+
+    def play(self, fault: Fault) -> Outcome:
+        self.server.route({"bing": "/bing", "searxng": "/sx/search"}[fault.engine], fault.reply)
+        return _probe(fault, self.base, self.proc)
+
+    def close(self) -> float:
+        """Stop both; the app's peak RSS in MB."""
+        try:
+            if self.proc.poll() is None:
+                self.proc.send_signal(signal.SIGINT)
+            return _reap(self.proc)
         finally:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGINT)
-            rusage = _reap(proc)
-            log.close()
-            _last_rss[fault.name] = rusage
-
-
-_last_rss: dict[str, float] = {}
+            self._log.close()
+            self.server.stop()
 
 
 def _reap(proc: subprocess.Popen) -> float:
@@ -183,7 +195,10 @@ def _probe(fault: Fault, base: str, proc: subprocess.Popen) -> Outcome:
     poller = threading.Thread(target=poll, daemon=True)
     poller.start()
     started = time.monotonic()
-    status, _, raw = http("GET", f"{base}/v1/search?q={QUERY.replace(' ', '+')}&cache=false")
+    engines = f"wikipedia,{fault.engine}"
+    status, _, raw = http(
+        "GET", f"{base}/v1/search?q={QUERY.replace(' ', '+')}&engines={engines}&cache=false"
+    )
     ended = time.monotonic()
     done.set()
     poller.join(timeout=5)
@@ -195,6 +210,7 @@ def _probe(fault: Fault, base: str, proc: subprocess.Popen) -> Outcome:
         took_s=body.get("tookMs", 0) / 1000,
         wall_s=ended - started,
         engines={e["engine"]: e["status"] for e in body.get("engines", [])},
+        rows={e["engine"]: e["rows"] for e in body.get("engines", [])},
         result_engines=sorted({e for r in body.get("results", []) for e in r["engines"]}),
         peak_rss_mb=0.0,
         healthz_ms=[round(lat * 1000, 1) for lat in during],
@@ -202,11 +218,26 @@ def _probe(fault: Fault, base: str, proc: subprocess.Popen) -> Outcome:
     )
 
 
-def run_all(home: Path, only: list[Fault] | None = None) -> list[Outcome]:
+def run_all(home: Path, *, one_process: bool = False) -> list[Outcome]:
+    """Every fault, each in its own app process (peak RSS per fault), or all in one (faster; the peak is
+    then the highest of all)."""
     out = []
-    for n, fault in enumerate(only or faults()):
-        outcome = run_fault(fault, home / f"fault-{n}")
-        outcome.peak_rss_mb = round(_last_rss[fault.name], 1)
+    if one_process:
+        app = FaultApp(home, forgetful=True)
+        try:
+            out = [app.play(fault) for fault in faults()]
+        finally:
+            peak = app.close()
+        for outcome in out:
+            outcome.peak_rss_mb = round(peak, 1)
+        return out
+    for n, fault in enumerate(faults()):
+        app = FaultApp(home / f"fault-{n}", forgetful=True)
+        try:
+            outcome = app.play(fault)
+        finally:
+            outcome_peak = app.close()
+        outcome.peak_rss_mb = round(outcome_peak, 1)
         out.append(outcome)
     return out
 
@@ -217,7 +248,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         outcomes = run_all(Path(tmp))
     print(f"deadline {DEADLINE_S:g} s; healthy engine answers after {HEALTHY_DELAY_S:g} s")
-    print("| fault | faulty engine | search took (s) | over deadline (s) | peak RSS (MB) | /healthz during (n, max ms) |")
+    print(
+        "| fault | faulty engine | search took (s) | over deadline (s) | peak RSS (MB) | /healthz during (n, max ms) |"
+    )
     print("|---|---|---|---|---|---|")
     for o in outcomes:
         faulty = ", ".join(f"{e}: {s}" for e, s in o.engines.items() if e != "wikipedia")
