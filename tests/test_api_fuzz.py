@@ -1,0 +1,21 @@
+"""Schemathesis over /openapi.json inside `make test`: a fixed, small budget (the long run is
+``python tests/fuzz_api.py --max-examples 100``, quoted in BENCHMARKS.md). No generated request may get a
+5xx: the checks say so, and so does the server's own count in /metrics."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import need
+from fuzz_api import SCHEMATHESIS, fuzz
+
+
+def test_no_generated_request_gets_a_server_error(data_dir, tmp_path):
+    if not SCHEMATHESIS.exists():
+        pytest.skip("schemathesis is not installed (pip install -e '.[dev]')")
+    run = fuzz(
+        need(data_dir / "crw56" / "searxng_raw.json"), tmp_path, max_examples=30, phases="examples,fuzzing"
+    )
+    assert run.cases >= 100, run.output[-2000:]
+    assert run.returncode == 0 and run.failures == 0, run.output[-3000:]
+    assert run.server_errors == 0
