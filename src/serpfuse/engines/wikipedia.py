@@ -89,7 +89,8 @@ def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) 
         raise ParseFailure("Wikipedia: unexpected response shape")
     if "error" in data:
         raise EngineError("Wikipedia API error")
-    hits = (data.get("query") or {}).get("search")
+    query = data.get("query")
+    hits = query.get("search") if isinstance(query, dict) else None  # any other shape: no search list
     base = f"https://{language_of(q)}.wikipedia.org"
 
     def pick(hit: dict) -> Picked | None:
