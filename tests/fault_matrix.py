@@ -218,27 +218,20 @@ def _probe(fault: Fault, base: str, proc: subprocess.Popen) -> Outcome:
     )
 
 
-def run_all(home: Path, *, one_process: bool = False) -> list[Outcome]:
-    """Every fault, each in its own app process (peak RSS per fault), or all in one (faster; the peak is
-    then the highest of all)."""
+def run_all(home: Path, *, groups: list[list[str]] | None = None) -> list[Outcome]:
+    """Every fault, each in its own app process (peak RSS per fault), or, with ``groups`` (lists of fault
+    names), each group in one process (faster; a group's peak is then the highest of its faults)."""
+    by_name = {f.name: f for f in faults()}
     out = []
-    if one_process:
-        app = FaultApp(home, forgetful=True)
+    for n, names in enumerate(groups or [[name] for name in by_name]):
+        app = FaultApp(home / f"app-{n}", forgetful=True)
         try:
-            out = [app.play(fault) for fault in faults()]
+            played = [app.play(by_name[name]) for name in names]
         finally:
             peak = app.close()
-        for outcome in out:
+        for outcome in played:
             outcome.peak_rss_mb = round(peak, 1)
-        return out
-    for n, fault in enumerate(faults()):
-        app = FaultApp(home / f"fault-{n}", forgetful=True)
-        try:
-            outcome = app.play(fault)
-        finally:
-            outcome_peak = app.close()
-        outcome.peak_rss_mb = round(outcome_peak, 1)
-        out.append(outcome)
+        out.extend(played)
     return out
 
 

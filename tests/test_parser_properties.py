@@ -57,7 +57,7 @@ def check(module, status: int, headers: dict, body: bytes) -> None:
     assert len(rows) <= MAX_ITEMS * MAX_SIGHTINGS
 
 
-FAST = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @pytest.mark.parametrize("name", sorted(PARSERS))

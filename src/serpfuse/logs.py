@@ -56,8 +56,8 @@ def setup_logging(level: int | str = logging.WARNING, *, secrets: Iterable[str] 
         handler.serpfuse = True  # type: ignore[attr-defined]
         handler.setFormatter(logging.Formatter(FORMAT))
         root.addHandler(handler)
-    else:  # the stderr of this call (an in-process run may have swapped it since)
-        handler.setStream(sys.stderr)
+    else:  # the stderr of this call (an in-process run may have swapped, and closed, the last one)
+        handler.stream = sys.stderr  # not setStream: it flushes the old stream, which may be closed
     old = next((f for f in root.filters if isinstance(f, MaskingFilter)), None)
     masking = MaskingFilter([*(old._extra if old else ()), *secrets])
     for target in (root, *root.handlers):
