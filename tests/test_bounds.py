@@ -10,10 +10,9 @@ import tracemalloc
 
 import pytest
 
-from conftest import REPO
 from fakeserver import Reply, fake_engine, ok
 from serpfuse.cooldown import InMemoryCooldownStore
-from serpfuse.engines import bing, ddg, searxng, wikipedia
+from serpfuse.engines import bing, searxng, wikipedia
 from serpfuse.engines.base import (
     MIN_RETRY_AFTER_S,
     EngineQuery,
@@ -184,21 +183,3 @@ async def test_a_nested_page_is_a_layout_error_that_cools(server, transport, tmp
     answer = await source.ask("page", "q", REQ)
     assert answer.status == "error" and "deep" in answer.reason
     assert (await cooldowns.get("page")) is not None
-
-
-async def test_a_garbage_page_cools_but_a_genuine_no_results_page_is_empty(server, transport, tmp_path):
-    noresults = (REPO / "tests" / "fixtures" / "engines" / "synthetic_ddg_noresults.html").read_bytes()
-    server.route(
-        "/garbage", Reply(200, {"Content-Type": "text/html"}, b"<html><body><p>hello</p></body></html>")
-    )
-    server.route("/genuine", Reply(200, {"Content-Type": "text/html"}, noresults))
-    engines = [fake_engine("garbage", kind="html"), fake_engine("genuine", kind="html")]
-    for engine in engines:
-        engine.parse = ddg.parse
-    cooldowns = InMemoryCooldownStore()
-    source = live(server, transport, tmp_path, engines, cooldowns=cooldowns)
-    request = SearchRequest(query="zzqxv")
-    garbage, genuine = [await source.ask(e.INFO.name, "zzqxv", request) for e in engines]
-    assert garbage.status == "error" and "not a results page" in garbage.reason
-    assert (await cooldowns.get("garbage")) is not None
-    assert genuine.status == "empty" and (await cooldowns.get("genuine")) is None

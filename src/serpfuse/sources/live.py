@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import html
 import logging
 import math
 import os
@@ -24,7 +23,6 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from types import ModuleType
 from typing import Any
-from urllib.parse import quote, quote_plus
 
 from ..cooldown import CooldownState, CooldownStore, InMemoryCooldownStore, fit_to_engine
 from ..engines import ENGINES, classifier, get_engine, has_preflight
@@ -38,7 +36,6 @@ from ..engines.base import (
     ParseOverrun,
     QueryNotServed,
     RateLimited,
-    decode_body,
 )
 from ..models import EngineAnswer, EngineRow, SearchRequest
 from ..ratelimit import Buckets, QueueTooLong, RateLimiter
@@ -343,7 +340,7 @@ class LiveSource:
         if hook is not None:
             hook(info.name, variant, response)
         self._raise_for_status(module, response)
-        parse = functools.partial(parse_answer, module, response, q)
+        parse = functools.partial(module.parse, response.status, response.headers, response.body, q)
         return await parse_off_loop(parse, min(PARSE_BUDGET_S, deadline - time.monotonic() - 0.01))
 
     async def _preflight(
@@ -382,25 +379,6 @@ class LiveSource:
 
 class NothingToSend(Exception):
     """``build_request`` returned None: the engine cannot express this query (SearXNG's ``url = None``)."""
-
-
-def parse_answer(module: ModuleType, response: HttpResponse, q: EngineQuery) -> list[EngineRow]:
-    """The engine's rows; ``ParseFailure`` for an HTML page with no rows that does not even mention the
-    query: every engine's genuine "no results" page echoes it (title, search box), garbage does not, and
-    garbage must cool the engine down instead of passing for "empty" on every search."""
-    rows = list(module.parse(response.status, response.headers, response.body, q))
-    if not rows and module.INFO.kind == "html" and not mentions(response, q.text):
-        raise ParseFailure("no rows, and the page does not mention the query: not a results page")
-    return rows
-
-
-def mentions(response: HttpResponse, query: str) -> bool:
-    """Whether the page holds the query: every word in its text, or the whole query URL-encoded."""
-    page = html.unescape(decode_body(response.body, response.headers)).casefold()
-    words = query.casefold().split()
-    return all(w in page for w in words) or any(
-        form.casefold() in page for form in (quote(query), quote_plus(query))
-    )
 
 
 async def parse_off_loop(parse: Callable[[], Iterable[EngineRow]], budget_s: float) -> list[EngineRow]:
