@@ -42,7 +42,8 @@ def fuzz(
         cmd = [str(SCHEMATHESIS), "run", f"{server.base}/openapi.json", "-n", str(max_examples)]
         cmd += ["-c", "not_a_server_error", "--seed", str(seed), "--no-color"]
         cmd += ["--phases", phases] if phases else []
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+        # In the server's home: schemathesis keeps a cache (.schemathesis/) in its working directory.
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, cwd=home)
         metrics = server.get("/metrics")[2].decode()
     finally:
         stop(server.proc)
