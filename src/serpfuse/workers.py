@@ -36,7 +36,7 @@ def run(flags: dict[str, Any], sock: socket.socket, *, workers: int, log_level: 
     os.environ[ARGS_ENV] = json.dumps(flags)
     config = uvicorn.Config(
         f"{__name__}:worker_app", factory=True, workers=workers, log_level=log_level, lifespan="on",
-        server_header=False, proxy_headers=False,
+        server_header=False, proxy_headers=False, log_config=None, access_log=False,  # logs: serpfuse.logs
     )  # fmt: skip
     sock.set_inheritable(True)
     Multiprocess(config, sockets=[sock]).run()
@@ -45,9 +45,11 @@ def run(flags: dict[str, Any], sock: socket.socket, *, workers: int, log_level: 
 def worker_app() -> Any:
     """One worker's app (uvicorn calls it in each worker process)."""
     from .http_api import create_app
+    from .logs import settings_secrets, setup_logging
     from .service import SearchService
     from .settings import load_settings
 
     flags = json.loads(os.environ[ARGS_ENV])
     settings = load_settings(flags.pop("config"), **flags)
+    setup_logging(secrets=settings_secrets(settings))  # a spawned worker starts with no logging set up
     return create_app(SearchService.from_settings(settings, shared_dir=settings.cache_path.parent))
