@@ -28,6 +28,9 @@ def redis_url(tmp_path_factory):
 
 @pytest.fixture
 def fleet_of(tmp_path, redis_url):
+    import redis
+
+    redis.Redis.from_url(redis_url).flushdb()  # each test starts from full buckets
     started = []
 
     def start(n: int, args: list[str], env: dict[str, str]):
