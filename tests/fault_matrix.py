@@ -139,14 +139,28 @@ class FaultApp:
         return _probe(fault, self.base, self.proc)
 
     def close(self) -> float:
-        """Stop both; the app's peak RSS in MB."""
+        """Stop both; the app's peak RSS in MB: VmHWM, read before it stops. Not wait4's ru_maxrss: a child
+        forked from a large parent (pytest, late in a run) counts the parent's pages until it execs."""
         try:
+            peak = _vm_hwm_mb(self.proc.pid)
             if self.proc.poll() is None:
                 self.proc.send_signal(signal.SIGINT)
-            return _reap(self.proc)
+            reaped = _reap(self.proc)
+            return peak if peak is not None else reaped
         finally:
             self._log.close()
             self.server.stop()
+
+
+def _vm_hwm_mb(pid: int) -> float | None:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    for line in status.splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return None
 
 
 def _reap(proc: subprocess.Popen) -> float:
