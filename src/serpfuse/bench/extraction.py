@@ -66,7 +66,9 @@ def load_corpus(data_root: Path) -> Corpus:
             html = gzip.decompress(html_path.read_bytes()).decode("utf-8")
         except OSError as exc:
             raise CorpusError(f"unreadable page {html_path}: {exc}") from exc
-        pages.append(Page(page_id, truth[page_id].get("url", ""), html, truth[page_id].get("articleBody", "")))
+        pages.append(
+            Page(page_id, truth[page_id].get("url", ""), html, truth[page_id].get("articleBody", ""))
+        )
     return Corpus(root, pages, scorer)
 
 
@@ -141,8 +143,11 @@ CANDIDATES: dict[str, tuple[Extractor, str, str]] = {
     "trafilatura": (_trafilatura(), "trafilatura", "trafilatura.extract() with its defaults"),
     "trafilatura-precision": (_trafilatura(favor_precision=True), "trafilatura", "favor_precision=True"),
     "trafilatura-recall": (_trafilatura(favor_recall=True), "trafilatura", "favor_recall=True"),
-    "trafilatura-fast": (_trafilatura(fast=True, include_comments=False), "trafilatura",
-                         "fast=True, include_comments=False (the reader's first stage alone)"),
+    "trafilatura-fast": (
+        _trafilatura(fast=True, include_comments=False),
+        "trafilatura",
+        "fast=True, include_comments=False (the reader's first stage alone)",
+    ),
     "trafilatura-notables": (_trafilatura(include_tables=False), "trafilatura", "include_tables=False"),
     "readability": (_readability, "readability", "readability-lxml's summary as text"),
     "resiliparse": (_resiliparse, "resiliparse", "resiliparse main_content=True"),
@@ -151,8 +156,16 @@ CANDIDATES: dict[str, tuple[Extractor, str, str]] = {
     "goose3": (_goose3, "goose3", "goose3 cleaned_text (slow)"),
     "newspaper4k": (_newspaper4k, "newspaper", "newspaper4k (very slow: about 3 s a page)"),
 }
-DEFAULT_CANDIDATES = ["serpfuse", "trafilatura", "trafilatura-precision", "trafilatura-fast", "readability",
-                      "resiliparse", "justext", "boilerpy3"]
+DEFAULT_CANDIDATES = [
+    "serpfuse",
+    "trafilatura",
+    "trafilatura-precision",
+    "trafilatura-fast",
+    "readability",
+    "resiliparse",
+    "justext",
+    "boilerpy3",
+]
 
 
 def available(name: str) -> bool:
@@ -226,7 +239,10 @@ def score_candidate(corpus: Corpus, name: str, extractor: Extractor, repeat: int
                 outputs.append("")
     seconds = (time.perf_counter() - started) / repeat
     ev = corpus.scorer
-    tp_fp_fns = [ev.string_shingle_matching(true=p.truth, pred=out) for p, out in zip(corpus.pages, outputs, strict=True)]
+    tp_fp_fns = [
+        ev.string_shingle_matching(true=p.truth, pred=out)
+        for p, out in zip(corpus.pages, outputs, strict=True)
+    ]
     metrics = ev.metrics_from_tp_fp_fns(tp_fp_fns)
     return CandidateScore(
         name=name,
@@ -269,3 +285,93 @@ def run_benchmark(
         comparisons[s.name] = paired_bootstrap(base.per_page_f1, s.per_page_f1)
         ratios[s.name] = s.pages_per_s / base.pages_per_s if base.pages_per_s else 0.0
     return ExtractionReport(len(corpus.pages), scores, baseline, comparisons, ratios)
+
+
+# --- ``serpfuse bench --corpus article-extraction`` --------------------------------------------------------
+
+
+def _table_rows(report: ExtractionReport) -> tuple[list[str], list[list[str]]]:
+    header = [
+        "extractor",
+        "F1",
+        "precision",
+        "recall",
+        "pages/s",
+        f"× {report.baseline}",
+        f"ΔF1/page vs {report.baseline} [95 %]",
+        "won/lost",
+    ]
+    rows = []
+    for s in report.scores:
+        if s.missing:
+            rows.append([s.name, "not installed (pip install serpfuse[bench])", "", "", "", "", "", ""])
+            continue
+        b = report.comparisons.get(s.name)
+        rows.append(
+            [
+                s.name + (f" ({s.errors} errors)" if s.errors else ""),
+                f"{s.f1:.4f}",
+                f"{s.precision:.4f}",
+                f"{s.recall:.4f}",
+                f"{s.pages_per_s:.1f}",
+                f"{report.speed_ratio[s.name]:.2f}" if s.name in report.speed_ratio else "1.00",
+                f"{b.delta:+.4f} [{b.low:+.4f}, {b.high:+.4f}]" if b else "",
+                f"{b.wins}/{b.losses}" if b else "",
+            ]
+        )
+    return header, rows
+
+
+NOTE = (
+    "F1/precision/recall: the benchmark's evaluate.py (4-gram shingles, mean precision and recall over pages); "
+    "the interval: paired bootstrap of per-page F1 (10,000 resamples, fixed seed); pages/s: one pass each, "
+    "in turn, in this process."
+)
+
+
+@dataclass
+class ExtractionOutcome:
+    report: ExtractionReport
+
+    def to_json(self) -> Any:
+        return self.report.as_dict()
+
+    def markdown(self) -> str:
+        from .report import _md
+
+        header, rows = _table_rows(self.report)
+        return f"{_md(header, rows)}\n\n{self.report.pages} pages. {NOTE}"
+
+    def render(self, console) -> None:
+        from rich.table import Table
+
+        header, rows = _table_rows(self.report)
+        table = Table(title=f"article-extraction · {self.report.pages} pages", title_justify="left")
+        for i, name in enumerate(header):
+            table.add_column(name, justify="left" if i == 0 else "right")
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
+        console.print(f"[dim]{NOTE}[/dim]")
+
+
+def run_bench(options: Any) -> ExtractionOutcome:
+    """``serpfuse bench --corpus article-extraction [--extractors a,b] [--compare A B]``: the extractors side by
+    side against the first of ``--compare`` (default trafilatura alone). Raises BenchError on bad input."""
+    from .setups import BenchError
+
+    if options.sweep or options.settings or options.random_subsets is not None:
+        raise BenchError("article-extraction takes --extractors and --compare A B, not ranking options")
+    if options.compare:
+        baseline, other = options.compare
+        names = [baseline, other]
+    else:
+        baseline, names = BASELINE, list(options.extractors or DEFAULT_CANDIDATES)
+    unknown = [n for n in [baseline, *names] if n not in CANDIDATES]
+    if unknown:
+        raise BenchError(f"unknown extractor {unknown[0]!r}; choose among: {', '.join(CANDIDATES)}")
+    try:
+        corpus = load_corpus(options.root)
+    except CorpusError as exc:
+        raise BenchError(str(exc)) from None
+    return ExtractionOutcome(run_benchmark(corpus, names, baseline=baseline))

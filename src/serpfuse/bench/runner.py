@@ -569,10 +569,22 @@ def _check_common(options: BenchOptions, parsed: Parsed) -> None:
         raise BenchError("--seed goes with --random-subsets")
 
 
+def _extraction(options: BenchOptions) -> Outcome:
+    from .extraction import run_bench
+
+    return run_bench(options)
+
+
+# Corpora that score something other than a ranking configuration run on their own, before configs are parsed.
+OWN_RUNNERS: dict[str, Callable[[BenchOptions], Outcome]] = {"article-extraction": _extraction}
+
+
 def run(options: BenchOptions, progress: ProgressFactory = quiet) -> Outcome:
     """Validate the options, pick the mode, run it. Bad input or missing data raises ``BenchError``."""
     if options.corpus not in CORPORA:
         raise BenchError(f"unknown corpus {options.corpus!r}; choose one of: {', '.join(CORPORA)}")
+    if options.corpus in OWN_RUNNERS:
+        return OWN_RUNNERS[options.corpus](options)
     parsed = parse_configs(options)
     _check_common(options, parsed)
     mode = next(m for m in MODES if m.wanted(options))

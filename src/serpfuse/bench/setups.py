@@ -52,6 +52,7 @@ class BenchOptions:
     perf: bool = False  # issue 12's performance table instead of ranking quality
     perf_baseline: Path | None = None  # --perf: another checkout's src directory, measured beside this one
     perf_repeat: int = 3  # --perf: repetitions of every probe
+    extractors: list[str] = field(default_factory=list)  # article-extraction
 
 
 def data_root(data: Path | None) -> Path:
@@ -369,4 +370,9 @@ CORPORA: dict[str, Callable[[BenchOptions], Bench]] = {
     "crw56": crw56_bench,
     "mq2008": mq2008_bench,
     "consensus": consensus_bench,
+    "article-extraction": lambda options: _extraction_has_own_runner(),
 }
+
+
+def _extraction_has_own_runner() -> Bench:
+    raise BenchError("article-extraction scores extractors, not rankings (runner.OWN_RUNNERS runs it)")

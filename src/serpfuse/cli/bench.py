@@ -188,6 +188,9 @@ def register(app: typer.Typer) -> None:
             ),
         ] = None,
         perf_repeat: Annotated[int, typer.Option("--repeat", min=1, help="--perf: repetitions")] = 3,
+        extractors: Annotated[
+            str | None, typer.Option("--extractors", help="article-extraction: a,b,c (default: the main ones)")
+        ] = None,
     ) -> None:
         """Measure ranking quality on a judged corpus: overall, per group, per engine, worst queries."""
         if as_json and as_markdown:
@@ -215,6 +218,7 @@ def register(app: typer.Typer) -> None:
                 perf=perf,
                 perf_baseline=perf_baseline,
                 perf_repeat=perf_repeat,
+                extractors=[e.strip() for e in (extractors or "").split(",") if e.strip()],
             )
             outcome = run(options, lambda total: Progress(total, output == "table"))
         except BenchError as exc:

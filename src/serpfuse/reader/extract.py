@@ -115,6 +115,7 @@ def _block_text(block: etree._Element) -> str:
 
 # --- readability ------------------------------------------------------------------------------------------
 
+
 def readability_text(tree: lxml.html.HtmlElement) -> str:
     """Readability's article as plain text ('' when it finds none), by trafilatura's port of readability-lxml
     (the one trafilatura's own fallback runs: same algorithm, four times faster than readability-lxml 0.9)."""
@@ -132,8 +133,10 @@ def _language(tree: lxml.html.HtmlElement) -> str | None:
     for value in (
         tree.get("lang"),
         tree.get("xml:lang"),
-        *tree.xpath("//meta[@http-equiv and translate(@http-equiv,'CONTENTLANGUAGE','contentlanguage')"
-                    "='content-language']/@content"),
+        *tree.xpath(
+            "//meta[@http-equiv and translate(@http-equiv,'CONTENTLANGUAGE','contentlanguage')"
+            "='content-language']/@content"
+        ),
         *tree.xpath("//meta[@property='og:locale']/@content"),
     ):
         if value and _LANG.match(value.strip()):
@@ -181,8 +184,13 @@ def extract_html(html: str | bytes, url: str | None = None, *, metadata: bool = 
         if not other.strip():
             raise ExtractionError("no readable text in the page")
         text = re.sub(r"\n{3,}", "\n\n", other.strip())
-        return Extraction(markdown=text, text=text, html=f"<article><pre>{_escape(text)}</pre></article>",
-                          language=_language(tree), extractor="readability")
+        return Extraction(
+            markdown=text,
+            text=text,
+            html=f"<article><pre>{_escape(text)}</pre></article>",
+            language=_language(tree),
+            extractor="readability",
+        )
     plain_body = _without_links(doc.body)
     span = agreed_span([_block_text(b) for b in plain_body], other)
     for body in (doc.body, plain_body):
@@ -236,7 +244,9 @@ def extract_pdf(data: bytes) -> Extraction:
         pages = [page.extract_text() or "" for page in reader.pages]
         info = reader.metadata
     except (PdfReadError, ValueError, KeyError, TypeError) as exc:
-        raise ExtractionError(f"unreadable PDF: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from exc
+        raise ExtractionError(
+            f"unreadable PDF: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+        ) from exc
     text = "\n\n".join(p.strip() for p in pages if p.strip())
     if not text:
         raise ExtractionError("no text in the PDF (scanned pages need OCR, which the reader does not do)")
@@ -255,5 +265,10 @@ def extract_text(text: str) -> Extraction:
     text = text.replace("\r\n", "\n").strip()
     if not text:
         raise ExtractionError("the document is empty")
-    return Extraction(markdown=text, text=text, html=f"<article><pre>{_escape(text)}</pre></article>",
-                      kind="text", extractor="plain")
+    return Extraction(
+        markdown=text,
+        text=text,
+        html=f"<article><pre>{_escape(text)}</pre></article>",
+        kind="text",
+        extractor="plain",
+    )
