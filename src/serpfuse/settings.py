@@ -105,7 +105,21 @@ class Settings(BaseSettings):
         None, gt=0, description="requests per engine per minute, shared by every process on redis_url"
     )
 
+    # The page reader (serpfuse read, the read_url tool, /v1/read). Loopback is for tests and local-only setups;
+    # an HTTP request can never turn it on.
+    read_allow_loopback: bool = False
+    read_ports: Annotated[list[int], NoDecode] = Field(default_factory=lambda: [80, 443])
+    read_robots: bool = True
+    read_max_bytes: int = Field(5 * 1024 * 1024, ge=1024)
+    read_timeout_s: float = Field(15.0, gt=0)
+    read_cache_ttl_s: float = Field(3600.0, ge=0)
+
     ranking: RankingConfig = Field(default_factory=RankingConfig)
+
+    @field_validator("read_ports", mode="before")
+    @classmethod
+    def _ports_list(cls, value: Any) -> Any:
+        return split_list(str(value)) if isinstance(value, int) else split_list(value)
 
     @field_validator("engines", mode="before")
     @classmethod

@@ -28,6 +28,8 @@ from trafilatura.readability_lxml import Document as ReadabilityDocument
 from trafilatura.utils import load_html
 from trafilatura.xml import xmltotxt
 
+from .models import CallerError
+
 # A block is "kept by readability" when at least this share of its shingles is in readability's text, and the
 # two extractors found the same article when readability holds at least this share of trafilatura's shingles.
 AGREEMENT = 0.5
@@ -42,8 +44,8 @@ _INLINE_LINK = re.compile(r"(?<!!)\[([^\]\n]+)\]\((https?://[^)\s]+)\)")
 _LANG = re.compile(r"^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*$")
 
 
-class ExtractionError(Exception):
-    """The document has no readable text (or is of a type the reader does not read). One line."""
+class ExtractionError(CallerError):
+    """The document has no readable text. One line."""
 
 
 @dataclass
@@ -201,6 +203,8 @@ def extract_html(html: str | bytes, url: str | None = None, *, metadata: bool = 
     if not text:
         raise ExtractionError("no readable text in the page")
     markdown = links_as_references(_render(doc.body, formatting=True))
+    if doc.title and not markdown.startswith("#"):  # the trim may take the page's own <h1>; a reader wants it
+        markdown = f"# {doc.title}\n\n{markdown}"
     return Extraction(
         markdown=markdown,
         text=text,

@@ -1,0 +1,137 @@
+"""Which URLs and addresses the reader may fetch: the SSRF policy as pure functions, decided before any socket.
+
+A URL passes when its scheme is http or https, it carries no user:password, its port is one the deployment
+allows (80 and 443 unless configured), and every address its host resolves to is a public unicast address.
+Refused: private, loopback, link-local (cloud metadata at 169.254.169.254 and fd00:ec2::254 included), CGNAT
+(100.64.0.0/10), multicast, reserved, unspecified (0.0.0.0, ::), documentation and benchmarking ranges, and
+the same inside IPv6 (IPv4-mapped, 6to4, NAT64 and Teredo forms carry an IPv4 address that is checked too).
+A host written as a number is read the way the C resolver reads it (``2130706433``, ``0x7f000001``,
+``0177.0.0.1`` and ``127.1`` are all 127.0.0.1), so no spelling slips past as a "name".
+
+Loopback is allowed only when the caller's ``Policy`` says so (tests and a local deployment's own settings);
+the HTTP API builds its policy without it whatever a request says.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from .models import CallerError
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+DEFAULT_PORTS = frozenset({80, 443})
+SCHEMES = ("http", "https")
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+_NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")
+
+
+class Refused(CallerError):
+    """The URL or one of its addresses is not fetchable under the policy. One line naming why."""
+
+
+@dataclass(frozen=True)
+class Policy:
+    allow_loopback: bool = False
+    ports: frozenset[int] = DEFAULT_PORTS
+    max_redirects: int = 5
+
+
+@dataclass(frozen=True)
+class Target:
+    """A URL taken apart for fetching: what to resolve, where to connect, what TLS and Host should say."""
+
+    url: str
+    scheme: str
+    host: str  # the name as written (lowercase), or the canonical text of an IP literal
+    port: int
+    literal: IPAddress | None  # the host was an address, in any spelling
+
+
+def numeric_host(host: str) -> IPAddress | None:
+    """The address a host spelled as a number stands for (IPv6 literal, dotted quad, or the C resolver's
+    decimal/octal/hex/short IPv4 forms); None for a name."""
+    bare = host.strip("[]")
+    try:
+        return ipaddress.ip_address(bare.split("%", 1)[0])
+    except ValueError:
+        pass
+    if not bare or not all(c in "0123456789abcdefxABCDEFX." for c in bare) or not bare[0].isdigit():
+        return None  # a name (inet_aton only ever accepts digits, hex digits, x and dots)
+    try:
+        return ipaddress.IPv4Address(socket.inet_aton(bare))
+    except OSError:
+        return None
+
+
+def embedded_ipv4(ip: IPAddress) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 address carries (mapped, 6to4, NAT64, Teredo's client), if any."""
+    if not isinstance(ip, ipaddress.IPv6Address):
+        return None
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    if ip.teredo is not None:
+        return ip.teredo[1]
+    if ip in _NAT64 or ip in _NAT64_LOCAL:
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return None
+
+
+def address_refusal(ip: IPAddress, policy: Policy) -> str | None:
+    """Why this address may not be fetched, or None when it may."""
+    inner = embedded_ipv4(ip)
+    if inner is not None:
+        why = address_refusal(inner, policy)
+        return f"{why} (inside {ip})" if why else None
+    if ip.is_loopback:
+        return None if policy.allow_loopback else f"{ip} is a loopback address"
+    if ip.is_unspecified:
+        return f"{ip} is the unspecified address"
+    if ip.is_multicast:
+        return f"{ip} is a multicast address"
+    if ip.is_link_local:
+        return f"{ip} is a link-local address (cloud metadata lives there)"
+    if ip.is_private:
+        return f"{ip} is a private address"
+    if ip.is_reserved:
+        return f"{ip} is a reserved address"
+    if not ip.is_global:  # CGNAT 100.64.0.0/10 and the other special-purpose ranges
+        return f"{ip} is not a public address"
+    return None
+
+
+def check_address(ip: IPAddress, policy: Policy) -> None:
+    why = address_refusal(ip, policy)
+    if why:
+        raise Refused(f"refused: {why}")
+
+
+def parse_target(url: str, policy: Policy) -> Target:
+    """Scheme, credentials, host and port checks on a URL; address checks come after resolution."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError as exc:
+        raise Refused(f"not a valid URL: {exc}") from None
+    scheme = parts.scheme.lower()
+    if scheme not in SCHEMES:
+        raise Refused(f"only http and https URLs are read, not {scheme or 'a URL without a scheme'}")
+    if parts.username is not None or parts.password is not None:
+        raise Refused("URLs with a user name or password are not read")
+    host = (parts.hostname or "").rstrip(".").lower()
+    if not host:
+        raise Refused("the URL has no host")
+    port = port if port is not None else (443 if scheme == "https" else 80)
+    if port not in policy.ports:
+        allowed = ", ".join(str(p) for p in sorted(policy.ports))
+        raise Refused(f"refused: port {port} (allowed: {allowed})")
+    literal = numeric_host(host)
+    if literal is not None:
+        check_address(literal, policy)
+        host = str(literal)
+    return Target(url=url.strip(), scheme=scheme, host=host, port=port, literal=literal)

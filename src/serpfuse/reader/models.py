@@ -1,0 +1,60 @@
+"""What a read returns (``Page``) and how it fails (``ReadError`` and its kinds, each with the exit code it means)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from ..models import Model
+
+Format = Literal["markdown", "text", "html"]
+FORMATS: tuple[str, ...] = ("markdown", "text", "html")
+
+
+class ReadError(Exception):
+    """A read that failed, said in one line. ``exit_code`` 1: the network or the remote page (unreachable,
+    timed out, HTTP error, too large); 2: the caller's request cannot be served (a refused address, a type the
+    reader does not read, robots.txt says no, nothing readable)."""
+
+    exit_code = 1
+    status = 502  # what the HTTP API answers
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message.splitlines()[0] if message else type(self).__name__)
+
+
+class CallerError(ReadError):
+    exit_code = 2
+    status = 422
+
+
+class Unsupported(CallerError):
+    """A content type the reader does not read (images, archives, video...)."""
+
+
+class RobotsDisallowed(CallerError):
+    """The site's robots.txt disallows this path for serpfuse (a setting turns the check off)."""
+
+
+class Page(Model):
+    """One document read: its main content in three forms and its metadata."""
+
+    url: str  # what was asked
+    final_url: str | None = None  # after redirects (None for a file)
+    canonical_url: str | None = None  # the page's own <link rel=canonical>, else final_url
+    title: str | None = None
+    author: str | None = None
+    date: str | None = None
+    language: str | None = None
+    content_type: str  # the media type read: text/html, application/pdf, text/plain
+    kind: Literal["html", "pdf", "text"]
+    extractor: str
+    markdown: str
+    text: str
+    html: str
+    cached: bool = False
+    chars: int = Field(0, description="length of the markdown")
+
+    def content(self, fmt: Format) -> str:
+        return {"markdown": self.markdown, "text": self.text, "html": self.html}[fmt]

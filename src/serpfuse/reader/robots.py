@@ -1,0 +1,63 @@
+"""robots.txt for the reader: fetched through the same guard, parsed by the standard library, cached per origin.
+
+RFC 9309's reading of failures: a robots.txt that is missing or forbidden (4xx) allows everything; a server
+error (5xx) disallows everything for that origin until the entry expires. When robots.txt cannot be fetched at
+all (refused, unresolvable, unreachable) the read fails with that cause, as the page itself would.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from urllib.robotparser import RobotFileParser
+
+from .fetch import ROBOTS_AGENT, Fetched, HttpStatusError, Limits, decode
+from .guard import Target
+from .models import RobotsDisallowed, Unsupported
+
+ROBOTS_TTL_S = 3600.0
+ROBOTS_LIMITS = Limits(max_bytes=512 * 1024, timeout_s=5.0)  # RFC 9309: at least 500 KiB are parsed
+MAX_ORIGINS = 1024
+ROBOTS_TYPES = frozenset({"text/plain", ""})
+RobotsGet = Callable[[str], Awaitable[Fetched]]  # the reader's own guarded GET, with ROBOTS_LIMITS
+
+
+class RobotsCache:
+    def __init__(self, *, ttl_s: float = ROBOTS_TTL_S, clock: Callable[[], float] = time.monotonic) -> None:
+        self.ttl_s = ttl_s
+        self._clock = clock
+        self._rules: OrderedDict[str, tuple[float, RobotFileParser]] = OrderedDict()
+        self.fetches = 0  # robots.txt downloads (tests check the cache is used)
+
+    async def check(self, target: Target, get: RobotsGet) -> None:
+        """Raise ``RobotsDisallowed`` when the origin's robots.txt disallows ``path_url`` for serpfuse."""
+        origin = f"{target.scheme}://{target.host}:{target.port}"
+        entry = self._rules.get(origin)
+        if entry is None or entry[0] <= self._clock():
+            entry = (self._clock() + self.ttl_s, await self._load(target, get))
+            self._rules[origin] = entry
+            self._rules.move_to_end(origin)
+            while len(self._rules) > MAX_ORIGINS:
+                self._rules.popitem(last=False)
+        if not entry[1].can_fetch(ROBOTS_AGENT, target.url):
+            raise RobotsDisallowed(f"robots.txt of {target.host} disallows this page for {ROBOTS_AGENT}")
+
+    async def _load(self, target: Target, get: RobotsGet) -> RobotFileParser:
+        self.fetches += 1
+        host = f"[{target.host}]" if ":" in target.host else target.host
+        default_port = 443 if target.scheme == "https" else 80
+        netloc = host if target.port == default_port else f"{host}:{target.port}"
+        parser = RobotFileParser()
+        try:
+            fetched = await get(f"{target.scheme}://{netloc}/robots.txt")
+        except (HttpStatusError, Unsupported) as exc:
+            if isinstance(exc, Unsupported) or exc.http_status < 500:
+                parser.allow_all = True  # missing, forbidden or not a robots file: no rules
+            else:
+                parser.disallow_all = True  # the site says it is unavailable: no crawler now
+            return parser
+        # Anything else (refused, unresolvable, unreachable, too slow) is the page's own failure too: it
+        # propagates with its cause rather than as a robots.txt refusal.
+        parser.parse(decode(fetched).splitlines())
+        return parser

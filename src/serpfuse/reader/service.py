@@ -1,0 +1,181 @@
+"""Reading one URL or file: guard, robots.txt, fetch, extract, cache. Every interface calls ``Reader.read``."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..cache import json_bytes
+from ..urls import canonical_url
+from .extract import Extraction, extract_html, extract_pdf, extract_text
+from .fetch import HTML_TYPES, PDF_TYPES, TEXT_TYPES, Dial, Fetched, Limits, Resolver, decode, direct, fetch
+from .guard import Policy, Target
+from .models import CallerError, Page, Unsupported
+from .robots import ROBOTS_LIMITS, ROBOTS_TYPES, RobotsCache
+
+if TYPE_CHECKING:
+    from ..cache import ResultCache
+    from ..settings import Settings
+
+CACHE_VERSION = 1  # bump when a Page's layout or the extraction changes, so old entries are not served
+
+
+def page_key(url: str) -> str:
+    return "page:" + hashlib.sha256(f"{CACHE_VERSION}:{url}".encode()).hexdigest()
+
+
+@dataclass
+class Reader:
+    policy: Policy = field(default_factory=Policy)
+    limits: Limits = field(default_factory=Limits)
+    robots: bool = True
+    resolver: Resolver | None = None
+    cache: ResultCache | None = None
+    cache_ttl_s: float = 3600.0
+    robots_cache: RobotsCache = field(default_factory=RobotsCache)
+    dial: Dial = direct  # tests route a pretend public address to their loopback server
+
+    @classmethod
+    def from_settings(cls, settings: Settings, cache: ResultCache | None = None) -> Reader:
+        """The deployment's reader: loopback and extra ports only as its own settings say, never a request."""
+        policy = Policy(allow_loopback=settings.read_allow_loopback, ports=frozenset(settings.read_ports))
+        return cls(
+            policy=policy,
+            limits=Limits(max_bytes=settings.read_max_bytes, timeout_s=settings.read_timeout_s),
+            robots=settings.read_robots,
+            cache=cache,
+            cache_ttl_s=settings.read_cache_ttl_s,
+        )
+
+    async def read(self, url: str, *, use_cache: bool = True) -> Page:
+        """The page at ``url``, from the cache when read recently. Raises ``ReadError`` with one line."""
+        key_url = canonical_url(url) or url
+        cache = self.cache if use_cache else None
+        if cache is not None:
+            hit = await _cache_get(cache, page_key(key_url))
+            if hit is not None:
+                return hit
+        fetched = await fetch(
+            url,
+            policy=self.policy,
+            resolver=self.resolver,
+            limits=self.limits,
+            dial=self.dial,
+            before_hop=self._robots_check if self.robots else None,
+        )
+        page = await asyncio.to_thread(page_of, fetched, url)
+        if cache is not None:
+            body = json_bytes(page.to_json_dict())
+            for u in {key_url, canonical_url(page.canonical_url or "") or key_url}:
+                # an unreachable cache costs a refetch later, never this answer
+                with contextlib.suppress(Exception):
+                    await cache.set_body(page_key(u), body, self.cache_ttl_s)
+        return page
+
+    async def _robots_check(self, target: Target) -> None:
+        await self.robots_cache.check(target, self._get_robots)
+
+    async def _get_robots(self, url: str) -> Fetched:
+        return await fetch(
+            url, policy=self.policy, resolver=self.resolver, limits=ROBOTS_LIMITS, accept=ROBOTS_TYPES, dial=self.dial
+        )
+
+
+async def _cache_get(cache: ResultCache, key: str) -> Page | None:
+    try:
+        body = await cache.get_body(key)
+        if body is None:
+            return None
+        page = Page.model_validate_json(body)
+    except Exception:  # unreachable cache or an entry of another version: a miss
+        return None
+    page.cached = True
+    return page
+
+
+def _sniff(body: bytes) -> str:
+    head = body[:1024].lstrip().lower()
+    if head.startswith(b"%pdf-"):
+        return "application/pdf"
+    if head.startswith((b"<!doctype html", b"<html", b"<head", b"<body")) or b"<html" in head:
+        return "text/html"
+    return "text/plain"
+
+
+def page_of(fetched: Fetched, asked: str) -> Page:
+    """Extract a fetched body by its media type (sniffed when the server sent none)."""
+    kind = fetched.content_type or _sniff(fetched.body)
+    if kind in PDF_TYPES:
+        extraction = extract_pdf(fetched.body)
+    elif kind in HTML_TYPES:
+        extraction = extract_html(decode(fetched), fetched.url)
+    elif kind in TEXT_TYPES:
+        extraction = extract_text(decode(fetched))
+    else:
+        raise Unsupported(f"unsupported content type {kind}")
+    return _page(extraction, asked, fetched.url, kind)
+
+
+def _page(extraction: Extraction, asked: str, final_url: str | None, content_type: str) -> Page:
+    return Page(
+        url=asked,
+        final_url=final_url,
+        canonical_url=extraction.canonical_url or final_url,
+        title=extraction.title,
+        author=extraction.author,
+        date=extraction.date,
+        language=extraction.language,
+        content_type=content_type,
+        kind=extraction.kind,  # type: ignore[arg-type]
+        extractor=extraction.extractor,
+        markdown=extraction.markdown,
+        text=extraction.text,
+        html=extraction.html,
+        chars=len(extraction.markdown),
+    )
+
+
+FILE_TYPES = {".pdf": "application/pdf", ".html": "text/html", ".htm": "text/html", ".xhtml": "text/html",
+              ".txt": "text/plain", ".md": "text/markdown", ".markdown": "text/markdown"}
+
+
+def read_file(path: Path, max_bytes: int = 50 * 1024 * 1024) -> Page:
+    """A local file, typed by its extension (sniffed when it has none)."""
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise CallerError(f"{path} is larger than {max_bytes:,} bytes")
+        body = path.read_bytes()
+    except OSError as exc:
+        raise CallerError(f"cannot read {path}: {exc.strerror or exc}") from None
+    kind = FILE_TYPES.get(path.suffix.lower()) or (_sniff(body) if not path.suffix else None)
+    if kind is None:
+        raise Unsupported(f"unsupported file type {path.suffix} (the reader reads HTML, PDF and plain text)")
+    fetched = Fetched(url=path.resolve().as_uri(), status=200, content_type=kind, charset=None, body=body)
+    page = page_of(fetched, str(path))
+    page.final_url = None
+    return page
+
+
+
+
+def cache_for(settings: Settings) -> ResultCache | None:
+    """The deployment's result cache, where pages are kept too (None when the cache is off)."""
+    from ..cache import RedisResultCache, SqliteResultCache
+
+    backend = settings.cache_backend
+    if backend == "sqlite":
+        return SqliteResultCache(settings.cache_path)
+    if backend == "redis" and settings.redis_url:
+        from ..redis_store import redis_client
+
+        return RedisResultCache(redis_client(settings.redis_url))
+    return None
+
+
+def is_url(target: str) -> bool:
+    return "://" in target.split("?", 1)[0][:16]
