@@ -49,7 +49,7 @@ def _text(result) -> str:
 async def test_tools_are_listed_with_input_and_output_schemas(service):
     async with Client(build_server(service)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert set(tools) == {"web_search", "explain_search", "engine_status"}
+    assert set(tools) == {"web_search", "explain_search", "engine_status", "read_url"}
     params = set(tools["web_search"].input_schema["properties"])
     assert params == {
         "query", "limit", "engines", "include_domains", "exclude_domains", "time_range", "date_from", "date_to",
@@ -201,7 +201,7 @@ async def test_stdio_subprocess_serves_the_same_tools(recording, tmp_path):
         names = {t.name for t in (await client.list_tools()).tools}
         result = await client.call_tool("web_search", {"query": QUERY, "limit": 3})
         bad = await client.call_tool("web_search", {"query": QUERY, "strategy": "nope"})
-    assert names == {"web_search", "explain_search", "engine_status"}
+    assert names == {"web_search", "explain_search", "engine_status", "read_url"}
     # serverInfo names the package's version, as installed (what a host shows in its server list)
     assert info is not None and info.name == "serpfuse" and info.version == version("serpfuse") != ""
     assert not result.is_error and len(result.structured_content["results"]) == 3

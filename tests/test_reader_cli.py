@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from fakeserver import Reply
 from test_reader_extract import minimal_pdf
 from test_reader_fetch import ARTICLE, HTML
@@ -19,7 +20,9 @@ BIN = Path(sys.executable).parent / "serpfuse"
 
 def _env(tmp_path, port: int | None = None, loopback: bool = True) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SERPFUSE_") and "proxy" not in k.lower()}
-    env.update(HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "config"), SERPFUSE_CACHE_DIR=str(tmp_path / "c"))
+    env.update(
+        HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "config"), SERPFUSE_CACHE_DIR=str(tmp_path / "c")
+    )
     if loopback:
         env["SERPFUSE_READ_ALLOW_LOOPBACK"] = "1"
     if port:
@@ -42,10 +45,16 @@ def _dead_port() -> int:
 
 @pytest.fixture
 def page_server(server):
-    server.route("/robots.txt", Reply(200, {"Content-Type": "text/plain"}, b"User-agent: *\nDisallow: /secret\n"))
+    server.route(
+        "/robots.txt", Reply(200, {"Content-Type": "text/plain"}, b"User-agent: *\nDisallow: /secret\n")
+    )
     server.route("/story", Reply(200, HTML, ARTICLE))
-    server.route("/paper.pdf", Reply(200, {"Content-Type": "application/pdf"}, minimal_pdf("A harbour report in PDF")))
-    server.route("/notes.txt", Reply(200, {"Content-Type": "text/plain; charset=utf-8"}, "plain notes ✓".encode()))
+    server.route(
+        "/paper.pdf", Reply(200, {"Content-Type": "application/pdf"}, minimal_pdf("A harbour report in PDF"))
+    )
+    server.route(
+        "/notes.txt", Reply(200, {"Content-Type": "text/plain; charset=utf-8"}, "plain notes ✓".encode())
+    )
     server.route("/photo", Reply(200, {"Content-Type": "image/jpeg"}, b"\xff\xd8" + bytes(100)))
     server.route("/empty", Reply(200, HTML, b"<html><body><script>x()</script></body></html>"))
     server.route("/secret", Reply(200, HTML, ARTICLE))
@@ -63,7 +72,9 @@ def test_read_prints_markdown_text_html_and_json(tmp_path, page_server):
     assert html.stdout.startswith("<article>")
     out = json.loads(_read(tmp_path, url, "--json", port=page_server.port).stdout)
     assert out["title"] == "Harbour news" and out["language"] == "en" and out["kind"] == "html"
-    assert out["content"].startswith("# Harbour news") and out["cached"] is True  # the first run filled the cache
+    assert (
+        out["content"].startswith("# Harbour news") and out["cached"] is True
+    )  # the first run filled the cache
     assert out["finalUrl"] == url
 
 
@@ -78,8 +89,12 @@ def test_read_pdf_and_plain_text_over_http_and_from_files(tmp_path, page_server)
 
 @pytest.mark.parametrize(
     ("path", "code", "message"),
-    [("/photo", 2, "unsupported content type image/jpeg"), ("/empty", 2, "no readable text"),
-     ("/secret", 2, "robots.txt"), ("/missing", 1, "HTTP 404")],
+    [
+        ("/photo", 2, "unsupported content type image/jpeg"),
+        ("/empty", 2, "no readable text"),
+        ("/secret", 2, "robots.txt"),
+        ("/missing", 1, "HTTP 404"),
+    ],
 )
 def test_read_failures_are_one_line_with_the_right_exit(tmp_path, page_server, path, code, message):
     proc = _read(tmp_path, f"{page_server.url}{path}", "--no-cache", port=page_server.port)

@@ -15,14 +15,16 @@ import time
 import zlib
 
 import pytest
-from fakeserver import FakeServer, Reply
 
+from fakeserver import FakeServer, Reply
 from serpfuse.reader.fetch import Limits, decode, fetch
 from serpfuse.reader.guard import Policy, Refused, address_refusal, numeric_host, parse_target
 from serpfuse.reader.models import ReadError, RobotsDisallowed, Unsupported
 from serpfuse.reader.service import Reader
 
-PRETEND_PUBLIC = ipaddress.ip_address("93.184.216.34")  # the guard sees this; the dialler maps it to the server
+PRETEND_PUBLIC = ipaddress.ip_address(
+    "93.184.216.34"
+)  # the guard sees this; the dialler maps it to the server
 STRICT = Policy(allow_loopback=False, ports=frozenset({80, 443}))
 HTML = {"Content-Type": "text/html; charset=utf-8"}
 ARTICLE = (
@@ -82,8 +84,23 @@ async def _fetch(url, site, policy=STRICT, **kw):
 
 @pytest.mark.parametrize(
     "spelling",
-    ["2130706433", "0x7f000001", "0177.0.0.1", "127.1", "0x7f.1", "017700000001", "127.0.0.1", "[::1]",
-     "[::ffff:127.0.0.1]", "[::ffff:7f00:1]", "[2002:7f00:1::]", "[64:ff9b::7f00:1]", "0", "0.0.0.0", "[::]"],
+    [
+        "2130706433",
+        "0x7f000001",
+        "0177.0.0.1",
+        "127.1",
+        "0x7f.1",
+        "017700000001",
+        "127.0.0.1",
+        "[::1]",
+        "[::ffff:127.0.0.1]",
+        "[::ffff:7f00:1]",
+        "[2002:7f00:1::]",
+        "[64:ff9b::7f00:1]",
+        "0",
+        "0.0.0.0",
+        "[::]",
+    ],
 )
 def test_every_spelling_of_loopback_or_nothing_is_refused(spelling):
     with pytest.raises(Refused):
@@ -92,9 +109,26 @@ def test_every_spelling_of_loopback_or_nothing_is_refused(spelling):
 
 @pytest.mark.parametrize(
     "address",
-    ["10.0.0.1", "172.16.5.4", "192.168.1.1", "169.254.169.254", "100.64.0.1", "100.100.100.200", "224.0.0.1",
-     "240.0.0.1", "255.255.255.255", "198.18.0.1", "192.0.2.1", "fd00:ec2::254", "fe80::1", "ff02::1",
-     "::ffff:10.0.0.1", "::ffff:169.254.169.254", "2001:db8::1", "fc00::1"],
+    [
+        "10.0.0.1",
+        "172.16.5.4",
+        "192.168.1.1",
+        "169.254.169.254",
+        "100.64.0.1",
+        "100.100.100.200",
+        "224.0.0.1",
+        "240.0.0.1",
+        "255.255.255.255",
+        "198.18.0.1",
+        "192.0.2.1",
+        "fd00:ec2::254",
+        "fe80::1",
+        "ff02::1",
+        "::ffff:10.0.0.1",
+        "::ffff:169.254.169.254",
+        "2001:db8::1",
+        "fc00::1",
+    ],
 )
 def test_private_link_local_metadata_cgnat_multicast_reserved_are_refused(address):
     assert address_refusal(ipaddress.ip_address(address), STRICT) is not None
@@ -106,7 +140,9 @@ def test_public_addresses_pass_and_loopback_only_by_setting():
     loopback_ok = Policy(allow_loopback=True)
     assert address_refusal(ipaddress.ip_address("127.0.0.1"), loopback_ok) is None
     assert address_refusal(ipaddress.ip_address("::1"), loopback_ok) is None
-    assert address_refusal(ipaddress.ip_address("10.0.0.1"), loopback_ok) is not None  # loopback, nothing more
+    assert (
+        address_refusal(ipaddress.ip_address("10.0.0.1"), loopback_ok) is not None
+    )  # loopback, nothing more
 
 
 def test_numeric_hosts_read_like_the_c_resolver_and_names_stay_names():
@@ -118,9 +154,15 @@ def test_numeric_hosts_read_like_the_c_resolver_and_names_stay_names():
 
 @pytest.mark.parametrize(
     ("url", "why"),
-    [("ftp://site.test/x", "only http and https"), ("file:///etc/passwd", "only http and https"),
-     ("gopher://site.test/", "only http and https"), ("http://user:pw@site.test/", "user name or password"),
-     ("http://site.test:8080/", "port 8080"), ("http:///nohost", "no host"), ("http://site.test:99999/", "valid URL")],
+    [
+        ("ftp://site.test/x", "only http and https"),
+        ("file:///etc/passwd", "only http and https"),
+        ("gopher://site.test/", "only http and https"),
+        ("http://user:pw@site.test/", "user name or password"),
+        ("http://site.test:8080/", "port 8080"),
+        ("http:///nohost", "no host"),
+        ("http://site.test:99999/", "valid URL"),
+    ],
 )
 def test_url_shape_is_refused_before_resolution(url, why):
     with pytest.raises(Refused, match=why):
@@ -128,7 +170,8 @@ def test_url_shape_is_refused_before_resolution(url, why):
 
 
 @pytest.mark.parametrize(
-    "address", ["10.1.2.3", "192.168.0.10", "169.254.169.254", "fd00:ec2::254", "100.64.1.1", "::ffff:10.0.0.1"]
+    "address",
+    ["10.1.2.3", "192.168.0.10", "169.254.169.254", "fd00:ec2::254", "100.64.1.1", "::ffff:10.0.0.1"],
 )
 async def test_a_name_resolving_to_a_forbidden_address_is_refused_before_any_dial(address):
     resolver, dial = Resolver({"internal.test": [address]}), Dialler(None)
@@ -146,7 +189,9 @@ async def test_a_name_mixing_public_and_private_answers_is_refused():
 
 async def test_a_public_address_is_dialled_exactly_as_checked():
     resolver, dial = Resolver({"public.test": ["93.184.216.35"]}), Dialler(None)
-    with pytest.raises(AssertionError, match="tried to dial 93.184.216.35"):  # the dialler stops it: no packet
+    with pytest.raises(
+        AssertionError, match="tried to dial 93.184.216.35"
+    ):  # the dialler stops it: no packet
         await fetch("http://public.test/", policy=STRICT, resolver=resolver, dial=dial)
     assert dial.dials == ["93.184.216.35"]
 
@@ -165,9 +210,20 @@ async def test_the_server_is_read_through_the_pretend_public_address(site):
 
 @pytest.mark.parametrize(
     "location",
-    ["http://127.0.0.1/", "http://[::1]/", "http://2130706433/", "http://0x7f000001/", "http://0177.0.0.1/",
-     "http://127.1/", "http://loop.test/", "http://[::ffff:127.0.0.1]/", "http://169.254.169.254/latest/meta-data",
-     "http://0.0.0.0/", "file:///etc/passwd", "http://site.test:22/"],
+    [
+        "http://127.0.0.1/",
+        "http://[::1]/",
+        "http://2130706433/",
+        "http://0x7f000001/",
+        "http://0177.0.0.1/",
+        "http://127.1/",
+        "http://loop.test/",
+        "http://[::ffff:127.0.0.1]/",
+        "http://169.254.169.254/latest/meta-data",
+        "http://0.0.0.0/",
+        "file:///etc/passwd",
+        "http://site.test:22/",
+    ],
 )
 async def test_every_redirect_hop_is_checked(site, location):
     server, _, dial = site
@@ -252,7 +308,9 @@ async def test_content_type_is_checked_before_the_body(site):
 async def test_charset_from_header_meta_or_detection(site):
     server, _, _ = site
     text = "Ça coûte très cher à Zürich, dit-elle. " * 20
-    server.route("/latin", Reply(200, {"Content-Type": "text/plain; charset=iso-8859-1"}, text.encode("latin-1")))
+    server.route(
+        "/latin", Reply(200, {"Content-Type": "text/plain; charset=iso-8859-1"}, text.encode("latin-1"))
+    )
     assert decode(await _fetch("http://site.test/latin", site)) == text
     page = f"<html><head><meta charset='windows-1252'></head><body><p>{text}</p></body></html>"
     server.route("/meta", Reply(200, {"Content-Type": "text/html"}, page.encode("cp1252")))
@@ -263,7 +321,13 @@ async def test_charset_from_header_meta_or_detection(site):
 
 async def test_a_million_deep_dom_reads_or_fails_in_one_line(site):
     server, _, _ = site
-    deep = b"<html><body>" + b"<div>" * 200_000 + b"<p>deep text here</p>" + b"</div>" * 200_000 + b"</body></html>"
+    deep = (
+        b"<html><body>"
+        + b"<div>" * 200_000
+        + b"<p>deep text here</p>"
+        + b"</div>" * 200_000
+        + b"</body></html>"
+    )
     assert len(deep) > 1_000_000
     server.route("/deep", Reply(200, HTML, deep))
     server.route("/robots.txt", Reply(404, {"Content-Type": "text/plain"}, b""))
@@ -282,7 +346,9 @@ async def test_a_million_deep_dom_reads_or_fails_in_one_line(site):
 
 async def test_robots_txt_is_respected_and_cached_per_origin(site):
     server, resolver, dial = site
-    server.route("/robots.txt", Reply(200, {"Content-Type": "text/plain"}, b"User-agent: *\nDisallow: /private\n"))
+    server.route(
+        "/robots.txt", Reply(200, {"Content-Type": "text/plain"}, b"User-agent: *\nDisallow: /private\n")
+    )
     server.route("/public", Reply(200, HTML, ARTICLE))
     server.route("/private/x", Reply(200, HTML, ARTICLE))
     reader = Reader(policy=STRICT, resolver=resolver, dial=dial)
@@ -303,7 +369,9 @@ async def test_robots_unavailable_disallows_missing_allows(site):
     with pytest.raises(RobotsDisallowed):
         await Reader(policy=STRICT, resolver=resolver, dial=dial).read("http://site.test/a", use_cache=False)
     server.route("/robots.txt", Reply(404, {"Content-Type": "text/html"}, b"nope"))
-    page = await Reader(policy=STRICT, resolver=resolver, dial=dial).read("http://site.test/a", use_cache=False)
+    page = await Reader(policy=STRICT, resolver=resolver, dial=dial).read(
+        "http://site.test/a", use_cache=False
+    )
     assert page.kind == "html"
 
 
@@ -313,7 +381,9 @@ async def test_pages_are_cached_by_canonical_url(site, tmp_path):
     server, resolver, dial = site
     server.route("/robots.txt", Reply(404, {}, b""))
     server.route("/story", Reply(200, HTML, ARTICLE))
-    reader = Reader(policy=STRICT, resolver=resolver, dial=dial, cache=SqliteResultCache(tmp_path / "c.sqlite3"))
+    reader = Reader(
+        policy=STRICT, resolver=resolver, dial=dial, cache=SqliteResultCache(tmp_path / "c.sqlite3")
+    )
     first = await reader.read("http://site.test/story?utm_source=x")
     again = await reader.read("http://SITE.test/story")
     assert not first.cached and again.cached and again.markdown == first.markdown

@@ -16,6 +16,7 @@ loopback), a per-client token bucket (429 with Retry-After) and the body-size li
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import hmac
 import logging
@@ -42,6 +43,8 @@ from .models import ANSWERED, MAX_LIMIT, MAX_QUERY_CHARS, FusedResult, SearchReq
 from .page import Page
 from .rankers import UnknownStrategy
 from .ratelimit import Buckets, buckets
+from .reader import faces
+from .reader.models import ReadError
 from .service import QueryTooLong, SearchService
 from .settings import Settings, validation_message
 from .sources.base import SourceError
@@ -55,6 +58,9 @@ ROUTES = {
     "/v1/search": "native",
     "/search": "searxng",
     "/tavily/search": "tavily",
+    "/v1/read": "read",
+    "/tavily/extract": "tavily",
+    "/v1/scrape": "firecrawl",
     "/healthz": "healthz",
     "/metrics": "metrics",
     "/openapi.json": "openapi",
@@ -79,6 +85,8 @@ class ApiError(Exception):
 def error_body(route: str, status: int, message: str) -> dict[str, Any]:
     if route == "tavily":  # Tavily's own error shape, which its clients read
         return {"detail": {"error": message}}
+    if route == "firecrawl":  # Firecrawl's
+        return {"success": False, "error": message}
     return {"error": {"status": status, "message": message}}
 
 
@@ -512,8 +520,16 @@ def create_app(service: SearchService) -> ASGIApp:
                 return error_response(route, 404, str(exc))
             except SourceError as exc:
                 return error_response(route, 503, str(exc))
+            except ReadError as exc:  # the reader's one-line causes: 400/422 the caller's, 502 the page's
+                return error_response(route, exc.status, str(exc))
 
         return endpoint
+
+    @functools.cache
+    def reader():  # built on first use: the extractors are not imported until a page is read
+        from .reader.service import Reader
+
+        return Reader.from_settings(settings, service.cache)
 
     async def search(
         fields: dict[str, Any], *, explain: bool, use_cache: bool, interface: str
@@ -590,7 +606,22 @@ def create_app(service: SearchService) -> ASGIApp:
         started = time.perf_counter()
         body = await read_json_object(request, max_body)
         resp = await search(tavily_request_fields(body), explain=False, use_cache=True, interface="tavily")
-        return JSONResponse(tavily_shape(resp, time.perf_counter() - started, body))
+        shaped = tavily_shape(resp, time.perf_counter() - started, body)
+        raw = faces.raw_content_format(body.get("include_raw_content"))
+        if raw:  # the pages are read within what is left of the search deadline
+            left = max(1.0, settings.deadline_s - (time.perf_counter() - started))
+            await faces.add_raw_content(reader(), shaped["results"], raw, left)
+            shaped["response_time"] = round(time.perf_counter() - started, 3)
+        return JSONResponse(shaped)
+
+    async def read(request: Request) -> Response:
+        return JSONResponse(await faces.native_read(reader(), await read_json_object(request, max_body)))
+
+    async def tavily_extract(request: Request) -> Response:
+        return JSONResponse(await faces.tavily_extract(reader(), await read_json_object(request, max_body)))
+
+    async def scrape(request: Request) -> Response:
+        return JSONResponse(await faces.firecrawl_scrape(reader(), await read_json_object(request, max_body)))
 
     async def healthz(request: Request) -> Response:
         ok = await service.ping()
@@ -633,6 +664,9 @@ def create_app(service: SearchService) -> ASGIApp:
             Route("/v1/search", guarded("native", native), methods=["GET", "POST"]),
             Route("/search", guarded("searxng", searxng), methods=["GET", "POST"]),
             Route("/tavily/search", guarded("tavily", tavily), methods=["POST"]),
+            Route("/v1/read", guarded("read", read), methods=["POST"]),
+            Route("/tavily/extract", guarded("tavily", tavily_extract), methods=["POST"]),
+            Route("/v1/scrape", guarded("firecrawl", scrape), methods=["POST"]),
             Route("/healthz", healthz, methods=["GET"]),
             Route("/metrics", metrics, methods=["GET"]),
             Route("/openapi.json", openapi, methods=["GET"]),

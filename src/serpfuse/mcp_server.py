@@ -9,6 +9,7 @@ error whose message is one line.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable
@@ -26,6 +27,8 @@ from pydantic import Field, ValidationError
 from . import __version__
 from .models import ANSWERED, MAX_LIMIT, CandidateExplanation, FusedResult, Model, SearchResponse
 from .rankers import available
+from .reader.faces import ReadUrlOutput
+from .reader.models import ReadError
 from .service import EngineHealth, SearchService
 from .settings import MCP_MAX_CHARS, MCP_MIN_CHARS, split_list, validation_message
 from .sources.base import SourceError
@@ -39,7 +42,8 @@ INSTRUCTIONS = (
     "serpfuse searches the web with several engines at once and fuses their ranked lists into one short list "
     "of the best results. Use web_search for web results (title, url, snippet, published date, score, and "
     "which engines found each one); explain_search to see why each candidate ranked where it did or was cut; "
-    "engine_status to see which engines are ready, cooling down after a failure, or missing an API key."
+    "engine_status to see which engines are ready, cooling down after a failure, or missing an API key; "
+    "read_url to read a result page's main content as markdown."
 )
 _READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=True, idempotent_hint=True)
 
@@ -420,6 +424,33 @@ def build_server(service: SearchService, *, name: str = "serpfuse") -> MCPServer
         tool.__name__ = tool.__qualname__ = tool_name
         tool.__annotations__["return"] = Annotated[CallToolResult, output]  # the tool's output schema
         server.add_tool(tool, description=description, annotations=_READ_ONLY)
+
+    @functools.cache
+    def reader():  # built on first use: the extractors are not imported until a page is read
+        from .reader.service import Reader
+
+        return Reader.from_settings(service.settings, service.cache)
+
+    @server.tool(annotations=_READ_ONLY)
+    async def read_url(
+        url: Annotated[str, Field(description="the http(s) page to read (HTML, PDF or plain text)")],
+        max_chars: MaxChars = max_default,
+        offset: Annotated[
+            int, Field(ge=0, description="where to continue: the offset a truncated answer names")
+        ] = 0,
+        format: Annotated[  # noqa: A002 - the argument's name in the tool's schema
+            Literal["markdown", "text"], Field(description="markdown (headings, lists, tables) or plain text")
+        ] = "markdown",
+    ) -> Annotated[CallToolResult, ReadUrlOutput]:
+        """Read a web page's main content as markdown, with title, author and date; long pages in pieces."""
+        from .reader.faces import chunk
+
+        try:
+            page = await reader().read(url)
+            text, structured = chunk(page, format, offset, max_chars)
+        except ReadError as exc:
+            raise ToolError(str(exc)) from None
+        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
 
     @server.tool(annotations=_READ_ONLY)
     async def engine_status() -> Annotated[CallToolResult, EngineStatusOutput]:

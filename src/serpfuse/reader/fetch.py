@@ -213,17 +213,24 @@ async def _get_once(
         "Accept-Encoding": "gzip, deflate",
     }
     async with httpx2.AsyncClient(
-        transport=PinnedTransport(backend, _ssl_context()), follow_redirects=False, trust_env=False, timeout=None
+        transport=PinnedTransport(backend, _ssl_context()),
+        follow_redirects=False,
+        trust_env=False,
+        timeout=None,
     ) as client:
         try:
             async with client.stream("GET", target.url, headers=headers) as response:
                 if response.status_code in REDIRECTS and response.headers.get("location"):
-                    return Fetched(target.url, response.status_code, "", None, b""), response.headers["location"]
+                    return Fetched(target.url, response.status_code, "", None, b""), response.headers[
+                        "location"
+                    ]
                 if response.status_code >= 400:
                     raise HttpStatusError(target.host, response.status_code)
                 kind, charset = media_type(response.headers.get("content-type"))
                 if kind and kind not in accept:
-                    raise Unsupported(f"unsupported content type {kind} (the reader reads HTML, PDF and plain text)")
+                    raise Unsupported(
+                        f"unsupported content type {kind} (the reader reads HTML, PDF and plain text)"
+                    )
                 declared = response.headers.get("content-length", "")
                 if declared.isdigit() and int(declared) > limits.max_bytes:
                     raise FetchTooLarge(f"the page is larger than {limits.max_bytes:,} bytes")

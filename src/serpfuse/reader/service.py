@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 
 from ..cache import json_bytes
 from ..urls import canonical_url
-from .extract import Extraction, extract_html, extract_pdf, extract_text
 from .fetch import HTML_TYPES, PDF_TYPES, TEXT_TYPES, Dial, Fetched, Limits, Resolver, decode, direct, fetch
 from .guard import Policy, Target
 from .models import CallerError, Page, Unsupported
@@ -20,6 +19,7 @@ from .robots import ROBOTS_LIMITS, ROBOTS_TYPES, RobotsCache
 if TYPE_CHECKING:
     from ..cache import ResultCache
     from ..settings import Settings
+    from .extract import Extraction
 
 CACHE_VERSION = 1  # bump when a Page's layout or the extraction changes, so old entries are not served
 
@@ -81,7 +81,12 @@ class Reader:
 
     async def _get_robots(self, url: str) -> Fetched:
         return await fetch(
-            url, policy=self.policy, resolver=self.resolver, limits=ROBOTS_LIMITS, accept=ROBOTS_TYPES, dial=self.dial
+            url,
+            policy=self.policy,
+            resolver=self.resolver,
+            limits=ROBOTS_LIMITS,
+            accept=ROBOTS_TYPES,
+            dial=self.dial,
         )
 
 
@@ -108,6 +113,8 @@ def _sniff(body: bytes) -> str:
 
 def page_of(fetched: Fetched, asked: str) -> Page:
     """Extract a fetched body by its media type (sniffed when the server sent none)."""
+    from .extract import extract_html, extract_pdf, extract_text  # the extractors load on the first page
+
     kind = fetched.content_type or _sniff(fetched.body)
     if kind in PDF_TYPES:
         extraction = extract_pdf(fetched.body)
@@ -139,8 +146,15 @@ def _page(extraction: Extraction, asked: str, final_url: str | None, content_typ
     )
 
 
-FILE_TYPES = {".pdf": "application/pdf", ".html": "text/html", ".htm": "text/html", ".xhtml": "text/html",
-              ".txt": "text/plain", ".md": "text/markdown", ".markdown": "text/markdown"}
+FILE_TYPES = {
+    ".pdf": "application/pdf",
+    ".html": "text/html",
+    ".htm": "text/html",
+    ".xhtml": "text/html",
+    ".txt": "text/plain",
+    ".md": "text/markdown",
+    ".markdown": "text/markdown",
+}
 
 
 def read_file(path: Path, max_bytes: int = 50 * 1024 * 1024) -> Page:
@@ -159,8 +173,6 @@ def read_file(path: Path, max_bytes: int = 50 * 1024 * 1024) -> Page:
     page = page_of(fetched, str(path))
     page.final_url = None
     return page
-
-
 
 
 def cache_for(settings: Settings) -> ResultCache | None:
