@@ -396,3 +396,12 @@ async def test_fetches_run_concurrently_under_one_deadline(site):
     started = time.monotonic()
     results = await asyncio.gather(*(_fetch("http://site.test/slow", site) for _ in range(4)))
     assert all(r.status == 200 for r in results) and time.monotonic() - started < 10
+
+
+async def test_an_international_name_is_resolved_and_pinned_in_its_idna_form(site):
+    server, _, dial = site
+    server.route("/idn", Reply(200, HTML, ARTICLE))
+    resolver = Resolver({"xn--bcher-kva.test": [str(PRETEND_PUBLIC)]})
+    got = await fetch("http://bücher.test/idn", policy=STRICT, resolver=resolver, dial=dial)
+    assert got.status == 200 and resolver.lookups == ["xn--bcher-kva.test"]
+    assert server.seen("/idn")[0].headers["host"] == "xn--bcher-kva.test"

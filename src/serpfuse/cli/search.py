@@ -6,6 +6,7 @@ import asyncio
 import datetime as dt
 import json
 import sys
+import time
 from enum import StrEnum
 from typing import Annotated
 
@@ -125,6 +126,9 @@ def register(app: typer.Typer) -> None:
         explain: Annotated[
             bool, typer.Option(help="List every candidate with its score parts and what cut it.")
         ] = False,
+        read: Annotated[
+            int, typer.Option("--read", min=0, max=20, help="Also read the top N pages (within the deadline).")
+        ] = 0,
     ) -> None:
         """Search the web (or a recording) and print the fused list."""
         try:
@@ -139,7 +143,10 @@ def register(app: typer.Typer) -> None:
         except ValueError as exc:
             fail(f"bad date: {exc}")
 
+        pages: list[dict] = []
+
         async def run() -> SearchResponse:
+            started = time.monotonic()
             service = SearchService.from_settings(settings, use_cache=not no_cache)
             try:
                 request = service.make_request(
@@ -156,7 +163,18 @@ def register(app: typer.Typer) -> None:
                     language=language,
                     min_score=min_score,
                 )
-                return await service.search(request, explain=explain, use_cache=not no_cache, interface="cli")
+                response = await service.search(
+                    request, explain=explain, use_cache=not no_cache, interface="cli"
+                )
+                if read:  # the pages share what is left of the search's deadline
+                    from ..reader.faces import read_results
+                    from ..reader.service import Reader
+
+                    reader = Reader.from_settings(settings, service.cache if not no_cache else None)
+                    left = settings.deadline_s - (time.monotonic() - started)
+                    urls = [r.url for r in response.results[:read]]
+                    pages.extend(await read_results(reader, urls, left))
+                return response
             finally:
                 await service.aclose()
 
@@ -167,12 +185,18 @@ def register(app: typer.Typer) -> None:
         except (UnknownStrategy, UnknownEngine, SourceError, ConfigError, QueryTooLong) as exc:
             fail(str(exc))
         if as_json:
-            print(json.dumps(response.to_json_dict(), ensure_ascii=False, indent=2))
+            payload = response.to_json_dict()
+            if read:
+                payload["pages"] = pages
+            print(json.dumps(payload, ensure_ascii=False, indent=2))
         else:
             console = Console(soft_wrap=False)
             render_table(response, console)
             if explain:
                 render_explain(response, console)
+            for i, page in enumerate(pages, start=1):
+                console.rule(f"{i}. {page['title'] or page['url']}")
+                console.print(page["markdown"] or f"[red]not read: {page['error']}[/red]", markup=False)
         if not response.results and not any(e.status in ANSWERED for e in response.engines):
             for e in response.engines:
                 print(f"serpfuse: {e.engine}: {e.status}: {e.reason or 'no answer'}", file=sys.stderr)

@@ -63,6 +63,17 @@ async def read_many(
     ]
 
 
+async def read_results(reader: Reader, urls: Sequence[str], timeout_s: float) -> list[dict[str, Any]]:
+    """``search --read N``: each URL's title and markdown, or why it was not read (the deadline included)."""
+    out = []
+    for url, got in zip(urls, await read_many(reader, urls, max(0.0, timeout_s)), strict=True):
+        if isinstance(got, ReadError):
+            out.append({"url": url, "title": None, "markdown": None, "error": str(got)})
+        else:
+            out.append({"url": url, "title": got.title, "markdown": got.markdown, "error": None})
+    return out
+
+
 # --- native ---------------------------------------------------------------------------------------------------
 
 NATIVE_FIELDS = {"url", "format", "cache"}

@@ -19,6 +19,7 @@ import socket
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from ..urls import _encode_host
 from .models import CallerError
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -134,4 +135,6 @@ def parse_target(url: str, policy: Policy) -> Target:
     if literal is not None:
         check_address(literal, policy)
         host = str(literal)
+    else:
+        host = _encode_host(host)  # the form the HTTP client puts on the wire (IDNA), so the pin matches it
     return Target(url=url.strip(), scheme=scheme, host=host, port=port, literal=literal)
