@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import io
+import logging
 import re
 from dataclasses import dataclass, field
 
@@ -29,6 +30,9 @@ from trafilatura.utils import load_html
 from trafilatura.xml import xmltotxt
 
 from .models import CallerError
+
+# trafilatura warns per page ("discarding data: URL"); the reader says the same once, as its one-line error.
+logging.getLogger("trafilatura").setLevel(logging.ERROR)
 
 # A block is "kept by readability" when at least this share of its shingles is in readability's text, and the
 # two extractors found the same article when readability holds at least this share of trafilatura's shingles.
