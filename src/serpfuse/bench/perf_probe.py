@@ -248,7 +248,11 @@ def probe_ranking(args: dict) -> dict:
             )
             t2 = time.perf_counter()
             tiers = {a.engine: a.tier for a in answers}
-            sizes = {a.engine: len(a.rows) for a in answers}
+            sizes: dict[str, int] = {}
+            for a in answers:  # as the pipeline counts them: an engine's longest answer over the variants
+                sizes[a.engine] = max(sizes.get(a.engine, 0), len(a.rows))
+            # Since issue 8 the rankers read the filters' pool analysis; older checkouts (--baseline) have none.
+            pool = {"pool": outcome.pool} if hasattr(outcome, "pool") else {}
             ctx = RankContext(
                 request=request,
                 query=query,
@@ -256,6 +260,7 @@ def probe_ranking(args: dict) -> dict:
                 now=now,
                 engine_tiers=tiers,
                 engine_list_sizes=sizes,
+                **pool,
             )
             ranker.select(ranker.rank(outcome.kept, ctx), ctx)
             t3 = time.perf_counter()
