@@ -37,6 +37,27 @@ def need(path: Path) -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def recording(data_dir: Path) -> Path:
+    """The crw56 SearXNG recording that the replay tests serve."""
+    return need(data_dir / "crw56" / "searxng_raw.json")
+
+
+@pytest.fixture(scope="module")
+def api(recording: Path, tmp_path_factory):
+    """A real `serpfuse serve --replay crw56` process on loopback, one per test module. A generous bucket:
+    the rate limit has its own servers and tests."""
+    from redis_server import start_serpfuse, stop
+
+    server = start_serpfuse(
+        tmp_path_factory.mktemp("api"),
+        ["--replay", str(recording)],
+        env={"SERPFUSE_RATE_LIMIT_BURST": "10000"},
+    )
+    yield server
+    stop(server.proc)
+
+
 def cand(
     url: str,
     title: str = "",

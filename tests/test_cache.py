@@ -14,7 +14,6 @@ import pytest
 from pydantic import ValidationError
 
 import serpfuse.config as config_module
-from conftest import need
 from serpfuse.cache import SqliteResultCache, cache_key
 from serpfuse.config import RankingConfig
 from serpfuse.engines.base import RateLimited
@@ -219,11 +218,6 @@ async def test_sqlite_ignores_unreadable_rows(tmp_path):
 
 
 # --- the service's cache policy -----------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def recording(data_dir):
-    return need(data_dir / "crw56" / "searxng_raw.json")
 
 
 async def test_service_serves_the_second_search_from_the_cache(recording, tmp_path):

@@ -10,7 +10,6 @@ import unicodedata
 
 import pytest
 
-from conftest import need
 from serpfuse import text
 from serpfuse.candidates import _match_share
 from serpfuse.config import RankingConfig
@@ -84,11 +83,6 @@ def plain_lexical_match(terms: list[str], title: str, snippet: str) -> float:
 # --- the recording -------------------------------------------------------------------------------------------------
 
 CJK_QUERIES = ["北京 烤鸭 推荐", "東京 ラーメン", "서울 맛집", "rust 异步 运行时"]
-
-
-@pytest.fixture(scope="module")
-def recording(data_dir):
-    return need(data_dir / "crw56" / "searxng_raw.json")
 
 
 @pytest.fixture(scope="module")

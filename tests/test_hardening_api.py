@@ -14,28 +14,11 @@ from urllib.parse import quote
 
 import pytest
 
-from conftest import need
 from redis_server import CLI, ServeProcess, free_port, http, isolated_env, start_serpfuse, stop
 from serpfuse.settings import Settings
 
 QUERY = "top restaurants in belgrad"
 TOKEN = "hardening-token-5b2d"
-
-
-@pytest.fixture(scope="module")
-def recording(data_dir):
-    return need(data_dir / "crw56" / "searxng_raw.json")
-
-
-@pytest.fixture(scope="module")
-def api(recording, tmp_path_factory):
-    server = start_serpfuse(
-        tmp_path_factory.mktemp("hostile"),
-        ["--replay", str(recording)],
-        env={"SERPFUSE_RATE_LIMIT_BURST": "10000"},
-    )
-    yield server
-    stop(server.proc)
 
 
 def _error(raw: bytes) -> str:

@@ -8,18 +8,10 @@ import select
 import subprocess
 import sys
 
-import pytest
-
-from conftest import need
 from redis_server import CLI, isolated_env
 
 QUERY = "top restaurants in belgrad"
 SECRET = "sk-hardening-0123456789abcdef"
-
-
-@pytest.fixture
-def recording(data_dir):
-    return need(data_dir / "crw56" / "searxng_raw.json")
 
 
 class Stdio:

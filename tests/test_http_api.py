@@ -21,20 +21,6 @@ Q = quote(QUERY)
 TOKEN = "test-token-7c1e"
 
 
-@pytest.fixture(scope="module")
-def recording(data_dir):
-    return need(data_dir / "crw56" / "searxng_raw.json")
-
-
-@pytest.fixture(scope="module")
-def api(recording, tmp_path_factory):
-    # A generous bucket: the rate limit has its own server and test.
-    env = {"SERPFUSE_RATE_LIMIT_BURST": "10000"}
-    server = start_serpfuse(tmp_path_factory.mktemp("api"), ["--replay", str(recording)], env=env)
-    yield server
-    stop(server.proc)
-
-
 def _json(raw: bytes):
     return json.loads(raw)
 

@@ -14,7 +14,6 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from conftest import need
 from redis_server import CLI, isolated_env, start_serpfuse, stop
 from serpfuse.cooldown import InMemoryCooldownStore
 from serpfuse.engines.base import RateLimited
@@ -27,11 +26,6 @@ from serpfuse.transport import Transport
 
 QUERY = "top restaurants in belgrad"
 ROW_START = re.compile(r"^\d+\. ", re.M)
-
-
-@pytest.fixture
-def recording(data_dir):
-    return need(data_dir / "crw56" / "searxng_raw.json")
 
 
 @pytest.fixture

@@ -14,24 +14,10 @@ from urllib.parse import quote
 
 import pytest
 
-from conftest import need
 from redis_server import ServeProcess, start_serpfuse, stop
 
 QUERY = "top restaurants in belgrad"
 Q = quote(QUERY)
-
-
-@pytest.fixture(scope="module")
-def recording(data_dir):
-    return need(data_dir / "crw56" / "searxng_raw.json")
-
-
-@pytest.fixture(scope="module")
-def api(recording, tmp_path_factory):
-    env = {"SERPFUSE_RATE_LIMIT_BURST": "10000"}
-    server = start_serpfuse(tmp_path_factory.mktemp("page"), ["--replay", str(recording)], env=env)
-    yield server
-    stop(server.proc)
 
 
 def _page(api: ServeProcess, path: str, expected: int = 200) -> str:
