@@ -1,4 +1,4 @@
-"""The MCP server (official SDK 2.x, ``MCPServer``): ``web_search``, ``explain_search`` and ``engine_status``.
+"""The MCP server (official SDK 2.x, ``MCPServer``): web_search, explain_search, engine_status and read_url.
 
 Agent hosts flood the model's context when a tool answers at length (Claude Code warns past ~10k tokens), so
 every answer is bounded by ``max_chars`` (default 6000: eight compact rows fit well inside it) and says when it
