@@ -30,7 +30,7 @@ def register(app: typer.Typer) -> None:
         no_cache: NoCacheOpt = False,
         config: ConfigOpt = None,
     ) -> None:
-        """Run the MCP server (tools: web_search, explain_search, engine_status)."""
+        """Run the MCP server (tools: web_search, explain_search, engine_status, read_url)."""
         settings = build_settings(config, host=host, port=None, replay=replay, redis=redis, no_cache=no_cache)
         setup_logging(secrets=settings_secrets(settings))
         from ..mcp_server import run_http, run_stdio

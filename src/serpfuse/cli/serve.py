@@ -111,7 +111,7 @@ def register(app: typer.Typer) -> None:
             ),
         ] = None,
     ) -> None:
-        """Serve the HTTP API: /v1/search, SearXNG-style /search, Tavily-style /tavily/search, /metrics."""
+        """Serve the HTTP API (/v1/search, /v1/read, SearXNG- and Tavily-shaped routes) and the web page."""
         flags = settings_flags(config, host=host, port=port, replay=replay, redis=redis, no_cache=no_cache)
         settings = build_settings(config, host=host, port=port, replay=replay, redis=redis, no_cache=no_cache)
         setup_logging(log_level, secrets=settings_secrets(settings))
