@@ -187,18 +187,99 @@ def test_garbage_engine_shows_its_list_for_another_query(corpus, recording):
 
 
 def test_garbage_bench_on_three_queries(data_dir):
-    """google (the engine with the relevant rows) made off-topic on three queries: the ranking gets worse."""
+    """google (the engine with the relevant rows) made off-topic on three queries: the ranking gets worse;
+    the same engine removed is the reference for what its off-topic rows cost beyond its own rows."""
     config = RankingConfig(strategy="rrf")
     out = robustness.run_garbage_crw56(data_dir, "google", [("rrf", config)], "rrf", quiet, (0, 4, 10))
     payload = out.to_json()
     assert payload["donor"] == {"0": 4, "4": 10, "10": 0}
-    clean, bad = payload["rankers"]["rrf"]["clean"], payload["rankers"]["rrf"]["garbage"]
-    assert clean["queries"] == bad["queries"] == 3
-    assert bad["nDCG@8"] < clean["nDCG@8"]
+    assert payload["answeredByOthers"] == [0, 4, 10]  # bing answered all three
+    runs = payload["rankers"]["rrf"]
+    clean, bad, removed = runs["clean"], runs["garbage"], runs["removed"]
+    assert clean["queries"] == bad["queries"] == removed["queries"] == 3
+    assert bad["nDCG@8"] < clean["nDCG@8"] and removed["nDCG@8"] < clean["nDCG@8"]
     ceiling = payload["ceiling"]
     assert ceiling["clean"] == pytest.approx(1.0)  # pooled judging: the best top 8 is the ideal ranking
     assert bad["nDCG@8"] <= ceiling["garbage"] < ceiling["clean"]
-    assert "| best possible top 8 |" in out.markdown()
+    assert removed["nDCG@8"] <= ceiling["removed"] < ceiling["clean"]
+    markdown = out.markdown()
+    assert "| best possible top 8 |" in markdown and "| garbage − removed |" in markdown
+
+
+def test_removed_engine_returns_nothing_and_the_others_are_untouched(corpus, recording):
+    queries = [q for q in corpus.split("dev") if q.qid in QIDS]
+    removed, others = robustness.removed_recording(recording, queries, "bing")
+    assert others == {0, 4}  # query 6 only bing answered
+    for query in queries:
+        shown = removed[normalise_query(query.query)].variants[""]
+        assert shown["bing"].rows == []
+        for engine, answer in recording[normalise_query(query.query)].variants[""].items():
+            if engine != "bing":
+                assert shown[engine] is answer
+    assert recording[normalise_query(queries[0].query)].variants[""]["bing"].rows  # the clean one is intact
+
+
+# --- generic rows (issue 8's failure class) ------------------------------------------------------------------
+
+
+def test_swap_word_replaces_every_form_of_the_word_keeping_case():
+    assert robustness.swap_word("THE 10 BEST Restaurants in Belgrade", "belgrad", "kyoto") == (
+        "THE 10 BEST Restaurants in Kyoto"
+    )
+    assert robustness.swap_word("belgrade's BELGRADE cafés", "belgrad", "kyoto") == "kyoto's KYOTO cafés"
+    assert robustness.swap_word("Ramen in Tokyo", "belgrad", "kyoto") == "Ramen in Tokyo"
+
+
+def test_the_specific_word_is_the_rarest_key_word(corpus):
+    by_qid = {q.qid: q for q in corpus.queries}
+    assert robustness.specific_word(by_qid[0]) == "belgrad"
+    assert robustness.specific_word(by_qid[52]) == "mercury"
+
+
+def test_generic_rows_go_at_ranks_2_to_6_of_the_engine_and_lack_the_specific_word(corpus, recording):
+    from serpfuse.filters.relevance import RowText, word_stems
+
+    queries = [q for q in corpus.split("dev") if q.qid in QIDS]
+    altered, plans = robustness.generic_recording(recording, queries, "bing")
+    assert [p.qid for p in plans] == [0, 4]  # query 6 only bing answered: nothing to take titles from
+    for plan in plans:
+        query = next(q for q in queries if q.qid == plan.qid)
+        before = recording[normalise_query(query.query)].variants[""]
+        after = altered[normalise_query(query.query)].variants[""]
+        bing = after["bing"].rows
+        assert [r.rank for r in bing] == list(range(1, len(bing) + 1))
+        assert bing[1:6] == [r.model_copy(update={"rank": r.rank}) for r in plan.rows]
+        assert [r.url for r in bing[:1] + bing[6:]] == [r.url for r in before["bing"].rows]
+        donor = next(q for q in corpus.queries if q.qid == plan.donor)
+        donor_urls = {
+            r.url for a in recording[normalise_query(donor.query)].variants[""].values() for r in a.rows
+        }
+        for row in plan.rows:
+            assert row.url in donor_urls  # a real page about something else
+            text = RowText.of(row.title, row.snippet, row.url)
+            assert not word_stems(plan.word) & text.vocabulary
+        for engine, answer in before.items():
+            if engine != "bing":
+                assert after[engine] is answer
+    whole, plans = robustness.generic_recording(recording, queries, "bing", whole=True)
+    for plan in plans:
+        query = next(q for q in queries if q.qid == plan.qid)
+        assert whole[normalise_query(query.query)].variants[""]["bing"].rows == list(plan.rows)
+
+
+def test_generic_bench_on_three_queries(data_dir):
+    config = RankingConfig(strategy="rrf")
+    out = robustness.run_generic_crw56(data_dir, "bing", [("rrf", config)], "rrf", quiet, (0, 4, 10))
+    payload = out.to_json()
+    assert [q["qid"] for q in payload["queries"]] == [0, 4, 10]
+    runs = payload["rankers"]["rrf"]
+    assert runs["clean"]["queries"] == runs["ranks 2-6"]["summary"]["queries"] == 3
+    injected = {str(q["qid"]): {r["url"] for r in q["rows"]} for q in payload["queries"]}
+    shown = sum(u in injected[pq["qid"]] for pq in runs["ranks 2-6"]["perQuery"] for u in pq["shown"])
+    assert shown == runs["ranks 2-6"]["genericRowsTop8"]
+    for name in ("ranks 2-6", "whole list"):
+        assert runs[name]["summary"]["nDCG@8"] <= runs["clean"]["nDCG@8"] + 1e-9  # unjudged rows never help
+    assert "| **rrf** |" in out.markdown()
 
 
 def test_mq2008_garbage_ranker_lists_come_from_another_query(synthetic):  # noqa: F811
@@ -238,6 +319,9 @@ def test_cli_garbage_on_mq2008_drops_the_perfect_ranker(cli, synthetic):  # noqa
         (["--misspelled", "--garbage-engine", "bing"], "--misspelled and --garbage-engine are separate runs"),
         (["--garbage-engine", "bing", "--sweep"], "--garbage-engine and --sweep are separate runs"),
         (["--garbage-engine", "altavista"], "crw56's engines are bing, duckduckgo, google"),
+        (["--generic-rows", "altavista"], "crw56's engines are bing, duckduckgo, google"),
+        (["--generic-rows", "bing", "--split", "test"], "--generic-rows runs on --corpus crw56 --split dev"),
+        (["--generic-rows", "bing", "--misspelled"], "--misspelled and --generic-rows are separate runs"),
         (["--garbage-engine", "r3", "--corpus", "consensus"], "--garbage-engine runs on --corpus crw56 or"),
         (["--garbage-engine", "r99", "--corpus", "mq2008"], "MQ2008 names a ranker of the setup"),
     ],

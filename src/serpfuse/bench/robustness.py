@@ -214,6 +214,27 @@ def garbage_recording(
     return out, Swap(engine, donor)
 
 
+def removed_recording(
+    recording: Mapping[str, object], queries: Sequence[crw56.Crw56Query], engine: str
+) -> tuple[dict, set[int]]:
+    """crw56: a copy of the replay recording in which ``engine`` returns nothing for ``queries`` (the
+    reference for a garbage engine: what losing its rows costs), and the qids another engine answered."""
+    from ..sources.replay import normalise_query
+
+    out = dict(recording)
+    others = set()
+    for query in queries:
+        key = normalise_query(query.query)
+        record = recording[key]
+        main = dict(record.variants.get("", {}))
+        if any(e != engine and a.rows for e, a in main.items()):
+            others.add(query.qid)
+        if engine in main:
+            main[engine] = main[engine].model_copy(update={"rows": []})
+            out[key] = replace(record, variants={**record.variants, "": main})
+    return out, others
+
+
 def garbage_queries(queries: Mapping[str, mq.QueryData], ranker: int) -> tuple[dict[str, mq.QueryData], dict]:
     """MQ2008: every query with ``ranker``'s positions replaced by its positions for the next query it ranked."""
     donor = derangement(list(queries), lambda qid: bool(queries[qid].positions.get(ranker)))
@@ -222,6 +243,125 @@ def garbage_queries(queries: Mapping[str, mq.QueryData], ranker: int) -> tuple[d
         q = queries[qid]
         out[qid] = replace(q, positions={**q.positions, ranker: queries[other].positions[ranker]})
     return out, donor
+
+
+# --- generic rows (issue 8's failure class) ------------------------------------------------------------------
+
+GENERIC_RANKS = (2, 3, 4, 5, 6)  # where issue 8 saw the generic rows land
+
+
+def specific_word(query: crw56.Crw56Query) -> str | None:
+    """The query's most specific one-word key term by wordfreq (9 - Zipf; issue 8's "specific meaning"), or
+    None when it has none (every key term has digits)."""
+    from ..filters.relevance import query_terms
+    from ..specificity import specificity
+
+    words = [t.text for t in query_terms(query.analysis) if not t.weak and t.text.isalpha()]
+    return max(words, key=specificity) if words else None
+
+
+def swap_word(text: str, word: str, other: str) -> str:
+    """``text`` with every word of ``word``'s stems (any case; "Belgrade" for "belgrad") written as ``other``,
+    capitalised as it was."""
+    from ..filters.relevance import word_stems
+
+    stems = word_stems(word)
+
+    def one(match: re.Match[str]) -> str:
+        token = match.group(0)
+        if not word_stems(token.lower()) & stems:
+            return token
+        return other.upper() if token.isupper() else other.capitalize() if token[0].isupper() else other
+
+    return re.sub(r"[^\W\d_]+", one, text)
+
+
+def generic_rows(
+    rows: Sequence[EngineRow],
+    donors: Sequence[EngineRow],
+    word: str,
+    other: str,
+    engine: str,
+    ranks: Sequence[int],
+) -> list[EngineRow]:
+    """Rows that carry the query's generic words but not its specific one: each is a donor query's real row
+    (its URL and snippet: a page about something else) under the title of one of the query's own rows with
+    ``word`` replaced by the donor's specific word ``other`` ("THE 10 BEST Restaurants in Kyoto" for "top
+    restaurants in belgrad"), at ``ranks``. The snippet is the donor's so that the row is no near-duplicate of
+    the row it was titled after (real generic pages do not share the relevant ones' text)."""
+    return [
+        EngineRow(
+            engine=engine,
+            rank=rank,
+            url=donor.url,
+            title=swap_word(row.title, word, other),
+            snippet=donor.snippet,
+        )
+        for rank, row, donor in zip(ranks, rows, donors, strict=False)
+    ]
+
+
+def with_rows_at(answer: EngineAnswer, rows: Sequence[EngineRow]) -> EngineAnswer:
+    """The answer with each of ``rows`` inserted at its own rank (ascending), ranks renumbered."""
+    for row in sorted(rows, key=lambda r: r.rank):
+        answer = with_row_at(answer, row, row.rank)
+    return answer
+
+
+@dataclass(frozen=True)
+class GenericPlan:
+    qid: int
+    word: str
+    other: str
+    donor: int
+    source: str  # the engine whose rows' titles were taken
+    rows: tuple[EngineRow, ...]
+
+
+def generic_recording(
+    recording: Mapping[str, object], queries: Sequence[crw56.Crw56Query], engine: str, whole: bool = False
+) -> tuple[dict, list[GenericPlan]]:
+    """crw56: a copy of the replay recording in which ``engine``'s list for each query that another engine
+    answered too carries, at ranks 2-6, rows that match only the query's generic words (``generic_rows``), or
+    (``whole``) is nothing but such rows, one for each row of the other engine's list. The
+    titles come from the other engine with the longest list (ties: by name), the donors are the next such
+    query in qid order (cyclic) whose specific word is not in the query."""
+    from ..sources.replay import normalise_query
+
+    def answers_of(q: crw56.Crw56Query) -> dict[str, EngineAnswer]:
+        return recording[normalise_query(q.query)].variants.get("", {})
+
+    def source_of(q: crw56.Crw56Query) -> str | None:
+        answers = answers_of(q)
+        if not (answers.get(engine) and answers[engine].rows):
+            return None
+        others = [e for e, a in answers.items() if e != engine and a.rows]
+        return min(others, key=lambda e: (-len(answers[e].rows), e)) if others else None
+
+    eligible = [q for q in queries if source_of(q) and specific_word(q)]
+    out = dict(recording)
+    plans = []
+    for i, query in enumerate(eligible):
+        word = specific_word(query)
+        own = set(query.analysis.terms)
+        donor = next((d for d in eligible[i + 1 :] + eligible[:i] if specific_word(d) not in own), None)
+        if donor is None:
+            continue
+        source = source_of(query)
+        other = specific_word(donor)
+        titles, donors = answers_of(query)[source].rows, answers_of(donor)[source_of(donor)].rows
+        ranks = range(1, len(titles) + 1) if whole else GENERIC_RANKS
+        rows = generic_rows(titles, donors, word, other, engine, ranks)
+        key = normalise_query(query.query)
+        record = recording[key]
+        main = dict(record.variants.get("", {}))
+        if whole:
+            main[engine] = main[engine].model_copy(update={"rows": rows})
+        else:
+            main[engine] = with_rows_at(main[engine], rows)
+        out[key] = replace(record, variants={**record.variants, "": main})
+        plans.append(GenericPlan(query.qid, word, other, donor.qid, source, tuple(rows)))
+    return out, plans
 
 
 # --- the benches ---------------------------------------------------------------------------------------------
@@ -367,6 +507,12 @@ def run_misspelled(root, runs: Runs, default: str, progress, only: Collection[in
     )
 
 
+def _mean_over(scores, metric: str, qids: Collection[int]) -> float:
+    """The mean of ``metric`` over the scored queries among ``qids`` that have it."""
+    values = [s.values[metric] for s in scores if int(s.qid) in qids and metric in s.values]
+    return sum(values) / len(values) if values else 0.0
+
+
 def _garbage_table(
     results: Sequence[tuple[str, dict[str, float], dict[str, float]]], metrics: Sequence[str], default: str
 ) -> tuple[list[str], list[list[str]]]:
@@ -419,33 +565,59 @@ def run_garbage_crw56(
         altered, swap = garbage_recording(recording, queries, engine)
     except ValueError as exc:
         raise BenchError(f"--garbage-engine {engine}: {exc}") from None
-    clean_runner = crw56.PipelineRunner(corpus, recording=recording)
-    bad_runner = crw56.PipelineRunner(corpus, recording=altered)
+    removed, answered_by_others = removed_recording(recording, queries, engine)
+    runners = {
+        name: crw56.PipelineRunner(corpus, recording=r)
+        for name, r in (("clean", recording), ("garbage", altered), ("removed", removed))
+    }
     results = []
-    with progress(2 * len(queries) * len(runs)) as tracker:
+    with progress(len(runners) * len(queries) * len(runs)) as tracker:
         for label, config in runs:
-            clean = crw56.score_run(
-                queries, lambda q, c=config: clean_runner(q, c), None, progress=tracker.step
-            )
-            bad = crw56.score_run(queries, lambda q, c=config: bad_runner(q, c), None, progress=tracker.step)
-            results.append((label, _crw56_summary(clean), _crw56_summary(bad)))
-    head, rows = _garbage_table(results, ("nDCG@8", "Irrelevant@5"), default)
-    ceilings = (pool_ceiling(queries, recording), pool_ceiling(queries, altered))
+            scores = {
+                name: crw56.score_run(
+                    queries, lambda q, c=config, r=runner: r(q, c), None, progress=tracker.step
+                )
+                for name, runner in runners.items()
+            }
+            results.append((label, {name: _crw56_summary(s) for name, s in scores.items()}, scores))
+    head, rows = _garbage_table([(label, s["clean"], s["garbage"]) for label, s, _ in results],
+                                ("nDCG@8", "Irrelevant@5"), default)  # fmt: skip
+    n_others = sum(1 for q in queries if q.qid in answered_by_others and q.has_relevant)
+    head[4:4] = ["nDCG@8 removed", "garbage − removed", f"Δ where another engine answered ({n_others})"]
+    for row, (_, summary, scores) in zip(rows, results, strict=True):
+        others = {
+            name: _mean_over(scores[name], "nDCG@8", answered_by_others) for name in ("clean", "garbage")
+        }
+        row[4:4] = [
+            f"{summary['removed']['nDCG@8']:.4f}",
+            f"{summary['garbage']['nDCG@8'] - summary['removed']['nDCG@8']:+.4f}",
+            f"{others['garbage'] - others['clean']:+.4f}",
+        ]
+    ceilings = (
+        pool_ceiling(queries, recording),
+        pool_ceiling(queries, altered),
+        pool_ceiling(queries, removed),
+    )
     rows.append(
         [
             "best possible top 8",
             f"{ceilings[0]:.4f}",
             f"{ceilings[1]:.4f}",
             f"{ceilings[1] - ceilings[0]:+.4f}",
+            f"{ceilings[2]:.4f}",
+            f"{ceilings[1] - ceilings[2]:+.4f}",
         ]
     )
     rows[-1] += [""] * (len(head) - len(rows[-1]))
-    n = next((int(r[1]["nDCG@8:n"]) for r in results), 0)
+    n = next((int(s["clean"]["nDCG@8:n"]) for _, s, _ in results), 0)
     note = (
         f"crw56 dev, {len(queries)} queries (nDCG@8 over the {n} with a relevant row, Irrelevant@5 summed). "
         f"Garbage: {engine} answers each of the {len(swap.donor)} queries it answered with its list for the next "
-        f"one (qid order, cyclic). rrf (plain) is the reference; bold: the default ranker. Best possible top 8: "
-        f"the engines' rows ordered by their judgments, the ceiling any ranker has on that pool."
+        f"one (qid order, cyclic). Removed: {engine} returns nothing; garbage − removed is the harm the off-topic "
+        f"rows do beyond the loss of {engine}'s own rows. The last Δ is garbage − clean over the {n_others} "
+        f"queries with a relevant row that another engine answered too. rrf (plain) is the reference; bold: the "
+        f"default ranker. Best possible top 8: the engines' rows ordered by their judgments, the ceiling any "
+        f"ranker has on that pool."
     )
     payload = {
         "corpus": "crw56",
@@ -453,10 +625,150 @@ def run_garbage_crw56(
         "engine": engine,
         "donor": {str(k): v for k, v in swap.donor.items()},
         "default": default,
-        "rankers": {label: {"clean": clean, "garbage": bad} for label, clean, bad in results},
-        "ceiling": {"clean": ceilings[0], "garbage": ceilings[1]},
+        "answeredByOthers": sorted(answered_by_others),
+        "rankers": {label: summary for label, summary, _ in results},
+        "ceiling": {"clean": ceilings[0], "garbage": ceilings[1], "removed": ceilings[2]},
     }
     return Tables(payload, [(f"crw56 dev: nDCG@8 with {engine} off-topic", head, rows, 1)], note)
+
+
+GENERIC_VARIANTS = (("ranks 2-6", False), ("whole list", True))
+
+
+def run_generic_crw56(
+    root, engine: str, runs: Runs, default: str, progress, only: Collection[int] | None = None
+) -> Tables:
+    """crw56 dev: every run clean, with ``engine``'s lists carrying five rows at ranks 2-6 that match only
+    the query's generic words, and with its lists made of nothing else (``generic_recording``; ``only``: just
+    these qids, for tests)."""
+    from ..sources.replay import load_recording
+    from .setups import BenchError, load_crw56
+
+    corpus = load_crw56(root)
+    queries = [q for q in corpus.split("dev") if only is None or q.qid in only]
+    known = crw56.engines_of(queries)
+    if engine not in known:
+        raise BenchError(f"--generic-rows {engine!r}: crw56's engines are {', '.join(known)}")
+    recording = load_recording(corpus.recording)
+    variants = [
+        (name, *generic_recording(recording, queries, engine, whole)) for name, whole in GENERIC_VARIANTS
+    ]
+    plans = variants[0][2]
+    if not plans:
+        raise BenchError(f"--generic-rows {engine}: no query that {engine} and another engine both answered")
+    planned = {p.qid for p in plans}
+    scored = [q for q in queries if q.qid in planned]
+    clean_runner = crw56.PipelineRunner(corpus, recording=recording)
+    results = []
+    with progress((1 + len(variants)) * len(scored) * len(runs)) as tracker:
+        tracker.describe(f"{len(runs)} rankers, {len(scored)} queries, clean and {len(variants)} ways")
+        for label, config in runs:
+            clean = crw56.score_run(
+                scored, lambda q, c=config: clean_runner(q, c), None, progress=tracker.step
+            )
+            row = {"clean": _crw56_summary(clean), "cleanScores": clean}
+            for name, altered, variant_plans in variants:
+                runner = crw56.PipelineRunner(corpus, recording=altered)
+                bad = crw56.score_run(
+                    scored, lambda q, c=config, r=runner: r(q, c), None, progress=tracker.step
+                )
+                injected = {str(p.qid): {dedup_key(r.url) for r in p.rows} for p in variant_plans}
+                row[name] = {
+                    "summary": _crw56_summary(bad),
+                    "top8": sum(1 for s in bad for r in s.shown if r.docid in injected[s.qid]),
+                    "top5": sum(
+                        1 for s in bad for r in s.shown[: crw56.K_SHOWN] if r.docid in injected[s.qid]
+                    ),
+                    "scores": bad,
+                }
+            results.append((label, row))
+
+    head = ["ranker", "nDCG@8 clean", "RelShown@8 clean", "Irrelevant@5 clean"]
+    for name, _ in GENERIC_VARIANTS:
+        head += [f"nDCG@8 {name}", "Δ", f"RelShown@8 {name}", f"Irrelevant@5 {name}", "generic in top 8"]
+    rows = []
+    for label, row in results:
+        clean = row["clean"]
+        cells = [
+            _bold_default(label, default),
+            f"{clean['nDCG@8']:.4f}",
+            f"{clean['RelShown@8']:.4f}",
+            f"{int(clean['Irrelevant@5'])}",
+        ]
+        for name, _ in GENERIC_VARIANTS:
+            bad = row[name]["summary"]
+            cells += [
+                f"{bad['nDCG@8']:.4f}",
+                f"{bad['nDCG@8'] - clean['nDCG@8']:+.4f}",
+                f"{bad['RelShown@8']:.4f}",
+                f"{int(bad['Irrelevant@5'])}",
+                str(row[name]["top8"]),
+            ]
+        rows.append(cells)
+    examples = [
+        [str(p.qid), next(q.query for q in scored if q.qid == p.qid), f"{p.word} → {p.other}", p.source,
+         p.rows[0].title]
+        for p in plans
+    ]  # fmt: skip
+    n = next((int(row["clean"]["nDCG@8:n"]) for _, row in results), 0)
+    whole = variants[1][2]
+    note = (
+        f"crw56 dev, the {len(scored)} queries that {engine} and another engine both answered (nDCG@8 and "
+        f"RelShown@8 over the {n} with a relevant row, Irrelevant@5 summed). Generic rows match only the query's "
+        f"generic words: the other engine's rows' titles with the query's most specific word (wordfreq) replaced "
+        f"by the next such query's, over that query's real URLs and snippets; unjudged, so irrelevant. Ranks 2-6: "
+        f"{sum(len(p.rows) for p in plans)} such rows inserted at ranks 2-6 of {engine}'s lists; whole list: "
+        f"{engine}'s lists replaced by {sum(len(p.rows) for p in whole)} such rows. rrf (plain) is the "
+        f"reference; bold: the default ranker."
+    )
+    payload = {
+        "corpus": "crw56",
+        "split": "dev",
+        "engine": engine,
+        "default": default,
+        "queries": [
+            {
+                "qid": p.qid,
+                "word": p.word,
+                "replacedBy": p.other,
+                "donor": p.donor,
+                "titlesFrom": p.source,
+                "rows": [r.model_dump(mode="json") for r in p.rows],
+            }
+            for p in plans
+        ],
+        "rankers": {
+            label: {
+                "clean": row["clean"],
+                **{
+                    name: {
+                        "summary": row[name]["summary"],
+                        "genericRowsTop8": row[name]["top8"],
+                        "genericRowsTop5": row[name]["top5"],
+                        "perQuery": [
+                            {"qid": s.qid, "values": s.values, "shown": [r.url for r in s.shown]}
+                            for s in row[name]["scores"]
+                        ],
+                    }
+                    for name, _ in GENERIC_VARIANTS
+                },
+            }
+            for label, row in results
+        },
+    }
+    return Tables(
+        payload,
+        [
+            (f"crw56 dev: {engine}'s lists with rows matching only the generic words", head, rows, 1),
+            (
+                "the generic rows (the first per query)",
+                ["qid", "query", "specific word", "titles from", "first row's title"],
+                examples,
+                5,
+            ),
+        ],  # fmt: skip
+        note,
+    )
 
 
 def parse_ranker(name: str, rankers: Sequence[int]) -> int:

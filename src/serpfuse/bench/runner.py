@@ -440,6 +440,7 @@ def _alone(flag: str, options: BenchOptions) -> None:
         "--random-subsets": options.random_subsets is not None,
         "--misspelled": options.misspelled,
         "--garbage-engine": options.garbage_engine is not None,
+        "--generic-rows": options.generic_rows is not None,
     }
     clash = [name for name, on in others.items() if on and name != flag]
     if clash:
@@ -477,6 +478,19 @@ def _run_garbage(job: Job) -> Outcome:
     return robustness.run_garbage_mq2008(queries, ranker, rankers, depth, runs, default, job.progress)
 
 
+def _check_generic(options: BenchOptions, parsed: Parsed) -> None:
+    _alone("--generic-rows", options)
+    if options.corpus != "crw56" or options.split != "dev":
+        raise BenchError("--generic-rows runs on --corpus crw56 --split dev (the judged queries)")
+
+
+def _run_generic(job: Job) -> Outcome:
+    from . import robustness
+
+    runs, default = _every_ranker(job)
+    return robustness.run_generic_crw56(job.options.root, job.options.generic_rows, runs, default, job.progress)
+
+
 def _run_misspelled(job: Job) -> Outcome:
     from . import robustness
 
@@ -488,6 +502,7 @@ def _run_misspelled(job: Job) -> Outcome:
 MODES: list[Mode] = [
     Mode("misspelled", wanted=lambda o: o.misspelled, check=_check_misspelled, run=_run_misspelled),
     Mode("garbage", wanted=lambda o: o.garbage_engine is not None, check=_check_garbage, run=_run_garbage),
+    Mode("generic", wanted=lambda o: o.generic_rows is not None, check=_check_generic, run=_run_generic),
     Mode(
         "perf",
         wanted=lambda o: o.perf,
@@ -527,6 +542,7 @@ MODES: list[Mode] = [
 
 def _check_perf(options: BenchOptions) -> None:
     others = options.compare or options.sweep or options.random_subsets is not None or options.garbage_engine
+    others = others or options.generic_rows is not None
     if others or options.misspelled or options.strategies != [None] or options.settings:
         raise BenchError("--perf measures speed with the default configuration: drop the other bench options")
     if options.perf_baseline is not None and not (options.perf_baseline / "serpfuse").is_dir():

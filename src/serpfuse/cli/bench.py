@@ -10,6 +10,7 @@
     serpfuse bench --misspelled                      # crw56 dev with one typo per query, every ranker
     serpfuse bench --garbage-engine bing             # every ranker with one engine answering off-topic
     serpfuse bench --corpus mq2008 --garbage-engine r9
+    serpfuse bench --generic-rows bing               # crw56 dev: bing's lists carry rows with only generic words
     serpfuse bench --json                            # machine-readable, for version diffs
 
 A configuration is written ``NAME[,section.knob=value...]`` (``--compare``) or ``--strategy NAME`` plus
@@ -175,6 +176,15 @@ def register(app: typer.Typer) -> None:
                 "query; mq2008: a ranker rN's list shuffled across queries)",
             ),
         ] = None,
+        generic_rows: Annotated[
+            str | None,
+            typer.Option(
+                "--generic-rows",
+                metavar="NAME",
+                help="crw56 dev: every ranker clean and with rows matching only the query's generic words at "
+                "ranks 2-6 of one engine's lists",
+            ),
+        ] = None,
         data: Annotated[
             Path | None, typer.Option("--data", help=f"data directory (default ${DATA_ENV})")
         ] = None,
@@ -215,6 +225,7 @@ def register(app: typer.Typer) -> None:
                 seed=seed,
                 misspelled=misspelled,
                 garbage_engine=garbage_engine,
+                generic_rows=generic_rows,
                 perf=perf,
                 perf_baseline=perf_baseline,
                 perf_repeat=perf_repeat,
