@@ -266,6 +266,60 @@ def test_an_off_topic_engine_loses_weight_from_content_alone() -> None:
     assert 0 < by_url[BURNOUT[3][0]]["content:bing"] < 0.8
 
 
+MERCURY = [
+    (
+        "https://science.nasa.gov/mercury/facts/",
+        "Mercury: Facts - NASA Science",
+        "Mercury is the smallest planet; facts about it.",
+    ),
+    (
+        "https://www.nhm.ac.uk/planet-mercury",
+        "Planet Mercury | Natural History Museum",
+        "Mercury is the planet closest to the Sun.",
+    ),
+    ("https://www.almanac.com/mercury-facts", "Planet Mercury: fun facts", "Facts about the planet Mercury."),
+]
+MERCURY_NO_FILLER = [
+    (
+        "https://en.wikipedia.org/wiki/Mercury_(planet)",
+        "Mercury (planet) - Wikipedia",
+        "Mercury is the first planet from the Sun.",
+    ),
+    (
+        "https://www.britannica.com/place/Mercury-planet",
+        "Mercury | Size, Color, Symbol",
+        "Mercury, the innermost planet of the Solar System.",
+    ),
+]
+PLANET_FACTS = [
+    ("https://www.space.example/planet-facts", "Planet facts for kids", "Facts about every planet of the Solar System."),
+    ("https://www.facts.example/planets", "100 planet facts", "Fun facts about the planets."),
+]  # fmt: skip
+
+
+def test_a_list_with_the_subject_and_without_the_filler_is_not_held_back() -> None:
+    """Content reliability weighs a term by how much more specific it is than the query's commonest one: a list
+    whose rows say "Mercury" and "planet" but not "facts" is as on-topic as one that says all three, and a list
+    of "planet facts" without "Mercury" carries almost none of the query's meaning."""
+    with_subject = search(
+        "mercury planet facts", [answer("bing", MERCURY_NO_FILLER), answer("google", MERCURY)]
+    )
+    by_url = {c.url: c.score_parts for c in with_subject.candidates}
+    assert by_url[MERCURY_NO_FILLER[0][0]]["content:bing"] == pytest.approx(1.0)
+    generic = search("mercury planet facts", [answer("bing", PLANET_FACTS), answer("google", MERCURY)])
+    by_url = {c.url: c.score_parts for c in generic.candidates}
+    assert by_url[PLANET_FACTS[0][0]]["content:bing"] < 0.1
+    assert by_url[MERCURY[0][0]]["content:google"] == pytest.approx(1.0)
+
+
+def test_a_one_term_query_weighs_its_term_whole() -> None:
+    query = analyze_query("burnout")
+    candidates, _ = build_candidates([answer("google", [*BURNOUT[:2], SIGNS[0]])], query)
+    pool = analyze_pool(candidates, query)
+    keys = {c.url: c.key for c in candidates}
+    assert pool.meaning(keys[BURNOUT[0][0]]) == 1.0 and pool.meaning(keys[SIGNS[0][0]]) == 0.0
+
+
 def test_rows_in_another_form_are_not_demoted() -> None:
     """A row that carries none of the query's words (a translation) is not judged by the anchor rule."""
     zurich = [

@@ -44,7 +44,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache, lru_cache
+from functools import cache, cached_property, lru_cache
 from itertools import chain
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
@@ -396,8 +396,8 @@ class PoolTerms:
     cjk_text: dict[str, str] = field(default_factory=dict)  # candidate key -> folded text, CJK queries only
 
     def meaning(self, key: str) -> float:
-        """Share of the query's specific meaning the row carries, in 0..1: the specificity of the terms it
-        mentions over that of all terms (weak terms at half). An echo of the query carries none."""
+        """Share of the query's specific meaning the row carries, in 0..1: the weight of the terms it mentions
+        over that of all terms (``_weight``). An echo of the query carries none."""
         if key in self.echoes:
             return 0.0
         if self.cjk_tokens:
@@ -410,7 +410,16 @@ class PoolTerms:
         return math.fsum(self._weight(t) for t in self.terms if t.text in found) / total if total else 1.0
 
     def _weight(self, term: Term) -> float:
-        return self.spec.get(term.text, 1.0) * (0.5 if term.weak else 1.0)
+        """How much of the query's specific meaning a term holds: how much more specific (wordfreq) it is than
+        the query's commonest term, weak terms at half. The words every page near the topic shares ("signs",
+        "professional", "trails") say nothing about whether a row is on it, so they weigh nothing; a query of
+        one term weighs it whole."""
+        return (self.spec.get(term.text, 1.0) - self._commonest) * (0.5 if term.weak else 1.0)
+
+    @cached_property
+    def _commonest(self) -> float:
+        """The specificity of the query's commonest term (0 for a query of one term)."""
+        return min(self.spec.get(t.text, 1.0) for t in self.terms) if len(self.terms) > 1 else 0.0
 
     def lacks_anchor(self, key: str) -> str | None:
         """Why the row is demoted, or None: it mentions the query's other words but lacks the anchor that

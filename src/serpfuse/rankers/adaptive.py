@@ -10,9 +10,11 @@ information and the weights stay the priors (times list coverage), i.e. plain co
 
 Agreement cannot see an engine that answers off-topic when there are only two groups, and it can only
 sharpen what the consensus believes. So each weight is also multiplied by the engine's content reliability
-for the query: how much of the query's *specific* meaning (query terms weighed by wordfreq specificity) its
-top rows carry, relative to the best engine's (``PoolTerms.engine_content``). Bare lists carry no text and
-keep the weights above.
+for the query: how much of the query's *specific* meaning its top rows carry, relative to the best engine's
+(``PoolTerms.engine_content``). A term's share of that meaning is how much more specific (wordfreq) it is
+than the query's commonest term: a list that matches only the words every page near the topic has ("trails",
+"professional", "requirements") carries none of it, while a list that has the subject and not the filler
+("Mercury" without "facts") is not held back. Bare lists carry no text and keep the weights above.
 
 Measured (BENCHMARKS.md): equal to consensus on crw56; on MQ2008-agg's metasearch protocol it beats consensus
 on every setup and matches the best of RRF/CombMNZ/Borda/best-single chosen in hindsight, without being told.
