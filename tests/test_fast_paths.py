@@ -1,15 +1,19 @@
 """Issue 12's fast paths give exactly what the plain paths they replace give, on every text of the crw56 recording:
 the one-regex CJK scan, the remembered fold and words, the bigram-free match share of a query without CJK, the
-single fold of consensus' lexical match, and ranking in a worker thread."""
+single fold of consensus' lexical match, each row's text read once (text.RowForm) for every stage, and ranking in
+a worker thread. And the whole recording's responses, every strategy with its explanations, are the stored ones
+(tests/ranking_snapshot.py): a speed-up changes no ranking."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import unicodedata
 
 import pytest
 
+from ranking_snapshot import digest, requests, responses, stored
 from serpfuse import text
 from serpfuse.candidates import _match_share
 from serpfuse.config import RankingConfig
@@ -17,7 +21,9 @@ from serpfuse.fanout import fan_out
 from serpfuse.models import SearchRequest
 from serpfuse.pipeline import rank_answers, search
 from serpfuse.query import analyze_query
-from serpfuse.rankers.consensus import lexical_match, query_terms
+from serpfuse.rankers.base import Candidate, Scored
+from serpfuse.rankers.consensus import form_lexical_match, lexical_match, query_terms
+from serpfuse.selection import row_shingles, shingles
 from serpfuse.sources.replay import ReplaySource
 
 NOW = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
@@ -78,6 +84,14 @@ def plain_lexical_match(terms: list[str], title: str, snippet: str) -> float:
         for t in terms
     )
     return hits / len(terms)
+
+
+def plain_shingle_tokens(value: str) -> list[str]:
+    out: list[str] = []
+    for tok in re.findall(r"[a-z0-9]+|[^\sa-z0-9]", value.lower()):
+        if (tok[0].isascii() and tok[0].isalnum()) or (not tok[0].isascii() and plain_is_cjk(tok)):
+            out.append(tok)
+    return out
 
 
 # --- the recording -------------------------------------------------------------------------------------------------
@@ -141,3 +155,54 @@ async def test_ranking_in_a_worker_thread_answers_as_inline_ranking_does(recordi
         got, want = threaded.to_json_dict(), inline.to_json_dict()
         got.pop("tookMs"), want.pop("tookMs")
         assert got == want, entry["query"]
+
+
+def test_each_rows_form_reads_as_the_plain_paths_do(recording, texts):
+    rows = [
+        (r.get("title") or "", r.get("content") or "", r.get("url") or "")
+        for e in json.loads(recording.read_text(encoding="utf-8"))
+        for r in e["results"]
+    ]
+    rows += [(t, t, "") for t in texts if text.has_cjk(t)]  # the recording's CJK texts, and the odd ones
+    for title, snippet, url in rows:
+        form = text.row_form(title, snippet, url)
+        assert form is text.row_form(title, snippet, url)  # one form per row text
+        joined = f"{title} {snippet}"
+        assert list(form.title_words) == plain_words(title)
+        assert list(form.snippet_words) == plain_words(snippet)
+        assert form.words == set(plain_words(joined))
+        assert form.folded == plain_fold(joined)
+        assert list(form.shingle_tokens) == plain_shingle_tokens(joined)
+        assert text.shingle_tokens(joined) == plain_shingle_tokens(joined)
+        assert text.word_set(title) == set(plain_words(title))
+        assert text.clean_text(snippet) == re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", snippet)).strip()
+        row = Scored(Candidate(key=url, url=url, title=title, snippet=snippet, domain="", host=""), 1.0, 1.0)
+        tokens = plain_shingle_tokens(joined)
+        for n, min_tokens in ((3, 8), (2, 4)):
+            want = None
+            if len(tokens) >= min_tokens:
+                want = frozenset(" ".join(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
+            assert row_shingles(row, n, min_tokens) == shingles(joined, n, min_tokens) == want
+    terms = ["python", "rust async", "北京", "node js"]
+    for title, snippet, _ in rows:
+        want = plain_lexical_match(terms, title, snippet)
+        assert form_lexical_match(terms, text.RowForm(title, snippet, "")) == want
+
+
+def test_every_crw56_response_is_the_stored_one(recording):
+    """Every strategy (and the default one under a date window, a language, a longer list, one site), with
+    explanations, on all 56 queries: equal to the digests the code before the speed-ups wrote."""
+    queries = [e["query"] for e in json.loads(recording.read_text(encoding="utf-8"))]
+    want = stored()
+    assert set(want) == set(requests())
+    changed = [
+        f"{label}: {queries[i]!r}"
+        for label, got in responses(recording).items()
+        for i, response in enumerate(got)
+        if digest(response) != want[label][i]
+    ]
+    assert not changed, (
+        f"{len(changed)} responses differ from tests/fixtures/ranking/crw56_responses.json, e.g. {changed[:5]}. "
+        "A speed-up must not change them; a change meant to change the ranking rewrites the digests with "
+        "`SERPFUSE_DATA=../shared/data .venv/bin/python tests/ranking_snapshot.py` and says so in its commit."
+    )

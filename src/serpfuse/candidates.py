@@ -12,18 +12,23 @@ from collections.abc import Iterable
 from .models import DateStatus, EngineAnswer, EngineRow, Observation
 from .query import QueryAnalysis
 from .rankers.base import Candidate
-from .text import cjk_bigrams, clean_text, words
+from .text import cjk_bigrams, clean_text, word_set
 from .urls import canonical_url, host_of, key_of_canonical, registrable_domain
 
 
-def _match_share(text: str, query: QueryAnalysis) -> float:
-    terms = set(query.terms) | set(query.cjk_tokens)
+def _match_share(text: str, query: QueryAnalysis, terms: frozenset[str] | None = None) -> float:
+    """Share of the query's terms (``terms``: worked out once per search) that ``text`` has."""
+    terms = _terms_of(query) if terms is None else terms
     if not terms:
         return 0.0
-    tokens = set(words(text))
+    tokens = word_set(text)
     if query.cjk_tokens:  # the query's terms are ASCII words otherwise: no bigram could match one
-        tokens |= set(cjk_bigrams(text))
+        tokens = tokens | set(cjk_bigrams(text))
     return len(terms & tokens) / len(terms)
+
+
+def _terms_of(query: QueryAnalysis) -> frozenset[str]:
+    return frozenset(query.terms) | frozenset(query.cjk_tokens)
 
 
 def merge_dates(dates: Iterable[dt.datetime | None]) -> tuple[dt.datetime | None, DateStatus]:
@@ -48,12 +53,16 @@ def build_candidates(answers: Iterable[EngineAnswer], query: QueryAnalysis) -> t
                 invalid += 1
                 continue
             groups.setdefault(key_of_canonical(url), []).append((row, url))
-    return [_merge(key, rows, query) for key, rows in groups.items()], invalid
+    terms = _terms_of(query)
+    return [_merge(key, rows, query, terms) for key, rows in groups.items()], invalid
 
 
-def _merge(key: str, rows: list[tuple[EngineRow, str]], query: QueryAnalysis) -> Candidate:
+def _merge(
+    key: str, rows: list[tuple[EngineRow, str]], query: QueryAnalysis, terms: frozenset[str]
+) -> Candidate:
     observations = [
-        Observation(
+        # The row's fields were validated when the row was made: no second validation per sighting.
+        Observation.model_construct(
             engine=row.engine,
             rank=row.rank,
             variant=row.variant,
@@ -77,7 +86,9 @@ def _merge(key: str, rows: list[tuple[EngineRow, str]], query: QueryAnalysis) ->
         texts = [(o, getattr(o, field)) for o in observations if getattr(o, field)]
         if not texts:
             return ""
-        return min(texts, key=lambda t: (-_match_share(t[1], query), t[0].rank, t[1]))[1]
+        if len(texts) == 1:  # one text: nothing to choose between
+            return texts[0][1]
+        return min(texts, key=lambda t: (-_match_share(t[1], query, terms), t[0].rank, t[1]))[1]
 
     published, date_status = merge_dates(o.published for o in observations)
     host = host_of(url)

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from .rankers.base import Cut, Scored, Selection
-from .text import shingle_tokens
+from .text import RowForm, shingle_tokens
 
 Shingles = frozenset[str]
 
@@ -22,15 +22,22 @@ def shingles(text: str, n: int = 3, min_tokens: int = 8) -> Shingles | None:
     A short text gives too few shingles for Jaccard to mean anything, so it gets none and the caller
     falls back to a per-domain cap instead.
     """
-    tokens = shingle_tokens(text)
+    return shingles_of_tokens(shingle_tokens(text), n, min_tokens)
+
+
+def shingles_of_tokens(tokens: Sequence[str], n: int, min_tokens: int) -> Shingles | None:
     if len(tokens) < min_tokens:
         return None
     return frozenset(" ".join(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
 
 
 def row_shingles(row: Scored, n: int = 3, min_tokens: int = 8) -> Shingles | None:
-    """Shingles of a row's title and snippet, the text an agent actually sees."""
-    return shingles(f"{row.candidate.title} {row.candidate.snippet}", n, min_tokens)
+    """Shingles of a row's title and snippet, the text an agent actually sees (once per row text)."""
+
+    def compute(form: RowForm) -> Shingles | None:
+        return shingles_of_tokens(form.shingle_tokens, n, min_tokens)
+
+    return row.candidate.form.derived(("shingles", n, min_tokens), compute)
 
 
 def jaccard(a: Shingles | None, b: Shingles | None) -> float:

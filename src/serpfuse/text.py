@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import lru_cache
-from typing import Literal
+from collections.abc import Callable
+from functools import cached_property, lru_cache
+from typing import Any, Literal
+from urllib.parse import unquote
 
 Script = Literal["cjk", "ascii", "mixed"]
 
@@ -23,6 +25,7 @@ _CJK_CLASS = "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _CJK_RANGES)
 _CJK_CHAR = re.compile(f"[{_CJK_CLASS}]")
 _CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
 _WORD = re.compile(r"[a-z0-9]+")
+_SHINGLE_TOKEN = re.compile(f"[a-z0-9]+|[{_CJK_CLASS}]")
 _TAG = re.compile(r"<[^>]+>")
 _SPACE = re.compile(r"\s+")
 # The same titles and snippets are folded and split by every stage of a search (candidates, filters, rankers,
@@ -50,6 +53,12 @@ def fold(text: str) -> str:
 @lru_cache(maxsize=_TEXT_MEMO)
 def _words(text: str) -> tuple[str, ...]:
     return tuple(_WORD.findall(fold(text)))
+
+
+@lru_cache(maxsize=_TEXT_MEMO)
+def word_set(text: str) -> frozenset[str]:
+    """The distinct ``words`` of a text."""
+    return frozenset(_words(text))
 
 
 def words(text: str) -> list[str]:
@@ -87,19 +96,67 @@ def script_of(text: str) -> Script:
 
 def shingle_tokens(text: str) -> list[str]:
     """consensus-v2.1's shingle tokens: [a-z0-9]+ runs and single CJK characters, lowercased."""
-    out: list[str] = []
-    for m in re.finditer(r"[a-z0-9]+|[^\sa-z0-9]", text.lower()):
-        tok = m.group(0)
-        if tok[0].isascii():
-            if tok[0].isalnum():
-                out.append(tok)
-        elif is_cjk(tok):
-            out.append(tok)
-    return out
+    return _SHINGLE_TOKEN.findall(text.lower())
 
 
 def clean_text(text: str | None) -> str:
     """Strip tags, unescape nothing, collapse whitespace (SearXNG's normalisation)."""
     if not text:
         return ""
+    return _clean(text)
+
+
+@lru_cache(maxsize=_TEXT_MEMO)
+def _clean(text: str) -> str:
     return _SPACE.sub(" ", _TAG.sub("", text)).strip()
+
+
+class RowForm:
+    """A row's title, snippet and URL as the stages read them (candidates, filters, rankers, selection): each
+    piece is worked out on first use and then kept, so no stage folds or splits the same text again. One
+    form per distinct row text (``row_form``), shared by every search that meets the row again."""
+
+    def __init__(self, title: str, snippet: str, url: str) -> None:
+        self.title, self.snippet, self.url = title, snippet, url
+        self._memo: dict[Any, Any] = {}
+
+    @cached_property
+    def title_words(self) -> tuple[str, ...]:
+        return _words(self.title)
+
+    @cached_property
+    def snippet_words(self) -> tuple[str, ...]:
+        return _words(self.snippet)
+
+    @cached_property
+    def words(self) -> frozenset[str]:
+        """The distinct words of title and snippet (as ``words(f"{title} {snippet}")``)."""
+        return frozenset(self.title_words).union(self.snippet_words)
+
+    @cached_property
+    def folded(self) -> str:
+        """Title and snippet folded, where a CJK term is looked up as a substring."""
+        return fold(f"{self.title} {self.snippet}")
+
+    @cached_property
+    def url_words(self) -> tuple[str, ...]:
+        return _words(unquote(self.url))
+
+    @cached_property
+    def shingle_tokens(self) -> tuple[str, ...]:
+        return tuple(shingle_tokens(f"{self.title} {self.snippet}"))
+
+    def derived(self, key: Any, compute: Callable[[RowForm], Any]) -> Any:
+        """What ``compute`` makes of this row, computed once: ``key`` names it (and its parameters), so a
+        stage can keep its own reading of the row here (the relevance guard's stems, the shingles)."""
+        try:
+            return self._memo[key]
+        except KeyError:
+            value = self._memo[key] = compute(self)
+            return value
+
+
+@lru_cache(maxsize=4096)
+def row_form(title: str, snippet: str, url: str) -> RowForm:
+    """The one form of a row's text; bounded, so a long-running service keeps only the rows it meets often."""
+    return RowForm(title, snippet, url)

@@ -161,6 +161,13 @@ def canonical_url(url: str) -> str | None:
     """
     if not isinstance(url, str):
         return None
+    return _canonical(url)
+
+
+# The same pages come back in search after search (and in every engine's list of one search): each URL is
+# canonicalised once per process while it keeps coming back.
+@lru_cache(maxsize=16384)
+def _canonical(url: str) -> str | None:
     try:
         parts = urlsplit(unwrap_redirect(url.strip()))
         scheme = parts.scheme.lower()
@@ -186,6 +193,7 @@ def dedup_key(url: str) -> str:
     return key_of_canonical(canonical)
 
 
+@lru_cache(maxsize=16384)
 def key_of_canonical(canonical: str) -> str:
     """`dedup_key` of a URL that is already `canonical_url`'s output: no second canonicalisation."""
     parts = urlsplit(canonical)
@@ -212,6 +220,11 @@ def host_of(url: str) -> str:
     """
     if not isinstance(url, str):
         return ""
+    return _host(url)
+
+
+@lru_cache(maxsize=16384)
+def _host(url: str) -> str:
     text = url.strip()
     if _OPAQUE_SCHEME.match(text):  # mailto:, javascript:, data: ... have no host
         return ""

@@ -33,6 +33,12 @@ class JunkVerdict:
     reason: str
 
 
+# The row rules below read only the row (the rule tables are fixed per process): each title and URL is judged
+# once while it keeps coming back, and the query-only test once per query.
+_ROW_MEMO = 16384
+
+
+@lru_cache(maxsize=64)
 def asks_for_definition(query: QueryAnalysis | None) -> bool:
     if query is None:
         return False
@@ -49,6 +55,7 @@ def page_title_words(title: str) -> list[str]:
     return words(own)
 
 
+@lru_cache(maxsize=_ROW_MEMO)
 def _dictionary_title(title: str) -> str | None:
     rules = junk_rules()
     own = page_title_words(title)
@@ -58,6 +65,7 @@ def _dictionary_title(title: str) -> str | None:
     return f"dictionary page ({len(own)}-word title with '{hit}')" if hit else None
 
 
+@lru_cache(maxsize=_ROW_MEMO)
 def _bot_check_title(title: str) -> str | None:
     rules = junk_rules()
     if len(words(title)) > rules.bot_check_max_tokens:
@@ -67,6 +75,7 @@ def _bot_check_title(title: str) -> str | None:
     return f"bot-check or block page ('{hit}')" if hit else None
 
 
+@lru_cache(maxsize=_ROW_MEMO)
 def _asset_url(url: str) -> str | None:
     rules = junk_rules()
     lowered = url.lower()
@@ -95,14 +104,20 @@ def _names_site(query: QueryAnalysis | None, host: str) -> bool:
     return bool(label) and label in spans
 
 
-def _shop_homepage(title: str, url: str, host: str, query: QueryAnalysis | None) -> str | None:
+@lru_cache(maxsize=_ROW_MEMO)
+def _shop_word(title: str, url: str) -> str | None:
+    """The shopping word of a front page's title (the query aside), else None."""
     try:
         path = urlsplit(url.lower()).path
     except ValueError:
         return None
     if not _LOCALE_ONLY_PATH.match(path):
         return None
-    hit = next((w for w in words(title) if w in junk_rules().shop_homepage_words), None)
+    return next((w for w in words(title) if w in junk_rules().shop_homepage_words), None)
+
+
+def _shop_homepage(title: str, url: str, host: str, query: QueryAnalysis | None) -> str | None:
+    hit = _shop_word(title, url)
     if hit is None or _names_site(query, host):
         return None
     return f"shop front page ('{hit}' on {host or 'the site root'})"
@@ -198,11 +213,16 @@ def junk_verdict(
         return JunkVerdict("shop-homepage", reason)
     if reason := echo_verdict(title, snippet, query):
         return JunkVerdict("echo", reason)
-    listed = host_category(host, junk_hosts())
+    listed = _listed_host(host)
     if listed and not (definition_query and listed[1] == "dictionary"):
         domain, category = listed
         return JunkVerdict(f"host:{category}", f"{category} site ({domain})")
     return None
+
+
+@lru_cache(maxsize=_ROW_MEMO)
+def _listed_host(host: str) -> tuple[str, str] | None:
+    return host_category(host, junk_hosts())
 
 
 def is_junk(title: str, url: str, host: str = "", query: QueryAnalysis | None = None) -> bool:

@@ -250,6 +250,11 @@ class RowText:
             has_snippet=bool(fields[1]),
         )
 
+    @classmethod
+    def of_candidate(cls, candidate: Candidate) -> RowText:
+        """``of`` the candidate's title, snippet and URL, worked out once per row text (text.RowForm)."""
+        return candidate.form.derived(cls, lambda f: cls.of(f.title, f.snippet, f.url))
+
     def has(self, form: tuple[str, ...]) -> bool:
         # A quoted phrase counts when all its words are there: the engines held the quote against the whole
         # page, and a snippet often shows its words apart ("Conflict: Middle East" -> "Conflict in the ...").
@@ -549,7 +554,7 @@ def analyze_pool(
             cjk_tokens=tuple(dict.fromkeys((*query.cjk_tokens, *query.terms))),
             cjk_text={c.key: fold(f"{c.title} {c.snippet} {unquote(c.url)}") for c in candidates},
         )  # fmt: skip
-    rows = {c.key: RowText.of(c.title, c.snippet, c.url) for c in candidates}
+    rows = {c.key: RowText.of_candidate(c) for c in candidates}
     terms, spelled = learn_spellings(query_terms(query), list(rows.values()), lang)
     found = {key: frozenset(t.text for t in found_terms(terms, row)) for key, row in rows.items()}
     spec = {t.text: max(specificity(spelled.get(w, w), lang) for w in t.text.split()) for t in terms}
@@ -625,7 +630,7 @@ class PoolRelevance:
         if self.verdict:
             return self.verdict
         cov = self.coverages.get(candidate.key) or coverage(
-            self.terms, RowText.of(candidate.title, candidate.snippet, candidate.url), self.weak_weight
+            self.terms, RowText.of_candidate(candidate), self.weak_weight
         )
         if not cov.passes(self.min_coverage):
             return coverage_reason(cov)
@@ -656,7 +661,7 @@ class RelevanceFilter:
         pool = ctx.pool or analyze_pool(candidates, ctx.query, ctx.request.language)
         if ctx.query.is_cjk or not pool.terms:
             return PoolRelevance([], None, cfg.weak_term_weight, cfg.min_coverage)
-        rows = {c.key: pool.rows.get(c.key) or RowText.of(c.title, c.snippet, c.url) for c in candidates}
+        rows = {c.key: pool.rows.get(c.key) or RowText.of_candidate(c) for c in candidates}
         terms = pool.terms
         gate = cfg.pool_gate and is_english(ctx.request.language)
         known = all(key in pool.found for key in rows)

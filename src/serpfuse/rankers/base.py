@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from ..models import DateStatus, Observation, SearchRequest
+from ..text import RowForm, row_form
 
 if TYPE_CHECKING:
     from ..config import RankingConfig
@@ -37,6 +38,11 @@ class Candidate:
     @property
     def engines(self) -> list[str]:
         return sorted(self.engine_ranks)
+
+    @property
+    def form(self) -> RowForm:
+        """Its title, snippet and URL as every stage reads them, each worked out once (text.RowForm)."""
+        return row_form(self.title, self.snippet, self.url)
 
 
 @dataclass

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from ..config import ConsensusConfig
 from ..query import QueryAnalysis
 from ..selection import min_score_floor, mmr_select, row_shingles, single_site
-from ..text import fold, folded_words, has_cjk, words
+from ..text import RowForm, fold, has_cjk, words
 from .base import Candidate, Cut, RankContext, Scored, Selection
 
 SCORE_VERSION = "consensus-v2.1"
@@ -157,18 +157,20 @@ def lexical_match(terms: list[str], title: str, snippet: str) -> float:
     An ASCII term matches when each of its words is a word of the text; a CJK term matches as a
     substring, since CJK text has no word boundaries.
     """
+    return form_lexical_match(terms, RowForm(title, snippet, ""))
+
+
+def form_lexical_match(terms: list[str], form: RowForm) -> float:
+    """``lexical_match`` on a row's form (text.RowForm): its words and folded text are worked out once."""
     if not terms:
         return 0.0
-    text = f"{title} {snippet}"
-    folded = fold(text)
-    tokens = set(folded_words(folded))
     hits = 0
     for t in terms:
         if has_cjk(t):
-            hits += t in folded
+            hits += t in form.folded
         else:
             parts = words(t)
-            hits += bool(parts) and all(p in tokens for p in parts)
+            hits += bool(parts) and form.words.issuperset(parts)
     return hits / len(terms)
 
 
@@ -194,7 +196,7 @@ def score_candidate(
     """E with the bounded metadata correction applied, and every part that made it."""
     cfg = ctx.config.consensus
     ev = evidence(candidate.engine_ranks.items(), cfg, weights)
-    lexical = lexical_match(terms, candidate.title, candidate.snippet)
+    lexical = form_lexical_match(terms, candidate.form)
     fresh = freshness(candidate, ctx)
     bound = cfg.metadata_clip
     correction = max(-bound, min(bound, cfg.lexical * lexical + cfg.freshness * fresh))
