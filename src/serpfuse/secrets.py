@@ -7,13 +7,15 @@ The file must not be readable by group or others (mode 0600); an open one is ref
 
 Keys never appear in ``repr``/``str``; ``mask`` scrubs them out of any text that might leave the process:
 reasons, exceptions, log lines, recorded bodies. An echo is caught raw, JSON-escaped (``\\u0061``),
-percent-encoded, as an HTML character reference, and in part: any ``PARTIAL_CHARS`` characters of a key in a
-row are masked (a key minus its last character is still the key). ``Masker`` does the matching;
+percent-encoded, as an HTML character reference, base64 (standard or URL-safe, at any alignment in a longer
+encoded text) or hex, and in part: any ``PARTIAL_CHARS`` characters of a key in a row are masked (a key minus
+its last character is still the key). ``Masker`` does the matching;
 ``KeyMaskingFilter`` puts it on the logging handlers (``serpfuse.logs``).
 """
 
 from __future__ import annotations
 
+import base64
 import bisect
 import contextlib
 import html
@@ -23,6 +25,7 @@ import os
 import re
 import stat
 import tempfile
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Literal
@@ -34,6 +37,7 @@ from .engines.base import MASK, EngineInfo
 
 KeyStatus = Literal["configured", "missing", "not needed"]
 PARTIAL_CHARS = 12  # this many characters of a secret in a row are masked wherever they appear
+MIN_ENCODED_CHARS = PARTIAL_CHARS  # a shorter encoded form (of a secret under 9 bytes) is not looked for
 # Settings whose values are secrets, or URLs whose password is one (a SearXNG behind basic auth, a proxy).
 SECRET_ENVS = ("SERPFUSE_API_TOKEN",)
 SECRET_URL_ENVS = (
@@ -58,12 +62,16 @@ class Masker:
     """
 
     def __init__(self, secrets: Iterable[str]) -> None:
-        self.secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
-        self._anchors: list[tuple[str, str, int]] = []  # (piece, secret, offset of the piece in it)
-        for secret in self.secrets:
-            step = 6 if len(secret) >= PARTIAL_CHARS else len(secret)
-            for offset in range(0, len(secret) - step + 1, step):
-                self._anchors.append((secret[offset : offset + step], secret, offset))
+        given = {s for s in secrets if s}
+        forms = {form: run for s in given for form, run in encoded_forms(s).items() if form not in given}
+        self.secrets = sorted(given | set(forms), key=len, reverse=True)
+        self._anchors = _anchors(given)
+        # Encoded forms are made of base64/hex characters only, so they are looked for only inside runs of
+        # those, each 6-character window of a run looked up once: the extra forms cost one regex scan and a
+        # few lookups, not one search per piece.
+        self._encoded_pieces: dict[str, list[tuple[str, int, int]]] = defaultdict(list)
+        for piece, form, offset in _anchors(forms):
+            self._encoded_pieces[piece].append((form, offset, forms[form]))
 
     def __bool__(self) -> bool:
         return bool(self.secrets)
@@ -88,19 +96,13 @@ class Masker:
         return "".join(out)
 
     def _find(self, plain: str) -> list[tuple[int, int]]:
-        runs = []
-        for piece, secret, offset in self._anchors:
-            at = plain.find(piece)
-            while at >= 0:
-                start, end = at - offset, at - offset + len(secret)  # where the whole secret would sit
-                lo, hi = at, at + len(piece)
-                while lo > max(0, start) and plain[lo - 1] == secret[lo - start - 1]:
-                    lo -= 1
-                while hi < min(len(plain), end) and plain[hi] == secret[hi - start]:
-                    hi += 1
-                if hi - lo >= min(PARTIAL_CHARS, len(secret)):
-                    runs.append((lo, hi))
-                at = plain.find(piece, at + 1)
+        runs = _runs(plain, self._anchors, 0, len(plain))
+        if self._encoded_pieces:
+            for m in _ENCODED_RUN.finditer(plain):
+                begin, stop = m.span()
+                for at in range(begin, stop - 5):
+                    for form, offset, least in self._encoded_pieces.get(plain[at : at + 6], ()):
+                        runs += _extend(plain, form, offset, at, 6, begin, stop, least)
         runs.sort()
         merged: list[tuple[int, int]] = []
         for lo, hi in runs:
@@ -111,6 +113,61 @@ class Masker:
         return merged
 
 
+_Anchor = tuple[str, str, int]  # (piece, secret, offset of the piece in it)
+
+
+def _anchors(secrets: Iterable[str]) -> list[_Anchor]:
+    out = []
+    for secret in secrets:
+        step = 6 if len(secret) >= PARTIAL_CHARS else len(secret)
+        for offset in range(0, len(secret) - step + 1, step):
+            out.append((secret[offset : offset + step], secret, offset))
+    return out
+
+
+def _runs(plain: str, anchors: list[_Anchor], begin: int, stop: int) -> list[tuple[int, int]]:
+    """Where in ``plain[begin:stop]`` a long enough run of a secret sits, found through its anchors."""
+    runs = []
+    for piece, secret, offset in anchors:
+        at = plain.find(piece, begin, stop)
+        while at >= 0:
+            runs += _extend(plain, secret, offset, at, len(piece), begin, stop, PARTIAL_CHARS)
+            at = plain.find(piece, at + 1, stop)
+    return runs
+
+
+def _extend(
+    plain: str, secret: str, offset: int, at: int, size: int, begin: int, stop: int, least: int
+) -> list[tuple[int, int]]:
+    """The run of ``secret`` around its piece found at ``at``, if it is ``least`` characters long (or the
+    whole secret)."""
+    start, end = at - offset, at - offset + len(secret)  # where the whole secret would sit
+    lo, hi = at, at + size
+    while lo > max(begin, start) and plain[lo - 1] == secret[lo - start - 1]:
+        lo -= 1
+    while hi < min(stop, end) and plain[hi] == secret[hi - start]:
+        hi += 1
+    return [(lo, hi)] if hi - lo >= min(least, len(secret)) else []
+
+
+def encoded_forms(secret: str) -> dict[str, int]:
+    """The texts a secret becomes when an echo encodes it, each with the run of it that is masked (what
+    ``PARTIAL_CHARS`` characters of the secret encode to): hex (either case), and base64 and its URL-safe
+    alphabet at each of the three alignments it can have inside a longer encoded text (the characters that
+    also depend on the bytes around it left out). Forms shorter than ``MIN_ENCODED_CHARS`` are left out."""
+    raw = secret.encode()
+    forms = dict.fromkeys([raw.hex(), raw.hex().upper()], 2 * PARTIAL_CHARS)
+    for lead in range(3):  # bytes of the encoded text before the secret, modulo 3
+        text = base64.b64encode(b"\0" * lead + raw).decode()
+        first = -(-8 * lead // 6)  # characters holding a bit of the bytes before
+        last = 8 * (lead + len(raw)) // 6  # characters made of the secret's bits alone end here
+        core = text[first:last]
+        forms |= dict.fromkeys([core, core.translate(_URLSAFE)], -(-8 * PARTIAL_CHARS // 6))
+    return {form: run for form, run in forms.items() if len(form) >= MIN_ENCODED_CHARS}
+
+
+_URLSAFE = str.maketrans("+/", "-_")
+_ENCODED_RUN = re.compile(rf"[A-Za-z0-9+/_-]{{{MIN_ENCODED_CHARS},}}")  # where an encoded form can be
 _ESCAPE = re.compile(r"\\u[0-9a-fA-F]{4}|%[0-9a-fA-F]{2}|&#[xX][0-9a-fA-F]{1,6};|&#[0-9]{1,7};|\\/")
 
 
