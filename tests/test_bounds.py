@@ -183,3 +183,23 @@ async def test_a_nested_page_is_a_layout_error_that_cools(server, transport, tmp
     answer = await source.ask("page", "q", REQ)
     assert answer.status == "error" and "deep" in answer.reason
     assert (await cooldowns.get("page")) is not None
+
+
+async def test_a_garbage_page_cools_the_engine_and_an_empty_results_page_does_not(
+    server, transport, tmp_path
+):
+    """A 200 page that parses to nothing is "empty" only when it is the engine's results page; anything else
+    is a layout error that cools the engine (it would otherwise repeat on every search)."""
+    html = {"Content-Type": "text/html"}
+    server.route("/garbage", Reply(200, html, b"<html><body><h1>Under maintenance</h1></body></html>"))
+    server.route("/empty", Reply(200, html, b'<html><body><ol id="b_results"></ol></body></html>'))
+    engines = [fake_engine("garbage"), fake_engine("empty")]
+    for engine in engines:
+        engine.parse = bing.parse
+    cooldowns = InMemoryCooldownStore()
+    source = live(server, transport, tmp_path, engines, cooldowns=cooldowns)
+    garbage = await source.ask("garbage", "q", REQ)
+    assert garbage.status == "error" and "not a results page" in garbage.reason
+    assert (await cooldowns.get("garbage")) is not None
+    empty = await source.ask("empty", "q", REQ)
+    assert empty.status == "empty" and (await cooldowns.get("empty")) is None

@@ -354,9 +354,24 @@ def test_json_parsers_reject_non_json_with_parse_failure(engine: str) -> None:
         get_engine(engine).parse(200, HTML, b"<html><body>maintenance</body></html>", Q)
 
 
-@pytest.mark.parametrize("engine", ["ddg", "bing", "yahoo", "mojeek"])
-def test_html_parsers_return_empty_for_an_unrelated_page(engine: str) -> None:
-    assert get_engine(engine).parse(200, HTML, b"<html><body><p>nothing here</p></body></html>", Q) == []
+EMPTY_RESULTS_PAGES = {
+    "ddg": b'<html><body><div id="links" class="results"></div></body></html>',
+    "bing": b'<html><body><ol id="b_results"></ol></body></html>',
+    "yahoo": b'<html><body><div id="web"><ol></ol></div></body></html>',
+    "mojeek": b'<html><body><div class="results"><ul class="results-standard"></ul></div></body></html>',
+    "brave-web": b'<html><body><div id="results"></div></body></html>',
+}
+
+
+@pytest.mark.parametrize("engine", EMPTY_RESULTS_PAGES)
+def test_html_parsers_tell_an_empty_results_page_from_a_page_they_do_not_know(engine: str) -> None:
+    """A 200 page with no rows is "no results" only when it is the engine's results page (its results frame
+    is there); garbage, a maintenance page or a new layout is a ParseFailure, which cools the engine."""
+    assert get_engine(engine).parse(200, HTML, EMPTY_RESULTS_PAGES[engine], Q) == []
+    with pytest.raises(ParseFailure, match="not a results page"):
+        get_engine(engine).parse(200, HTML, b"<html><body><p>nothing here</p></body></html>", Q)
+    with pytest.raises(ParseFailure, match="not a results page"):
+        get_engine(engine).parse(200, HTML, b"\x00\x01 garbage {} <<<", Q)
 
 
 def test_searxng_403_says_how_to_enable_json() -> None:

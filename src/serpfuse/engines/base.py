@@ -602,6 +602,16 @@ def html_tree(body: bytes, headers: Mapping[str, str]) -> LexborHTMLParser:
     return LexborHTMLParser(text)
 
 
+def results_page_without_rows(tree: LexborHTMLParser, frame: str, engine: str) -> list[EngineRow]:
+    """What a page that gave no rows (and no challenge) is: a results page with none, ``[]``, when it holds
+    the engine's results ``frame`` (a CSS selector every results page of the engine carries, empty or not);
+    else a page this parser does not know, ``ParseFailure``, which cools the engine down like any failure
+    (``serpfuse doctor`` calls it a wrong layout) instead of passing for "no results" on every search."""
+    if tree.root is not None and tree.root.css_first(frame) is not None:
+        return []
+    raise ParseFailure(f"{engine}: not a results page (layout changed?)")
+
+
 def node_text(node: LexborNode | None) -> str:
     """The visible text of a node (entities already decoded by the parser), whitespace collapsed."""
     if node is None:

@@ -36,6 +36,7 @@ from .base import (
     is_ad_click,
     node_text,
     parse_published,
+    results_page_without_rows,
     rows_from_items,
     shows_challenge,
     split_locale,
@@ -67,6 +68,7 @@ CHALLENGE_MARKERS = (
 )
 
 RESULTS = "li.b_algo"  # one selector: a comma list would match a node once per alternative
+RESULTS_PAGE = "#b_results"  # on every results page, with or without results (the AQL captures)
 # The result's own title link first, then the layouts without one: a comma list would take whichever comes
 # first in the page, and the newer layout's site-attribution link (a.tilk) comes before the h2.
 TITLE_LINK = "h2 a[href]"
@@ -170,9 +172,11 @@ def parse_rows(engine: str, status: int, headers: Mapping[str, str], body: bytes
         label.decompose()
     organic = [item for item in tree.css(RESULTS) if not _is_ad(item)]
     rows = rows_from_items(engine, organic, _pick, markup=False)
-    if not rows and shows_challenge(body, CHALLENGE_MARKERS):
+    if rows:
+        return rows
+    if shows_challenge(body, CHALLENGE_MARKERS):
         raise ChallengeDetected("Bing CAPTCHA page")
-    return rows
+    return results_page_without_rows(tree, RESULTS_PAGE, "Bing")
 
 
 def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) -> list[EngineRow]:

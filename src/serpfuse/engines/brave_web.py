@@ -24,13 +24,13 @@ from .base import (
     ChallengeDetected,
     EngineInfo,
     EngineQuery,
-    ParseFailure,
     Picked,
     RequestSpec,
     check_status,
     html_tree,
     node_text,
     parse_published,
+    results_page_without_rows,
     rows_from_items,
     shows_challenge,
     split_locale,
@@ -66,7 +66,7 @@ LINKS = ("a.l1", "a.result-header", "a[href]")
 TITLES = (".search-snippet-title", ".snippet-title", ".title")
 SNIPPETS = (".generic-snippet .content", ".generic-snippet", ".snippet-description", ".description")
 # The results page itself (with or without results): a page without it is not one Brave's parser knows.
-RESULTS_PAGE = ("#results", "#search-main", 'div[data-type="web"]')
+RESULTS_PAGE = '#results, #search-main, div[data-type="web"]'
 # Brave's bot check: its own PoW/CAPTCHA page, or a third-party CAPTCHA widget.
 CHALLENGE_MARKERS = (b"/search/captcha", b"pow-captcha", b"captcha-container", b"g-recaptcha", b"h-captcha")
 # "February 13, 2026 - text", "3 days ago - text": the date Brave puts in front of a snippet.
@@ -120,6 +120,4 @@ def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) 
         return rows
     if shows_challenge(body, CHALLENGE_MARKERS):
         raise ChallengeDetected("Brave Search bot check")
-    if tree.root is None or _first(tree.root, RESULTS_PAGE) is None:
-        raise ParseFailure("Brave Search: not a results page (layout changed?)")
-    return []
+    return results_page_without_rows(tree, RESULTS_PAGE, "Brave Search")

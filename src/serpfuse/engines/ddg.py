@@ -35,6 +35,7 @@ from .base import (
     html_tree,
     is_ad_click,
     node_text,
+    results_page_without_rows,
     rows_from_items,
     shows_challenge,
     split_locale,
@@ -67,6 +68,7 @@ CHALLENGE_STATUS = 202
 CHALLENGE_MARKERS = (b"anomaly-modal", b"anomaly.js", b"challenge-form")
 
 RESULTS = "div#links div.result"
+RESULTS_PAGE = "div#links"  # on every results page, with or without results (the AQL captures)
 # Ads and the "No results." placeholder sit in the list but are not organic rows: they use up no rank.
 NON_ORGANIC = ("result--ad", "result--no-result")
 TITLE_LINK = "h2 a.result__a, a.result__a"
@@ -152,8 +154,11 @@ def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) 
     if status == CHALLENGE_STATUS:
         raise ChallengeDetected("DuckDuckGo bot challenge (HTTP 202)")
     check_status(status, headers, body)
-    organic = [item for item in html_tree(body, headers).css(RESULTS) if not _non_organic(item)]
+    tree = html_tree(body, headers)
+    organic = [item for item in tree.css(RESULTS) if not _non_organic(item)]
     rows = rows_from_items(INFO.name, organic, _pick, markup=False)
-    if not rows and shows_challenge(body, CHALLENGE_MARKERS):
+    if rows:
+        return rows
+    if shows_challenge(body, CHALLENGE_MARKERS):
         raise ChallengeDetected("DuckDuckGo bot challenge")
-    return rows
+    return results_page_without_rows(tree, RESULTS_PAGE, "DuckDuckGo")

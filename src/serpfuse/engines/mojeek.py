@@ -23,6 +23,7 @@ from .base import (
     node_text,
     parse_published,
     range_start,
+    results_page_without_rows,
     rows_from_items,
     shows_challenge,
     split_locale,
@@ -45,6 +46,7 @@ URL = "https://www.mojeek.com/search"
 CHALLENGE_MARKERS = (b"sending automated queries",)
 
 RESULTS = "ul.results-standard > li"
+RESULTS_PAGE = "div.results, ul.results-standard"  # the results column, with or without results
 TITLE_LINK = "h2 a, a.title"
 URL_LINK = "a.ob"
 SNIPPET = "p.s"
@@ -81,7 +83,10 @@ def _pick(item: LexborNode) -> Picked | None:
 
 def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) -> list[EngineRow]:
     check_status(status, headers, body)
-    rows = rows_from_items(INFO.name, html_tree(body, headers).css(RESULTS), _pick, markup=False)
-    if not rows and shows_challenge(body, CHALLENGE_MARKERS):
+    tree = html_tree(body, headers)
+    rows = rows_from_items(INFO.name, tree.css(RESULTS), _pick, markup=False)
+    if rows:
+        return rows
+    if shows_challenge(body, CHALLENGE_MARKERS):
         raise ChallengeDetected("Mojeek bot check")
-    return rows
+    return results_page_without_rows(tree, RESULTS_PAGE, "Mojeek")

@@ -31,6 +31,7 @@ from .base import (
     check_status,
     html_tree,
     node_text,
+    results_page_without_rows,
     rows_from_items,
     shows_challenge,
     split_locale,
@@ -57,6 +58,7 @@ ANY_LANGUAGE = "any"
 CHALLENGE_MARKERS = (b"/_yahoo_captcha", b"consent.yahoo.com/v2/collectConsent", b'id="captcha')
 
 RESULTS = "div.algo"
+RESULTS_PAGE = "#web"  # on every results page (the AQL captures)
 TITLE_LINK = "div.compTitle h3 a, h3.title a, div.compTitle a[href]"
 TITLE_HEADING = "h3"
 SNIPPET = "div.compText, p.fz-ms, p.lh-16"
@@ -117,7 +119,10 @@ def _pick(item: LexborNode) -> Picked | None:
 
 def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) -> list[EngineRow]:
     check_status(status, headers, body)
-    rows = rows_from_items(INFO.name, html_tree(body, headers).css(RESULTS), _pick, markup=False)
-    if not rows and shows_challenge(body, CHALLENGE_MARKERS):
+    tree = html_tree(body, headers)
+    rows = rows_from_items(INFO.name, tree.css(RESULTS), _pick, markup=False)
+    if rows:
+        return rows
+    if shows_challenge(body, CHALLENGE_MARKERS):
         raise ChallengeDetected("Yahoo bot check or consent page")
-    return rows
+    return results_page_without_rows(tree, RESULTS_PAGE, "Yahoo")
