@@ -4,7 +4,9 @@ For every fault, one ``tests/fault_app.py`` process serves the API with three li
 fake server on 127.0.0.1: the faulty engine, a healthy Wikipedia that answers after ``HEALTHY_DELAY_S`` (so
 every search is still running while /healthz is probed), and nothing else. One search is sent; meanwhile
 /healthz is polled. Measured per fault: the search's own duration (``tookMs``) against the deadline, each
-engine's status, the rows kept, the process's peak RSS (``ru_maxrss`` from ``wait4``), and /healthz latency.
+engine's status, the rows kept, the app process's peak RSS (its VmHWM) and the largest of its helper
+processes' (the parse workers, their fork server), /healthz latency, and whether any process the app started
+outlives it.
 
 ``tests/test_faults.py`` asserts on it; ``python tests/fault_matrix.py`` prints the table BENCHMARKS.md quotes.
 Nothing leaves 127.0.0.1, and every process and server stops by itself.
@@ -50,6 +52,10 @@ def _sx_row(i: int, engines: list[str]) -> dict:
     }
 
 
+def flood(rows: int) -> bytes:
+    return _searxng([_sx_row(i, ["flood"]) for i in range(rows)])
+
+
 def _gzip_bomb(megabytes: int) -> bytes:
     packer = zlib.compressobj(9, zlib.DEFLATED, 31)  # 31: gzip framing
     chunk = b"\0" * (1 << 20)
@@ -69,7 +75,7 @@ def faults() -> list[Fault]:
     return [
         Fault("nested-div page (800 KB)", "bing", Reply(200, {"Content-Type": "text/html"}, b"<div>" * 160_000), ("error",)),
         Fault("SearXNG result naming 10 engines", "searxng", Reply(200, JSON, _searxng([_sx_row(i, ten) for i in range(30)])), ("ok",)),
-        Fault("30,000 rows", "searxng", Reply(200, JSON, _searxng([_sx_row(i, ["flood"]) for i in range(30_000)])), ("ok",)),
+        Fault("30,000 rows", "searxng", Reply(200, JSON, flood(30_000)), ("ok",)),
         Fault("hang", "searxng", Reply(200, JSON, b"{}", delay_s=30), ("timeout",)),
         Fault("drip (1 byte / 50 ms)", "searxng", Reply(200, JSON, _searxng([]) * 50, drip_interval_s=0.05), ("timeout",)),
         Fault("big body (50 MB)", "searxng", Reply(200, JSON, huge_bytes=50 << 20), ("error",)),
@@ -96,8 +102,10 @@ class Outcome:
     rows: dict[str, int]
     result_engines: list[str]
     peak_rss_mb: float
+    helper_peak_rss_mb: float = 0.0
     healthz_ms: list[float] = field(default_factory=list)
     healthz_before_end: int = 0
+    leftovers: list[int] = field(default_factory=list)  # app helpers still running after it stopped
 
     @property
     def overrun_s(self) -> float:
@@ -126,10 +134,13 @@ class FaultApp:
             cmd, stdout=self._log, stderr=subprocess.STDOUT, env=isolated_env(home), cwd=home
         )
         self.base = f"http://127.0.0.1:{port}"
+        self.helpers: set[int] = set()  # every process the app started, seen while it ran
+        self.leftovers: list[int] = []  # those still running after it stopped
         try:
             _wait_up(self.base, self.proc)
             # One search first: it loads the language tables, a one-off cost that is no fault's.
             http("GET", f"{self.base}/v1/search?q={QUERY.replace(' ', '+')}&engines=wikipedia&cache=false")
+            _wait_for_parse_workers(self.proc.pid)
         except BaseException:
             self.close()
             raise
@@ -138,18 +149,80 @@ class FaultApp:
         self.server.route({"bing": "/bing", "searxng": "/sx/search"}[fault.engine], fault.reply)
         return _probe(fault, self.base, self.proc)
 
-    def close(self) -> float:
-        """Stop both; the app's peak RSS in MB: VmHWM, read before it stops. Not wait4's ru_maxrss: a child
-        forked from a large parent (pytest, late in a run) counts the parent's pages until it execs."""
+    def close(self) -> tuple[float, float]:
+        """Stop both; the app's peak RSS in MB and the largest of its helpers': VmHWM, read before it stops.
+        Not wait4's ru_maxrss: a child forked from a large parent (pytest, late in a run) counts the parent's
+        pages until it execs. Afterwards ``leftovers`` lists any helper still running."""
         try:
+            self.helpers |= set(descendants(self.proc.pid))
             peak = _vm_hwm_mb(self.proc.pid)
+            helper_peak = max((_vm_hwm_mb(pid) or 0.0 for pid in self.helpers), default=0.0)
             if self.proc.poll() is None:
                 self.proc.send_signal(signal.SIGINT)
             reaped = _reap(self.proc)
-            return peak if peak is not None else reaped
+            deadline = time.monotonic() + 5
+            while (alive := [pid for pid in self.helpers if _running(pid)]) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            self.leftovers = alive
+            for pid in alive:  # a leak is reported, and not left behind
+                os.kill(pid, signal.SIGKILL)
+            return (peak if peak is not None else reaped), helper_peak
         finally:
             self._log.close()
             self.server.stop()
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (children, their children...)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return "gone"
+
+
+def _running(pid: int) -> bool:
+    return _state(pid) not in ("Z", "X", "gone")
+
+
+def parse_workers(pid: int) -> list[int]:
+    """The parse worker processes below ``pid``."""
+    out = []
+    for child in descendants(pid):
+        try:
+            if b"worker_main" in Path(f"/proc/{child}/cmdline").read_bytes():
+                out.append(child)
+        except OSError:
+            continue
+    return out
+
+
+def _wait_for_parse_workers(pid: int) -> None:
+    """Until the app's parse workers are up (they start in the background when the server does) and have
+    imported the engines (a worker then sleeps on its pipe)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        workers = parse_workers(pid)
+        if workers and all(_state(w) == "S" for w in workers):
+            return
+        time.sleep(0.1)
+    raise RuntimeError("the fault app's parse workers did not start")
 
 
 def _vm_hwm_mb(pid: int) -> float | None:
@@ -242,9 +315,11 @@ def run_all(home: Path, *, groups: list[list[str]] | None = None) -> list[Outcom
         try:
             played = [app.play(by_name[name]) for name in names]
         finally:
-            peak = app.close()
+            peak, helper_peak = app.close()
         for outcome in played:
             outcome.peak_rss_mb = round(peak, 1)
+            outcome.helper_peak_rss_mb = round(helper_peak, 1)
+            outcome.leftovers = app.leftovers
         out.extend(played)
     return out
 
@@ -256,15 +331,16 @@ def main() -> None:
         outcomes = run_all(Path(tmp))
     print(f"deadline {DEADLINE_S:g} s; healthy engine answers after {HEALTHY_DELAY_S:g} s")
     print(
-        "| fault | faulty engine | search took (s) | over deadline (s) | peak RSS (MB) | /healthz during (n, max ms) |"
+        "| fault | faulty engine | search took (s) | over deadline (s) | peak RSS (MB): app, largest helper"
+        " | /healthz during (n, max ms) |"
     )
     print("|---|---|---|---|---|---|")
     for o in outcomes:
         faulty = ", ".join(f"{e}: {s}" for e, s in o.engines.items() if e != "wikipedia")
         worst = max(o.healthz_ms, default=float("nan"))
         print(
-            f"| {o.fault} | {faulty} | {o.took_s:.2f} | {o.overrun_s:+.2f} | {o.peak_rss_mb:.0f} |"
-            f" {o.healthz_before_end}, {worst:.0f} |"
+            f"| {o.fault} | {faulty} | {o.took_s:.2f} | {o.overrun_s:+.2f} | {o.peak_rss_mb:.0f},"
+            f" {o.helper_peak_rss_mb:.0f} | {o.healthz_before_end}, {worst:.0f} |"
         )
 
 

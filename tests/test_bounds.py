@@ -24,7 +24,8 @@ from serpfuse.engines.base import (
 from serpfuse.engines.bounds import MAX_DEPTH, MAX_ITEMS, markup_problem
 from serpfuse.models import EngineRow, SearchRequest
 from serpfuse.secrets import KeyStore
-from serpfuse.sources.live import LiveSource, cap_rows, parse_off_loop
+from serpfuse.sources.live import LiveSource, cap_rows
+from serpfuse.sources.parsing import parse_in_thread
 
 Q = EngineQuery(text="x")
 REQ = SearchRequest(query="rust async runtime")
@@ -132,7 +133,7 @@ async def test_a_parse_runs_off_the_loop_and_an_overrun_is_abandoned():
     ticker = asyncio.create_task(tick())
     try:
         with pytest.raises(ParseOverrun):
-            await parse_off_loop(lambda: time.sleep(1.0) or [], 0.3)
+            await parse_in_thread(lambda: time.sleep(1.0) or [], 0.3)
     finally:
         ticker.cancel()
     assert len(ticks) >= 10  # the loop kept running while the parse blocked its thread

@@ -312,7 +312,10 @@ async def test_exa_free_run_drives_the_mcp_session() -> None:
             (200, {"content-type": "text/event-stream"}, synthetic("synthetic_exa_free_reply.sse")),
         ]
     )
-    rows = await get_engine("exa-free").run(client, EngineQuery(text="rust async runtime", limit=50))
+    q = EngineQuery(text="rust async runtime", limit=50)
+    reply = await get_engine("exa-free").run(client, q)
+    assert reply[0] == 200  # the tools/call reply, which the source parses off the loop
+    rows = get_engine("exa-free").parse(*reply, q)
     assert [r.url for r in rows] == ["https://tokio.rs/", "https://without.boats/blog/why-async-rust/"]
     methods = [spec.json["method"] for spec in client.sent]
     assert methods == ["initialize", "notifications/initialized", "tools/call"]
@@ -323,6 +326,13 @@ async def test_exa_free_run_drives_the_mcp_session() -> None:
     assert client.sent[0].headers.get("Mcp-Session-Id") is None
     assert client.sent[2].headers["Mcp-Session-Id"] == "sess-1"
     assert "text/event-stream" in client.sent[0].headers["Accept"]
+
+
+async def test_exa_free_reads_on_the_loop_only_an_initialize_sized_reply() -> None:
+    huge = {"jsonrpc": "2.0", "id": 1, "result": {"pad": "x" * 100_000}}
+    client = ScriptedClient([(200, {"content-type": "application/json"}, json.dumps(huge).encode())])
+    with pytest.raises(ParseFailure, match="initialize"):
+        await get_engine("exa-free").run(client, Q)
 
 
 async def test_exa_free_run_rate_limited_at_initialize() -> None:

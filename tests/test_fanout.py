@@ -127,3 +127,34 @@ async def test_unknown_engine_is_an_error():
     src = ScriptedSource([EngineSlot("ddg")], {"ddg": (0, [])})
     with pytest.raises(UnknownEngine, match="nope"):
         await fan_out(src, SearchRequest(query="x", engines=["nope"]), analyze_query("x"))
+
+
+async def test_an_engine_call_slow_to_unwind_cannot_hold_the_search():
+    """Cancelled at the deadline, a call that takes 5 s to unwind (a hung connection close, a slow store
+    write) is left to finish in the background: the fan-out ends within its short grace."""
+    from serpfuse import fanout
+
+    unwound = asyncio.Event()
+
+    class SlowToUnwind(ScriptedSource):
+        async def ask(self, engine, variant, request):
+            if engine != "stuck":
+                return await super().ask(engine, variant, request)
+            try:
+                await asyncio.sleep(30)
+            finally:
+                await asyncio.shield(asyncio.sleep(5))  # clean-up that ignores the cancellation
+                unwound.set()
+
+    src = SlowToUnwind(
+        [EngineSlot("fast"), EngineSlot("stuck")], {"fast": (0, [row("fast", 1, "https://a.example/")])}
+    )
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    res = await fan_out(src, SearchRequest(query="rust async"), analyze_query("rust async"), deadline_s=0.3)
+    took = loop.time() - started
+    assert {a.engine: a.status for a in res.answers} == {"fast": "ok", "stuck": "timeout"}
+    assert took < 0.3 + fanout.UNWIND_GRACE_S + 0.5, took
+    assert len(fanout._UNWINDING) == 1 and not unwound.is_set()  # still unwinding, and held on to
+    for task in list(fanout._UNWINDING):
+        task.cancel()

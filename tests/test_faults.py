@@ -48,7 +48,14 @@ def test_a_faulty_engine_never_takes_the_search_down(outcomes, fault):
 def test_peak_memory_stays_bounded(outcomes):
     peak = max(o.peak_rss_mb for name, o in outcomes.items() if name != GZIP_BOMB)
     assert 0 < peak < MAX_PEAK_RSS_MB
+    assert max(o.helper_peak_rss_mb for o in outcomes.values()) < MAX_PEAK_RSS_MB  # each parse worker too
 
 
 def test_peak_memory_stays_bounded_under_a_gzip_bomb(outcomes):
     assert 0 < outcomes[GZIP_BOMB].peak_rss_mb < MAX_PEAK_RSS_MB
+
+
+def test_nothing_the_app_started_outlives_it(outcomes):
+    """The parse workers (and anything else the app started) end with it."""
+    assert all(o.helper_peak_rss_mb > 0 for o in outcomes.values())  # its parse workers ran
+    assert [o.leftovers for o in outcomes.values() if o.leftovers] == []

@@ -132,3 +132,36 @@ def test_two_workers_serve_one_port_and_share_the_cache(data_dir, tmp_path):
         while server.proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.1)
         stop(server.proc)
+
+
+@pytest.mark.slow
+def test_every_worker_parses_in_its_own_processes_and_they_end_with_the_server(tmp_path):
+    """``serve --workers 2`` on live engines: each server process starts its parse worker (the cores shared
+    out), and SIGTERM to the supervisor leaves no process behind."""
+    from fault_matrix import descendants, parse_workers
+
+    server = start_serpfuse(tmp_path, ["--workers", "2"])
+    try:
+        deadline = time.monotonic() + 60
+        while len(parse_workers(server.proc.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        workers = parse_workers(server.proc.pid)
+        assert len(workers) == 2 * max(1, default_workers() // 2), workers
+        started = descendants(server.proc.pid)
+    finally:
+        server.proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 30
+        while server.proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        stop(server.proc)
+    deadline = time.monotonic() + 10
+    while (alive := [pid for pid in started if _running(pid)]) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert alive == []
+
+
+def _running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False

@@ -1,6 +1,8 @@
 """Fan out (seed 000): ask every engine at once, under one deadline, primaries first.
 
-- Primaries run concurrently, each query variant too; the overall deadline cancels whoever is late.
+- Primaries run concurrently, each query variant too; the overall deadline cancels whoever is late, and the
+  fan-out waits at most ``UNWIND_GRACE_S`` for them to unwind (closing a connection, a store write): one that
+  takes longer finishes unwinding in the background, so no engine's clean-up can hold the search.
 - The core-word retry runs only when the first answer has no row that survives the relevance gate (the cost
   guard): one more request per engine is not free.
 - The fallback tier runs only when every primary came back with nothing usable.
@@ -21,6 +23,8 @@ from .sources.base import EngineSlot, Source
 
 RowGate = Callable[[EngineRow], bool]
 DEFAULT_DEADLINE_S = 20.0
+UNWIND_GRACE_S = 0.05  # how long cancelled engine calls may take to unwind before the search goes on
+_UNWINDING: set[asyncio.Task] = set()  # cancelled calls still unwinding after their search went on
 CJK_LEAD_REGIONS = ("cjk", "both")
 
 
@@ -75,7 +79,10 @@ async def _ask_all(
     for task in pending:
         task.cancel()
     if pending:
-        await asyncio.gather(*pending, return_exceptions=True)
+        _, unwinding = await asyncio.wait(pending, timeout=UNWIND_GRACE_S)
+        for task in unwinding:  # kept (a task nobody holds may be collected) until it ends by itself
+            _UNWINDING.add(task)
+            task.add_done_callback(_unwound)
     waited_ms = (time.monotonic() - started) * 1000
     out = []
     for (engine, variant), task in jobs.items():
@@ -102,6 +109,12 @@ async def _ask_all(
         else:
             out.append(task.result())
     return out
+
+
+def _unwound(task: asyncio.Task) -> None:
+    _UNWINDING.discard(task)
+    if not task.cancelled():
+        task.exception()  # retrieved: a late failure of an abandoned call is nobody's to report
 
 
 def _usable(answers: list[EngineAnswer], gate: RowGate | None) -> bool:

@@ -654,6 +654,7 @@ def create_app(service: SearchService) -> ASGIApp:
 
     @asynccontextmanager
     async def lifespan(app: Starlette):
+        service.start()
         try:
             yield
         finally:

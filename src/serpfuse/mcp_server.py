@@ -471,6 +471,7 @@ async def run_stdio(service: SearchService) -> None:
 
     server = build_server(service)
     lowlevel = server._lowlevel_server  # what run_stdio_async runs; the SDK has no hook for unread lines
+    service.start()
     try:
         async with stdio_server() as (read_stream, write_stream):
             reads = AnswerUnreadable(read_stream, write_stream)
@@ -556,6 +557,7 @@ async def run_http(service: SearchService, *, host: str, port: int, log_level: s
         guarded, host=host, port=port, log_level=log_level, lifespan="on", server_header=False,
         log_config=None, access_log=False,  # one masked set-up for every process: serpfuse.logs
     )  # fmt: skip
+    service.start()
     try:
         await uvicorn.Server(config).serve()
     finally:

@@ -407,6 +407,12 @@ class SearchService:
         except Exception:  # any connection failure means "not healthy", never a crash of /healthz
             return False
 
+    def start(self) -> None:
+        """What a long-running server starts first: the live source's parse workers (``sources.parsing``)."""
+        start = getattr(self.source, "start", None)
+        if start is not None:
+            start()
+
     async def aclose(self) -> None:
         if self._owns_source:
             await self.source.aclose()

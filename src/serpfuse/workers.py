@@ -7,6 +7,8 @@ else ``sqlite_store``'s state file beside the cache) and each engine's minimum i
 state file: one outbound queue per machine). Not shared yet: the HTTP API's per-client token bucket, which
 lives in each worker, so N workers let a client through up to N times faster (``sqlite_store.SqliteTokenBuckets``
 is the shared bucket for when the guard takes one). ``/metrics`` is per worker, as with any pre-forked server.
+Each worker parses large engine answers in its own parse processes (``sources.parsing``), the cores shared
+out among the workers; they end with it.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import socket
 from typing import Any
 
 ARGS_ENV = "_SERPFUSE_WORKER_ARGS"  # no SERPFUSE_ prefix: settings must not read it as a setting
+PARSERS_ENV = "_SERPFUSE_PARSE_WORKERS"  # each server process's share of the cores for parse workers
 
 
 def default_workers() -> int:
@@ -34,6 +37,7 @@ def run(flags: dict[str, Any], sock: socket.socket, *, workers: int, log_level: 
     from uvicorn.supervisors import Multiprocess
 
     os.environ[ARGS_ENV] = json.dumps(flags)
+    os.environ[PARSERS_ENV] = str(max(1, default_workers() // workers))
     config = uvicorn.Config(
         f"{__name__}:worker_app", factory=True, workers=workers, log_level=log_level, lifespan="on",
         server_header=False, proxy_headers=False, log_config=None, access_log=False,  # logs: serpfuse.logs
@@ -48,7 +52,9 @@ def worker_app() -> Any:
     from .logs import settings_secrets, setup_logging
     from .service import SearchService
     from .settings import load_settings
+    from .sources import parsing
 
+    parsing.WORKERS.size = int(os.environ.get(PARSERS_ENV) or parsing.WORKERS.size)
     flags = json.loads(os.environ[ARGS_ENV])
     settings = load_settings(flags.pop("config"), **flags)
     setup_logging(secrets=settings_secrets(settings))  # a spawned worker starts with no logging set up

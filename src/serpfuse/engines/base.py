@@ -24,9 +24,11 @@ receives its answer as a ``Reply`` (status, headers, body) that has passed the s
 answer goes to ``parse``, so a recorded answer re-parses like any single-request engine's.
 
 A multi-step engine (one that needs several round trips, like Exa's keyless MCP endpoint) instead defines
-``async def run(client: EngineClient, q: EngineQuery) -> list[EngineRow]``. ``client.send(spec)`` sends one
-request and returns ``(status, headers, body)`` unclassified; it raises ``EngineError`` (e.g.
-``EngineTimeout``) for transport failures. ``run`` classifies each step itself with ``classify_http``.
+``async def run(client: EngineClient, q: EngineQuery) -> Reply``. ``client.send(spec)`` sends one request and
+returns ``(status, headers, body)`` unclassified; it raises ``EngineError`` (e.g. ``EngineTimeout``) for
+transport failures. ``run`` classifies each step itself with ``classify_http`` and returns the last reply,
+which ``parse`` reads like any engine's answer (off the event loop, under the parse budget); what ``run``
+reads itself on the loop it keeps small.
 """
 
 from __future__ import annotations

@@ -6,8 +6,9 @@ be plain JSON or a server-sent-events stream whose ``data:`` lines carry the JSO
 answers with text blocks ("Title: ...", "URL: ...", "Published Date: ...", "Highlights:"/"Text: ...")
 separated by ``---`` lines; a JSON ``{results: [...]}`` text (older servers) is read too.
 
-This engine is multi-step, so it defines ``run(client, q)`` instead of ``build_request``; ``parse`` reads one
-recorded ``tools/call`` reply (for replays).
+This engine is multi-step, so it defines ``run(client, q)`` instead of ``build_request``: it holds the session
+and returns the ``tools/call`` reply, which ``parse`` reads, live (off the event loop, under the parse budget,
+like any engine's answer) and in replays.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from .base import (
     EngineQuery,
     ParseFailure,
     Picked,
+    Reply,
     RequestSpec,
     check_status,
     clamp,
@@ -164,12 +166,16 @@ def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) 
     return parse_text(text) if text.strip() else []
 
 
-async def run(client: EngineClient, q: EngineQuery) -> list[EngineRow]:
+async def run(client: EngineClient, q: EngineQuery) -> Reply:
+    """The session's three steps; the ``tools/call`` reply, for ``parse``."""
     init = _rpc(
         "initialize", {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": CLIENT_INFO}
     )
     status, headers, body = await client.send(_spec(q, init, None))
     check_status(status, headers, body)
+    # Read here, on the event loop: so only as much as an initialize reply holds (a few hundred bytes).
+    if len(body) > BODY_HEAD_BYTES:
+        raise ParseFailure("Exa MCP: an initialize reply larger than any initialize reply")
     if "error" in rpc_message(headers, body):
         raise EngineError("Exa MCP refused to initialize")
     session = header(headers, SESSION_HEADER)
@@ -180,5 +186,4 @@ async def run(client: EngineClient, q: EngineQuery) -> list[EngineRow]:
     error = classify_http(status, headers, body[:BODY_HEAD_BYTES])
     if error is not None and error.status != "error":
         raise error
-    status, headers, body = await client.send(_spec(q, tool_call(q), session))
-    return parse(status, headers, body, q)
+    return await client.send(_spec(q, tool_call(q), session))

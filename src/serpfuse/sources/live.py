@@ -2,7 +2,8 @@
 
 One call goes: availability (key, base URL, time-range support, cooldown) -> ``EngineQuery`` -> the engine's
 rate-limit queue -> (the ``build_preflight`` page, for engines that need one) -> ``build_request`` ->
-``Transport.send`` -> ``classify_http`` -> ``parse`` -> cooldown bookkeeping -> ``EngineAnswer``. The whole call, queue included, runs under the engine's timeout; the fan-out's
+``Transport.send`` -> ``classify_http`` -> ``parse`` (off the loop, under a budget: ``sources.parsing``) ->
+cooldown bookkeeping -> ``EngineAnswer``. The whole call, queue included, runs under the engine's timeout; the fan-out's
 overall deadline cancels it from outside, and cancellation is never swallowed (nothing is left running).
 
 Keys: every text that leaves here (reason, log line, rows) goes through ``KeyStore.mask``; a non-2xx body is
@@ -13,14 +14,12 @@ credentials).
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import math
 import os
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from types import ModuleType
 from typing import Any
 
@@ -33,7 +32,6 @@ from ..engines.base import (
     EngineTimeout,
     InvalidRequest,
     ParseFailure,
-    ParseOverrun,
     QueryNotServed,
     RateLimited,
 )
@@ -41,6 +39,7 @@ from ..models import EngineAnswer, EngineRow, SearchRequest
 from ..ratelimit import Buckets, QueueTooLong, RateLimiter
 from ..secrets import KeysFileError, KeyStore
 from ..transport import DEFAULT_TIMEOUT_S, HttpResponse, ImpersonationUnavailable, Transport
+from . import parsing
 from .base import EngineSlot, SourceError
 
 log = logging.getLogger(__name__)
@@ -52,11 +51,6 @@ PROXY_ENV = "SERPFUSE_PROXY"
 IMPERSONATE_ENV = "SERPFUSE_IMPERSONATE"
 ROWS_WANTED = 10  # rows asked of each engine: fusion needs more candidates than the ~8 it returns
 PARSE_BUDGET_S = 2.0  # CPU time one answer may cost to parse; bounded inputs (engines.bounds) need < 0.3 s
-
-# Parsing runs here, off the event loop, so a costly page never stalls other searches or /healthz (lexbor
-# and json release or share the GIL). Two threads: the machine's cores, and an abandoned parse (its budget
-# spent) finishes by itself within the bounds' worst case while the other thread carries on.
-_PARSERS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="serpfuse-parse")
 
 
 def _modules_of(engines: Iterable[str | ModuleType] | None) -> dict[str, ModuleType]:
@@ -111,6 +105,7 @@ class LiveSource:
         self._env = os.environ if env is None else env
         self._clock = clock
         self._owns_transport = owns_transport
+        self._started_parsers = False
         # Sync mirror of the cooldown store for slots(); ask() re-checks the (possibly shared) store itself.
         self._cooling: dict[str, CooldownState] = {}
 
@@ -152,7 +147,14 @@ class LiveSource:
     def __repr__(self) -> str:
         return f"LiveSource(engines={list(self.modules)!r}, timeout_s={self.timeout_s})"
 
+    def start(self) -> None:
+        """For a server: parse large answers in worker processes from now on (``sources.parsing``)."""
+        parsing.WORKERS.start()
+        self._started_parsers = True
+
     async def aclose(self) -> None:
+        if self._started_parsers:
+            parsing.WORKERS.close()
         if self._owns_transport:
             await self.transport.aclose()
 
@@ -319,9 +321,10 @@ class LiveSource:
             # In a thread: the first pick imports curl_cffi (most of a second), which must not stall the loop.
             options["profile"] = await asyncio.to_thread(self.transport.pick_profile)
         run = getattr(module, "run", None)
-        if run is not None:
+        if run is not None:  # a multi-step engine: it holds the conversation, the answer parses like any
             seen = None if hook is None else (lambda response: hook(info.name, variant, response))
-            return list(await run(self.transport.bind(on_response=seen, **options), q))
+            status, headers, body = await run(self.transport.bind(on_response=seen, **options), q)
+            return await self._parse(module, HttpResponse(status, dict(headers), body), q, deadline)
         if has_preflight(module):
             spec = await self._preflight(module, variant, q, options)
             options["timeout_s"] = max(
@@ -340,8 +343,15 @@ class LiveSource:
         if hook is not None:
             hook(info.name, variant, response)
         self._raise_for_status(module, response)
-        parse = functools.partial(module.parse, response.status, response.headers, response.body, q)
-        return await parse_off_loop(parse, min(PARSE_BUDGET_S, deadline - time.monotonic() - 0.01))
+        return await self._parse(module, response, q, deadline)
+
+    @staticmethod
+    async def _parse(
+        module: ModuleType, response: HttpResponse, q: EngineQuery, deadline: float
+    ) -> list[EngineRow]:
+        args = (response.status, response.headers, response.body, q)
+        budget_s = min(PARSE_BUDGET_S, deadline - time.monotonic() - 0.01)
+        return await parsing.parse_answer(module.parse, args, len(response.body), budget_s)
 
     async def _preflight(
         self, module: ModuleType, variant: str, q: EngineQuery, options: dict[str, Any]
@@ -379,18 +389,6 @@ class LiveSource:
 
 class NothingToSend(Exception):
     """``build_request`` returned None: the engine cannot express this query (SearXNG's ``url = None``)."""
-
-
-async def parse_off_loop(parse: Callable[[], Iterable[EngineRow]], budget_s: float) -> list[EngineRow]:
-    """``parse()`` in a parser thread; ``ParseOverrun`` when it is not done within ``budget_s``. The thread is
-    abandoned, not stopped (Python cannot stop one): the input bounds keep what it has left to do short."""
-    loop = asyncio.get_running_loop()
-    future = loop.run_in_executor(_PARSERS, lambda: list(parse()))
-    try:
-        async with asyncio.timeout(max(0.0, budget_s)):
-            return await future
-    except TimeoutError:
-        raise ParseOverrun(f"parsing the answer took over {max(0.0, budget_s):.2g} s; abandoned") from None
 
 
 def cap_rows(rows: list[EngineRow], limit: int) -> list[EngineRow]:

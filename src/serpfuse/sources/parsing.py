@@ -1,0 +1,359 @@
+"""Where an engine's answer is parsed: off the event loop, under a time budget, and stoppable.
+
+A parse is CPU work on hostile input. In a thread it still holds the GIL for each whole C call: ``json.loads``
+of a 5 MB answer takes 155 ms, and the server's loop (every other search, ``/healthz``) waits that long. And a
+thread that overruns its budget cannot be stopped, only abandoned. So a server (``start()``: ``serve``, the MCP
+server) parses every answer of ``INLINE_MAX_BYTES`` or more in a worker process: the loop only waits on a pipe,
+and a parse over its budget is ended by killing its worker, which is replaced at once. Smaller answers parse
+in a thread: none of their C calls holds the GIL long enough to matter (``tests/parse_stall.py`` measures the
+loop's longest stall both ways), and a round trip to a process would cost more than the parse. A one-shot
+search (the CLI) never starts the workers: it has no other request to stall, and a second interpreter would
+cost it more than it saves.
+
+Each worker is a fresh interpreter that imports the engines (and nothing of the server: not multiprocessing's
+fork server, which would also import the server's main script in every worker) and serves one parse at a
+time over its own pipes; the pool holds ``size`` of them (the cores, shared out by ``serve --workers``). A
+replacement starts in the background (about a second); meanwhile parses use the other workers, or a thread.
+A parse function is sent by reference (its module and name), so only a module's own top-level functions go
+to a worker, anything else to a thread. Bounded memory: a worker's address space may grow at most
+``WORKER_EXTRA_MEMORY`` over its start, so an answer that would need more fails that parse
+(``ParseFailure``) without touching the server. Nothing outlives the server: ``close()`` (the source's
+``aclose``) kills the workers, a worker exits when its pipe closes, and on Linux it is killed when the server
+dies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import logging
+import os
+import pickle
+import resource
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Any
+
+from ..engines.base import EngineError, ParseFailure, ParseOverrun
+from ..models import EngineRow
+
+log = logging.getLogger(__name__)
+
+INLINE_MAX_BYTES = 64 * 1024  # smaller answers parse in a thread (see the module docstring)
+WORKER_EXTRA_MEMORY = 512 * 1024 * 1024  # address space a worker may add to what it starts with
+READY = b"ready"  # a new worker's first message: the engines are imported
+
+Parse = Callable[..., Iterable[EngineRow]]
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+# --- the worker process --------------------------------------------------------------------------------------
+
+
+def worker_main(inbox: int, outbox: int) -> None:
+    """A worker's life: one parse per message on ``inbox``, its reply on ``outbox``, until the server closes
+    the pipe (``python -c "...worker_main(R, W)"``; the engines are imported first)."""
+    import serpfuse.engines  # noqa: F401  (every parse function a worker is sent)
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's; it ends us by closing the pipe
+    _die_with_parent()
+    _cap_memory()
+    receive, send = Connection(inbox, writable=False), Connection(outbox, readable=False)
+    send.send_bytes(READY)
+    while True:
+        try:
+            message = receive.recv_bytes()
+        except (EOFError, OSError):
+            return
+        try:
+            fn, args = pickle.loads(message)
+            reply: tuple[str, Any] = ("rows", list(fn(*args)))
+        except EngineError as exc:
+            reply = ("error", _error_state(exc))
+        except MemoryError:
+            reply = (
+                "error",
+                _error_state(ParseFailure("parsing the answer needed more memory than allowed")),
+            )
+        except Exception as exc:  # a parser bug; its text may quote the body, so only its type goes back
+            reply = ("error", _error_state(ParseFailure(f"parser failed: {type(exc).__name__}")))
+        try:
+            send.send_bytes(pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL))
+        except (EOFError, OSError):
+            return
+
+
+def _error_state(error: EngineError) -> tuple[type[EngineError], str, dict[str, Any]]:
+    """An engine error as it crosses the pipe: whole (``cooldown_s``, ``retry_after_s``...), whatever the
+    arguments its class's constructor takes."""
+    return type(error), error.message, dict(error.__dict__)
+
+
+def _rebuilt(state: tuple[type[EngineError], str, dict[str, Any]]) -> EngineError:
+    cls, message, fields = state
+    error = cls.__new__(cls)
+    Exception.__init__(error, message)
+    error.__dict__.update(fields)
+    return error
+
+
+def _die_with_parent() -> None:
+    """Linux: be killed when the server dies (strictly: the pool thread that started us, which lives as long
+    as the pool)."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(Exception):
+            ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        if os.getppid() == 1:  # the server died before that took effect
+            os._exit(0)
+
+
+def _cap_memory() -> None:
+    with contextlib.suppress(Exception):
+        with open("/proc/self/statm") as f:
+            size = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        resource.setrlimit(resource.RLIMIT_AS, (size + WORKER_EXTRA_MEMORY, size + WORKER_EXTRA_MEMORY))
+
+
+class _Worker:
+    """One worker process and its two pipes."""
+
+    def __init__(self) -> None:
+        inbox_r, inbox_w = os.pipe()
+        outbox_r, outbox_w = os.pipe()
+        # The server's import path, so a worker finds every function the server could send it.
+        code = (
+            f"import sys; sys.path[:] = {sys.path!r}; "
+            f"from serpfuse.sources.parsing import worker_main; worker_main({inbox_r}, {outbox_w})"
+        )
+        try:
+            # Nothing a worker prints can reach the server's output: its own stderr is not masked.
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", code],
+                pass_fds=(inbox_r, outbox_w),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        except BaseException:
+            for fd in (inbox_w, outbox_r):
+                os.close(fd)
+            raise
+        finally:
+            os.close(inbox_r)
+            os.close(outbox_w)
+        self._send = Connection(inbox_w, readable=False)
+        self._receive = Connection(outbox_r, writable=False)
+
+    def wait_ready(self, timeout_s: float = 60.0) -> bool:
+        """Until the worker has imported the engines (most of a second), so no parse waits for that."""
+        try:
+            return self._receive.poll(timeout_s) and self._receive.recv_bytes() == READY
+        except (EOFError, OSError):
+            return False
+
+    def call(self, payload: bytes) -> bytes:
+        """Send one parse and wait for its reply (in a pool thread: both ends release the GIL while waiting).
+        ``EOFError``/``OSError`` when the worker was killed meanwhile."""
+        self._send.send_bytes(payload)
+        return self._receive.recv_bytes()
+
+    def kill(self) -> None:
+        with contextlib.suppress(Exception):
+            self.process.kill()
+
+    def reap(self) -> None:
+        with contextlib.suppress(Exception):
+            self.process.wait(timeout=5.0)
+        for conn in (self._send, self._receive):
+            with contextlib.suppress(Exception):
+                conn.close()
+
+
+# --- the pool ------------------------------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class _Job:
+    worker: _Worker | None = None
+    abandoned: bool = False
+
+
+class ParsePool:
+    """``size`` worker processes (the cores), started by ``start()``, and one thread per worker to talk to it."""
+
+    def __init__(self, size: int | None = None) -> None:
+        self.size = size or _cores()
+        self._lock = threading.Lock()
+        self._workers: set[_Worker] = set()  # started and not killed
+        self._idle: list[_Worker] = []
+        self._started = False
+        self._generation = 0  # bumped by close(): a worker of an earlier start is never taken back
+        self._threads: ThreadPoolExecutor | None = None
+
+    @property
+    def ready(self) -> bool:
+        """Whether a parse would go to a worker now (started, and at least one worker up)."""
+        return self._started and bool(self._workers)
+
+    def start(self) -> None:
+        """Start the workers in the background (the fork server's first start takes most of a second); until
+        one is up, ``parse_answer`` uses a thread. Idempotent; after ``close()`` it starts afresh."""
+        with self._lock:
+            if self._started:
+                return
+            self._started = True
+            self._threads = ThreadPoolExecutor(self.size, thread_name_prefix="serpfuse-parse-io")
+            threads, generation = self._threads, self._generation
+        for _ in range(self.size):
+            threads.submit(self._add_worker, generation)
+
+    def _add_worker(self, generation: int) -> None:
+        try:
+            worker = _Worker()
+        except Exception as exc:  # parses stay in threads
+            log.warning("parse worker did not start: %s", type(exc).__name__)
+            return
+        if not worker.wait_ready():
+            log.warning("parse worker did not start")
+            worker.kill()
+            worker.reap()
+            return
+        with self._lock:
+            if generation == self._generation:
+                self._workers.add(worker)
+                self._idle.append(worker)
+                return
+        worker.kill()
+        worker.reap()
+
+    def _run(self, job: _Job, fn: Parse, args: tuple[Any, ...]) -> tuple[str, Any]:
+        """In a pool thread: one parse on an idle worker (each pool thread finds one while all are up)."""
+        with self._lock:
+            if job.abandoned or not self._idle:
+                raise _NoWorker()
+            worker = job.worker = self._idle.pop()
+            generation = self._generation
+        try:
+            reply = worker.call(pickle.dumps((fn, args), protocol=pickle.HIGHEST_PROTOCOL))
+        except (EOFError, OSError):
+            # Killed for overrunning (its caller has gone), or it died by itself (a crash, the memory cap).
+            worker.kill()
+            worker.reap()
+            with self._lock:
+                self._workers.discard(worker)
+                replace = generation == self._generation
+            if replace:  # here, before this thread takes another job: it then finds a worker
+                self._add_worker(generation)
+            return "error", _error_state(ParseFailure("the parse worker died"))
+        with self._lock:
+            if generation == self._generation:
+                self._idle.append(worker)
+        return pickle.loads(reply)
+
+    def _abandon(self, job: _Job) -> None:
+        with self._lock:
+            job.abandoned = True
+            worker = job.worker
+        if worker is not None:
+            worker.kill()  # its pool thread sees the pipe close, reaps it and starts a replacement
+
+    async def parse(self, fn: Parse, args: tuple[Any, ...], budget_s: float) -> list[EngineRow]:
+        """``fn(*args)`` in a worker; ``ParseOverrun`` (the worker killed) when it is not done in ``budget_s``.
+        Raises ``_NoWorker`` when no worker is up."""
+        threads = self._threads
+        if not self.ready or threads is None:
+            raise _NoWorker()
+        job = _Job()
+        future = asyncio.get_running_loop().run_in_executor(threads, self._run, job, fn, args)
+        try:
+            async with asyncio.timeout(max(0.0, budget_s)):
+                kind, value = await future
+        except TimeoutError:
+            self._abandon(job)
+            raise ParseOverrun(
+                f"parsing the answer took over {max(0.0, budget_s):.2g} s; abandoned"
+            ) from None
+        except asyncio.CancelledError:
+            self._abandon(job)
+            raise
+        if kind == "rows":
+            return value
+        raise _rebuilt(value)
+
+    def close(self) -> None:
+        """Kill every worker (a parse in flight fails) and let the threads go. Idempotent."""
+        with self._lock:
+            self._generation += 1
+            self._started = False
+            workers, self._workers, self._idle = self._workers, set(), []
+            threads, self._threads = self._threads, None
+        for worker in workers:
+            worker.kill()
+        for worker in workers:
+            worker.reap()
+        if threads is not None:
+            threads.shutdown(wait=False, cancel_futures=True)
+
+    def pids(self) -> list[int]:
+        """The worker processes alive now."""
+        with self._lock:
+            return sorted(w.process.pid for w in self._workers if w.process.pid is not None)
+
+
+class _NoWorker(Exception):
+    """No worker process is up (the pool was not started, or is starting): the answer parses in a thread."""
+
+
+# --- the one entry point -------------------------------------------------------------------------------------
+
+WORKERS = ParsePool()
+# Small answers, and every answer while no worker is up. Two threads: an abandoned parse (its budget spent)
+# finishes by itself within the bounds' worst case while the other thread carries on.
+_THREADS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="serpfuse-parse")
+
+
+async def parse_answer(fn: Parse, args: tuple[Any, ...], size: int, budget_s: float) -> list[EngineRow]:
+    """``fn(*args)``, the parse of an answer of ``size`` bytes, off the event loop within ``budget_s``:
+    in a worker process when the answer is large, the workers are up and ``fn`` can be sent by reference;
+    else in a thread. ``ParseOverrun`` when it does not finish in time."""
+    if size >= INLINE_MAX_BYTES and WORKERS.ready and _by_reference(fn):
+        with contextlib.suppress(_NoWorker):
+            return await WORKERS.parse(fn, args, budget_s)
+    return await parse_in_thread(lambda: fn(*args), budget_s)
+
+
+async def parse_in_thread(parse: Callable[[], Iterable[EngineRow]], budget_s: float) -> list[EngineRow]:
+    """``parse()`` in a parser thread; ``ParseOverrun`` when it is not done within ``budget_s``. The thread is
+    abandoned, not stopped (Python cannot stop one): the input bounds keep what it has left to do short."""
+    future = asyncio.get_running_loop().run_in_executor(_THREADS, lambda: list(parse()))
+    try:
+        async with asyncio.timeout(max(0.0, budget_s)):
+            return await future
+    except TimeoutError:
+        raise ParseOverrun(f"parsing the answer took over {max(0.0, budget_s):.2g} s; abandoned") from None
+
+
+def _by_reference(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn`` pickles as a reference a worker can import (a module's own top-level function)."""
+    module = sys.modules.get(getattr(fn, "__module__", None) or "")
+    if module is None or getattr(module, "__spec__", None) is None:
+        return False
+    return getattr(module, getattr(fn, "__qualname__", ""), None) is fn
+
+
+def start() -> None:
+    """For servers: start the parse workers (in the background)."""
+    WORKERS.start()
