@@ -271,15 +271,29 @@ def test_generic_bench_on_three_queries(data_dir):
     config = RankingConfig(strategy="rrf")
     out = robustness.run_generic_crw56(data_dir, "bing", [("rrf", config)], "rrf", quiet, (0, 4, 10))
     payload = out.to_json()
-    assert [q["qid"] for q in payload["queries"]] == [0, 4, 10]
-    runs = payload["rankers"]["rrf"]
-    assert runs["clean"]["queries"] == runs["ranks 2-6"]["summary"]["queries"] == 3
-    injected = {str(q["qid"]): {r["url"] for r in q["rows"]} for q in payload["queries"]}
-    shown = sum(u in injected[pq["qid"]] for pq in runs["ranks 2-6"]["perQuery"] for u in pq["shown"])
-    assert shown == runs["ranks 2-6"]["genericRowsTop8"]
-    for name in ("ranks 2-6", "whole list"):
-        assert runs[name]["summary"]["nDCG@8"] <= runs["clean"]["nDCG@8"] + 1e-9  # unjudged rows never help
+    variants = payload["variants"]
+    assert list(variants) == [name for name, _, _ in robustness.GENERIC_VARIANTS]
+    assert [q["qid"] for q in variants["ranks 2-6"]] == [0, 4, 10]
+    second = {q["qid"]: q["word"] for q in variants["ranks 2-6, lacking the second most specific word"]}
+    assert second[0] == "restaurants" and second[10] == "vienna"
+    for name, plans in variants.items():
+        runs = payload["rankers"]["rrf"][name]
+        injected = {str(q["qid"]): {r["url"] for r in q["rows"]} for q in plans}
+        shown = sum(u in injected[pq["qid"]] for pq in runs["perQuery"] for u in pq["shown"])
+        assert shown == runs["genericRowsTop8"]
+        assert runs["clean"]["queries"] == runs["generic"]["queries"] == len(plans)
+        assert runs["generic"]["nDCG@8"] <= runs["clean"]["nDCG@8"] + 1e-9  # unjudged rows never help
     assert "| **rrf** |" in out.markdown()
+
+
+def test_a_title_without_the_word_gives_no_generic_row():
+    row = EngineRow(engine="google", rank=1, url="https://a.example/", title="Da Nang travel guide")
+    donor = EngineRow(engine="google", rank=1, url="https://b.example/", title="x", snippet="y")
+    assert robustness.generic_rows([row], [donor], "beaches", "museums", "bing", (2,)) == []
+    kept = robustness.generic_rows(
+        [row.model_copy(update={"title": "Beaches of Da Nang"})], [donor], "beaches", "museums", "bing", (2,)
+    )
+    assert [(r.rank, r.title, r.url, r.snippet) for r in kept] == [(2, "Museums of Da Nang", donor.url, "y")]
 
 
 def test_mq2008_garbage_ranker_lists_come_from_another_query(synthetic):  # noqa: F811

@@ -250,14 +250,15 @@ def garbage_queries(queries: Mapping[str, mq.QueryData], ranker: int) -> tuple[d
 GENERIC_RANKS = (2, 3, 4, 5, 6)  # where issue 8 saw the generic rows land
 
 
-def specific_word(query: crw56.Crw56Query) -> str | None:
+def specific_word(query: crw56.Crw56Query, nth: int = 0) -> str | None:
     """The query's most specific one-word key term by wordfreq (9 - Zipf; issue 8's "specific meaning"), or
-    None when it has none (every key term has digits)."""
+    with ``nth`` the next ones (1: the second most specific); None when it has no such term."""
     from ..filters.relevance import query_terms
     from ..specificity import specificity
 
     words = [t.text for t in query_terms(query.analysis) if not t.weak and t.text.isalpha()]
-    return max(words, key=specificity) if words else None
+    ranked = sorted(words, key=specificity, reverse=True)  # stable: equal ones keep the query's order
+    return ranked[nth] if nth < len(ranked) else None
 
 
 def swap_word(text: str, word: str, other: str) -> str:
@@ -287,8 +288,10 @@ def generic_rows(
     """Rows that carry the query's generic words but not its specific one: each is a donor query's real row
     (its URL and snippet: a page about something else) under the title of one of the query's own rows with
     ``word`` replaced by the donor's specific word ``other`` ("THE 10 BEST Restaurants in Kyoto" for "top
-    restaurants in belgrad"), at ``ranks``. The snippet is the donor's so that the row is no near-duplicate of
-    the row it was titled after (real generic pages do not share the relevant ones' text)."""
+    restaurants in belgrad"), at ``ranks``. Only titles that have ``word`` are used: a title without it would
+    make a row as on-topic as the one it was taken from. The snippet is the donor's so that the row is no
+    near-duplicate of the row it was titled after (real generic pages do not share the relevant ones' text)."""
+    titled = [row for row in rows if swap_word(row.title, word, other) != row.title]
     return [
         EngineRow(
             engine=engine,
@@ -297,7 +300,7 @@ def generic_rows(
             title=swap_word(row.title, word, other),
             snippet=donor.snippet,
         )
-        for rank, row, donor in zip(ranks, rows, donors, strict=False)
+        for rank, row, donor in zip(ranks, titled, donors, strict=False)
     ]
 
 
@@ -319,13 +322,18 @@ class GenericPlan:
 
 
 def generic_recording(
-    recording: Mapping[str, object], queries: Sequence[crw56.Crw56Query], engine: str, whole: bool = False
+    recording: Mapping[str, object],
+    queries: Sequence[crw56.Crw56Query],
+    engine: str,
+    whole: bool = False,
+    nth: int = 0,
 ) -> tuple[dict, list[GenericPlan]]:
     """crw56: a copy of the replay recording in which ``engine``'s list for each query that another engine
     answered too carries, at ranks 2-6, rows that match only the query's generic words (``generic_rows``), or
-    (``whole``) is nothing but such rows, one for each row of the other engine's list. The
-    titles come from the other engine with the longest list (ties: by name), the donors are the next such
-    query in qid order (cyclic) whose specific word is not in the query."""
+    (``whole``) is nothing but such rows, one for each row of the other engine's list. The word they lack is
+    the query's most specific one, or (``nth``) the second most specific, etc. The titles come from the other
+    engine with the longest list (ties: by name), the donors are the next such query in qid order (cyclic)
+    whose most specific word is not in the query."""
     from ..sources.replay import normalise_query
 
     def answers_of(q: crw56.Crw56Query) -> dict[str, EngineAnswer]:
@@ -338,11 +346,11 @@ def generic_recording(
         others = [e for e, a in answers.items() if e != engine and a.rows]
         return min(others, key=lambda e: (-len(answers[e].rows), e)) if others else None
 
-    eligible = [q for q in queries if source_of(q) and specific_word(q)]
+    eligible = [q for q in queries if source_of(q) and specific_word(q, nth)]
     out = dict(recording)
     plans = []
     for i, query in enumerate(eligible):
-        word = specific_word(query)
+        word = specific_word(query, nth)
         own = set(query.analysis.terms)
         donor = next((d for d in eligible[i + 1 :] + eligible[:i] if specific_word(d) not in own), None)
         if donor is None:
@@ -352,6 +360,8 @@ def generic_recording(
         titles, donors = answers_of(query)[source].rows, answers_of(donor)[source_of(donor)].rows
         ranks = range(1, len(titles) + 1) if whole else GENERIC_RANKS
         rows = generic_rows(titles, donors, word, other, engine, ranks)
+        if not rows:
+            continue
         key = normalise_query(query.query)
         record = recording[key]
         main = dict(record.variants.get("", {}))
@@ -632,15 +642,19 @@ def run_garbage_crw56(
     return Tables(payload, [(f"crw56 dev: nDCG@8 with {engine} off-topic", head, rows, 1)], note)
 
 
-GENERIC_VARIANTS = (("ranks 2-6", False), ("whole list", True))
+# (name, whole list, which word the rows lack: 0 the most specific, 1 the second most specific)
+GENERIC_VARIANTS = (
+    ("ranks 2-6", False, 0),
+    ("whole list", True, 0),
+    ("ranks 2-6, lacking the second most specific word", False, 1),
+)
 
 
 def run_generic_crw56(
     root, engine: str, runs: Runs, default: str, progress, only: Collection[int] | None = None
 ) -> Tables:
-    """crw56 dev: every run clean, with ``engine``'s lists carrying five rows at ranks 2-6 that match only
-    the query's generic words, and with its lists made of nothing else (``generic_recording``; ``only``: just
-    these qids, for tests)."""
+    """crw56 dev: every run clean and with ``engine``'s lists carrying rows that match only the query's generic
+    words, in each of the ``GENERIC_VARIANTS`` (``generic_recording``; ``only``: just these qids, for tests)."""
     from ..sources.replay import load_recording
     from .setups import BenchError, load_crw56
 
@@ -651,30 +665,34 @@ def run_generic_crw56(
         raise BenchError(f"--generic-rows {engine!r}: crw56's engines are {', '.join(known)}")
     recording = load_recording(corpus.recording)
     variants = [
-        (name, *generic_recording(recording, queries, engine, whole)) for name, whole in GENERIC_VARIANTS
+        (name, *generic_recording(recording, queries, engine, whole, nth))
+        for name, whole, nth in GENERIC_VARIANTS
     ]
-    plans = variants[0][2]
-    if not plans:
+    planned = {p.qid for _, _, plans in variants for p in plans}
+    if not planned:
         raise BenchError(f"--generic-rows {engine}: no query that {engine} and another engine both answered")
-    planned = {p.qid for p in plans}
     scored = [q for q in queries if q.qid in planned]
     clean_runner = crw56.PipelineRunner(corpus, recording=recording)
     results = []
-    with progress((1 + len(variants)) * len(scored) * len(runs)) as tracker:
+    steps = len(runs) * (len(scored) + sum(len(plans) for _, _, plans in variants))
+    with progress(steps) as tracker:
         tracker.describe(f"{len(runs)} rankers, {len(scored)} queries, clean and {len(variants)} ways")
         for label, config in runs:
             clean = crw56.score_run(
                 scored, lambda q, c=config: clean_runner(q, c), None, progress=tracker.step
             )
-            row = {"clean": _crw56_summary(clean), "cleanScores": clean}
-            for name, altered, variant_plans in variants:
+            row = {}
+            for name, altered, plans in variants:
+                qids = {p.qid for p in plans}
                 runner = crw56.PipelineRunner(corpus, recording=altered)
+                these = [q for q in scored if q.qid in qids]
                 bad = crw56.score_run(
-                    scored, lambda q, c=config, r=runner: r(q, c), None, progress=tracker.step
+                    these, lambda q, c=config, r=runner: r(q, c), None, progress=tracker.step
                 )
-                injected = {str(p.qid): {dedup_key(r.url) for r in p.rows} for p in variant_plans}
+                injected = {str(p.qid): {dedup_key(r.url) for r in p.rows} for p in plans}
                 row[name] = {
-                    "summary": _crw56_summary(bad),
+                    "clean": _crw56_summary([s for s in clean if int(s.qid) in qids]),
+                    "generic": _crw56_summary(bad),
                     "top8": sum(1 for s in bad for r in s.shown if r.docid in injected[s.qid]),
                     "top5": sum(
                         1 for s in bad for r in s.shown[: crw56.K_SHOWN] if r.docid in injected[s.qid]
@@ -683,92 +701,100 @@ def run_generic_crw56(
                 }
             results.append((label, row))
 
-    head = ["ranker", "nDCG@8 clean", "RelShown@8 clean", "Irrelevant@5 clean"]
-    for name, _ in GENERIC_VARIANTS:
-        head += [f"nDCG@8 {name}", "Δ", f"RelShown@8 {name}", f"Irrelevant@5 {name}", "generic in top 8"]
-    rows = []
-    for label, row in results:
-        clean = row["clean"]
-        cells = [
-            _bold_default(label, default),
-            f"{clean['nDCG@8']:.4f}",
-            f"{clean['RelShown@8']:.4f}",
-            f"{int(clean['Irrelevant@5'])}",
-        ]
-        for name, _ in GENERIC_VARIANTS:
-            bad = row[name]["summary"]
-            cells += [
-                f"{bad['nDCG@8']:.4f}",
-                f"{bad['nDCG@8'] - clean['nDCG@8']:+.4f}",
-                f"{bad['RelShown@8']:.4f}",
-                f"{int(bad['Irrelevant@5'])}",
-                str(row[name]["top8"]),
-            ]
-        rows.append(cells)
+    head = [
+        "ranker",
+        "nDCG@8 clean",
+        "nDCG@8 generic",
+        "Δ",
+        "RelShown@8 clean",
+        "RelShown@8 generic",
+        "Irrelevant@5 clean",
+        "Irrelevant@5 generic",
+        "generic rows in top 8",
+        "in top 5",
+    ]
+    tables = []
+    for (name, _, plans), (_, whole, nth) in zip(variants, GENERIC_VARIANTS, strict=True):
+        rows = []
+        for label, row in results:
+            clean, bad = row[name]["clean"], row[name]["generic"]
+            rows.append(
+                [
+                    _bold_default(label, default),
+                    f"{clean['nDCG@8']:.4f}",
+                    f"{bad['nDCG@8']:.4f}",
+                    f"{bad['nDCG@8'] - clean['nDCG@8']:+.4f}",
+                    f"{clean['RelShown@8']:.4f}",
+                    f"{bad['RelShown@8']:.4f}",
+                    f"{int(clean['Irrelevant@5'])}",
+                    f"{int(bad['Irrelevant@5'])}",
+                    str(row[name]["top8"]),
+                    str(row[name]["top5"]),
+                ]
+            )
+        where = f"{engine}'s lists replaced by" if whole else f"ranks 2-6 of {engine}'s lists:"
+        word = "second most specific word" if nth else "most specific word"
+        n = next((int(row[name]["clean"]["nDCG@8:n"]) for _, row in results), 0)
+        title = (
+            f"{name}: {len(plans)} queries ({n} with a relevant row), {where} "
+            f"{sum(len(p.rows) for p in plans)} rows lacking the query's {word}"
+        )
+        tables.append((title, [f"ranker ({name})", *head[1:]], rows, 1))
     examples = [
-        [str(p.qid), next(q.query for q in scored if q.qid == p.qid), f"{p.word} → {p.other}", p.source,
-         p.rows[0].title]
+        [str(p.qid), next(q.query for q in scored if q.qid == p.qid), f"{p.word} → {p.other}", p.source, p.rows[0].title]
+        for name, _, plans in variants
+        if name == GENERIC_VARIANTS[0][0] or name == GENERIC_VARIANTS[2][0]
         for p in plans
     ]  # fmt: skip
-    n = next((int(row["clean"]["nDCG@8:n"]) for _, row in results), 0)
-    whole = variants[1][2]
+    tables.append(
+        ("the generic rows (the first per query)", ["qid", "query", "word replaced", "titles from", "first title"],
+         examples, 5)
+    )  # fmt: skip
     note = (
-        f"crw56 dev, the {len(scored)} queries that {engine} and another engine both answered (nDCG@8 and "
-        f"RelShown@8 over the {n} with a relevant row, Irrelevant@5 summed). Generic rows match only the query's "
-        f"generic words: the other engine's rows' titles with the query's most specific word (wordfreq) replaced "
-        f"by the next such query's, over that query's real URLs and snippets; unjudged, so irrelevant. Ranks 2-6: "
-        f"{sum(len(p.rows) for p in plans)} such rows inserted at ranks 2-6 of {engine}'s lists; whole list: "
-        f"{engine}'s lists replaced by {sum(len(p.rows) for p in whole)} such rows. rrf (plain) is the "
-        f"reference; bold: the default ranker."
+        f"crw56 dev, the queries that {engine} and another engine both answered (nDCG@8 and RelShown@8 over those "
+        f"with a relevant row, Irrelevant@5 summed). Generic rows match only the query's generic words: the "
+        f"other engine's rows' titles with one of the query's words (the most specific by wordfreq, or the "
+        f"second most specific) replaced by the most specific word of the next such query, over that query's "
+        f"real URLs and snippets; unjudged, so irrelevant. rrf (plain) is the reference; bold: the default "
+        f"ranker."
     )
     payload = {
         "corpus": "crw56",
         "split": "dev",
         "engine": engine,
         "default": default,
-        "queries": [
-            {
-                "qid": p.qid,
-                "word": p.word,
-                "replacedBy": p.other,
-                "donor": p.donor,
-                "titlesFrom": p.source,
-                "rows": [r.model_dump(mode="json") for r in p.rows],
-            }
-            for p in plans
-        ],
+        "variants": {
+            name: [
+                {
+                    "qid": p.qid,
+                    "word": p.word,
+                    "replacedBy": p.other,
+                    "donor": p.donor,
+                    "titlesFrom": p.source,
+                    "rows": [r.model_dump(mode="json") for r in p.rows],
+                }
+                for p in plans
+            ]
+            for name, _, plans in variants
+        },
         "rankers": {
             label: {
-                "clean": row["clean"],
-                **{
-                    name: {
-                        "summary": row[name]["summary"],
-                        "genericRowsTop8": row[name]["top8"],
-                        "genericRowsTop5": row[name]["top5"],
-                        "perQuery": [
-                            {"qid": s.qid, "values": s.values, "shown": [r.url for r in s.shown]}
-                            for s in row[name]["scores"]
-                        ],
-                    }
-                    for name, _ in GENERIC_VARIANTS
-                },
+                name: {
+                    "clean": row[name]["clean"],
+                    "generic": row[name]["generic"],
+                    "genericRowsTop8": row[name]["top8"],
+                    "genericRowsTop5": row[name]["top5"],
+                    "perQuery": [
+                        {"qid": s.qid, "values": s.values, "shown": [r.url for r in s.shown]}
+                        for s in row[name]["scores"]
+                    ],
+                }
+                for name, _, _ in variants
             }
             for label, row in results
         },
     }
-    return Tables(
-        payload,
-        [
-            (f"crw56 dev: {engine}'s lists with rows matching only the generic words", head, rows, 1),
-            (
-                "the generic rows (the first per query)",
-                ["qid", "query", "specific word", "titles from", "first row's title"],
-                examples,
-                5,
-            ),
-        ],  # fmt: skip
-        note,
-    )
+    return Tables(payload, tables, note)
 
 
 def parse_ranker(name: str, rankers: Sequence[int]) -> int:
