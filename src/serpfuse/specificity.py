@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from functools import cache
+from functools import cache, lru_cache
 
 DEFAULT_LANGUAGE = "en"
 
@@ -63,6 +63,7 @@ def specificity(word: str, lang: str = DEFAULT_LANGUAGE) -> float:
     return 9.0 - zipf(word, lang)
 
 
+@lru_cache(maxsize=1 << 16)  # simplemma's table decodes on every lookup; a pool's words recur across searches
 def lemma(word: str, lang: str = DEFAULT_LANGUAGE) -> str:
     """simplemma's dictionary lemma of a lowercase word; the word itself when the dictionary lacks it."""
     table = _lemma_table(lang)

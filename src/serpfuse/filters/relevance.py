@@ -374,8 +374,13 @@ def slips_allowed(word: str) -> int:
 
 
 def row_count(rows: Iterable[RowText], forms: Iterable[tuple[str, ...]]) -> int:
+    # one-word forms are a set test against the row's vocabulary; phrases need every word (RowText.has)
     forms = tuple(forms)
-    return sum(1 for row in rows if any(row.has(f) for f in forms))
+    singles = frozenset(f[0] for f in forms if len(f) == 1)
+    phrases = [f for f in forms if len(f) != 1]
+    return sum(
+        1 for row in rows if not singles.isdisjoint(row.vocabulary) or any(row.has(f) for f in phrases)
+    )
 
 
 @dataclass
@@ -410,9 +415,16 @@ class PoolTerms:
             return sum(t in text for t in self.cjk_tokens) / len(self.cjk_tokens)
         if not self.terms:
             return 1.0
-        found = self.found.get(key, frozenset())
-        total = math.fsum(self._weight(t) for t in self.terms)
-        return math.fsum(self._weight(t) for t in self.terms if t.text in found) / total if total else 1.0
+        weights, total = self._weights
+        if not total:
+            return 1.0
+        return math.fsum(weights[t] for t in self.found.get(key, ()) if t in weights) / total
+
+    @cached_property
+    def _weights(self) -> tuple[dict[str, float], float]:
+        """Each term's weight (``_weight``) by its text, and their sum: the same for every row."""
+        weights = {t.text: self._weight(t) for t in self.terms}
+        return weights, math.fsum(weights.values())
 
     def _weight(self, term: Term) -> float:
         """How much of the query's specific meaning a term holds: how much more specific (wordfreq) it is than
@@ -464,22 +476,24 @@ def learn_spellings(
     starts with the same letter."""
     from rapidfuzz.distance import OSA
 
-    counts: Counter[str] | None = None
+    owns = [
+        row_count(rows, t.forms) if not t.weak and len(t.text) >= 4 and t.text.isalpha() else len(rows)
+        for t in terms
+    ]
+    # the pool's words by first letter, counted once, for the initials of the words to learn only
+    initials = {t.text[0] for t, own in zip(terms, owns, strict=True) if 2 * own <= len(rows)}
     by_initial: dict[str, list[tuple[str, int]]] = {}
+    if initials:
+        for w, n in Counter(chain.from_iterable(row.plain_words for row in rows)).items():
+            if w[0] in initials and w.isalpha():
+                by_initial.setdefault(w[0], []).append((w, n))
     out: list[Term] = []
     spelled: dict[str, str] = {}
-    for term in terms:
+    for term, own in zip(terms, owns, strict=True):
         word = term.text
-        own = (
-            row_count(rows, term.forms) if not term.weak and len(word) >= 4 and word.isalpha() else len(rows)
-        )
         if 2 * own > len(rows):  # most rows have the word as typed: nothing to learn
             out.append(term)
             continue
-        if counts is None:
-            counts = Counter(chain.from_iterable(row.plain_words for row in rows))
-        if word[0] not in by_initial:
-            by_initial[word[0]] = [(w, n) for w, n in counts.items() if w[0] == word[0] and w.isalpha()]
         slips = slips_allowed(word)
         own_stems = {f[0] for f in term.forms}
         same_initial = by_initial.get(word[0], [])
