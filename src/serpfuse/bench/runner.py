@@ -488,7 +488,33 @@ def _run_generic(job: Job) -> Outcome:
     from . import robustness
 
     runs, default = _every_ranker(job)
-    return robustness.run_generic_crw56(job.options.root, job.options.generic_rows, runs, default, job.progress)
+    return robustness.run_generic_crw56(
+        job.options.root, job.options.generic_rows, runs, default, job.progress
+    )
+
+
+def _check_signal_cost(options: BenchOptions, parsed: Parsed) -> None:
+    others = options.compare or options.sweep or options.random_subsets is not None or options.garbage_engine
+    others = others or options.misspelled or options.generic_rows is not None or options.perf
+    if others or options.strategies != [None] or options.settings:
+        raise BenchError(
+            "--signal-cost measures the default configuration's ranking step: drop the other options"
+        )
+    if options.corpus != "crw56":
+        raise BenchError("--signal-cost runs on the crw56 replay (--corpus crw56)")
+
+
+def _run_signal_cost(job: Job) -> Outcome:
+    from . import signal_cost
+
+    path = job.options.root / signal_cost.RECORDING
+    if not path.is_file():
+        raise BenchError(f"crw56 file missing: {path}")
+    queries = len(signal_cost.recorded_queries(job.options.root))
+    with job.progress(queries) as tracker:
+        tracker.describe(f"{queries} queries, default and signals off, {job.options.perf_repeat} rounds")
+        result = signal_cost.measure(job.options.root, job.options.perf_repeat, tracker.step)
+    return signal_cost.table(result)
 
 
 def _run_misspelled(job: Job) -> Outcome:
@@ -503,6 +529,7 @@ MODES: list[Mode] = [
     Mode("misspelled", wanted=lambda o: o.misspelled, check=_check_misspelled, run=_run_misspelled),
     Mode("garbage", wanted=lambda o: o.garbage_engine is not None, check=_check_garbage, run=_run_garbage),
     Mode("generic", wanted=lambda o: o.generic_rows is not None, check=_check_generic, run=_run_generic),
+    Mode("signal-cost", wanted=lambda o: o.signal_cost, check=_check_signal_cost, run=_run_signal_cost),
     Mode(
         "perf",
         wanted=lambda o: o.perf,

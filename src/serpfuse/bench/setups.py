@@ -50,6 +50,7 @@ class BenchOptions:
     misspelled: bool = False  # crw56
     garbage_engine: str | None = None  # crw56 engine name or mq2008 ranker (rN or N)
     generic_rows: str | None = None  # crw56 engine whose lists get rows matching only generic words
+    signal_cost: bool = False  # issue 8's signals' cost in the ranking step, A/B in one process
     perf: bool = False  # issue 12's performance table instead of ranking quality
     perf_baseline: Path | None = None  # --perf: another checkout's src directory, measured beside this one
     perf_repeat: int = 3  # --perf: repetitions of every probe

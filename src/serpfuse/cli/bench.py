@@ -11,6 +11,7 @@
     serpfuse bench --garbage-engine bing             # every ranker with one engine answering off-topic
     serpfuse bench --corpus mq2008 --garbage-engine r9
     serpfuse bench --generic-rows bing               # crw56 dev: bing's lists carry rows with only generic words
+    serpfuse bench --signal-cost --repeat 7          # what issue 8's signals add to the ranking step (A/B)
     serpfuse bench --json                            # machine-readable, for version diffs
 
 A configuration is written ``NAME[,section.knob=value...]`` (``--compare``) or ``--strategy NAME`` plus
@@ -197,9 +198,19 @@ def register(app: typer.Typer) -> None:
                 "--baseline", help="--perf: another checkout's src directory, measured beside this one"
             ),
         ] = None,
-        perf_repeat: Annotated[int, typer.Option("--repeat", min=1, help="--perf: repetitions")] = 3,
+        signal_cost: Annotated[
+            bool,
+            typer.Option(
+                "--signal-cost",
+                help="speed: what issue 8's signals add to the ranking step on the crw56 replay (A/B, one process)",
+            ),
+        ] = False,
+        perf_repeat: Annotated[
+            int, typer.Option("--repeat", min=1, help="--perf, --signal-cost: repetitions")
+        ] = 3,
         extractors: Annotated[
-            str | None, typer.Option("--extractors", help="article-extraction: a,b,c (default: the main ones)")
+            str | None,
+            typer.Option("--extractors", help="article-extraction: a,b,c (default: the main ones)"),
         ] = None,
     ) -> None:
         """Measure ranking quality on a judged corpus: overall, per group, per engine, worst queries."""
@@ -229,6 +240,7 @@ def register(app: typer.Typer) -> None:
                 perf=perf,
                 perf_baseline=perf_baseline,
                 perf_repeat=perf_repeat,
+                signal_cost=signal_cost,
                 extractors=[e.strip() for e in (extractors or "").split(",") if e.strip()],
             )
             outcome = run(options, lambda total: Progress(total, output == "table"))
