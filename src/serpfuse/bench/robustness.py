@@ -714,6 +714,7 @@ def run_generic_crw56(
         "in top 5",
     ]
     tables = []
+    altered_of = {name: altered for name, altered, _ in variants}
     for (name, _, plans), (_, whole, nth) in zip(variants, GENERIC_VARIANTS, strict=True):
         rows = []
         for label, row in results:
@@ -732,6 +733,17 @@ def run_generic_crw56(
                     str(row[name]["top5"]),
                 ]
             )
+        these = [q for q in scored if q.qid in {p.qid for p in plans}]
+        ceilings = (pool_ceiling(these, recording), pool_ceiling(these, altered_of[name]))
+        rows.append(
+            [
+                "best possible top 8",
+                f"{ceilings[0]:.4f}",
+                f"{ceilings[1]:.4f}",
+                f"{ceilings[1] - ceilings[0]:+.4f}",
+            ]
+            + [""] * (len(head) - 4)
+        )
         where = f"{engine}'s lists replaced by" if whole else f"ranks 2-6 of {engine}'s lists:"
         word = "second most specific word" if nth else "most specific word"
         n = next((int(row[name]["clean"]["nDCG@8:n"]) for _, row in results), 0)
@@ -756,7 +768,8 @@ def run_generic_crw56(
         f"other engine's rows' titles with one of the query's words (the most specific by wordfreq, or the "
         f"second most specific) replaced by the most specific word of the next such query, over that query's "
         f"real URLs and snippets; unjudged, so irrelevant. rrf (plain) is the reference; bold: the default "
-        f"ranker."
+        f"ranker. Best possible top 8: the engines' rows ordered by their judgments (the whole list loses "
+        f"{engine}'s own rows)."
     )
     payload = {
         "corpus": "crw56",
