@@ -64,16 +64,17 @@ SEEDS = range(50)
 
 
 def test_a_strong_engine_among_noisy_ones_gets_the_largest_weight() -> None:
-    """An estimate, so not on every draw: on at least 80 % of them (measured: 43 of 50), and by a wide margin."""
+    """An estimate, so not on every draw: on at least 80 % of them, and its support by a wide margin (the
+    weight spreads it only by support ** power)."""
     largest = 0
-    strong_weight = noisy_weight = 0.0
+    strong_support = noisy_support = 0.0
     for seed in SEEDS:
         estimates = estimate_engines(_strong_among_noisy(seed), AgreementConfig())
         largest += max(estimates, key=lambda e: estimates[e].weight) == "strong"
-        strong_weight += estimates["strong"].weight
-        noisy_weight += sum(est.weight for e, est in estimates.items() if e != "strong") / 5
+        strong_support += estimates["strong"].support or 0.0
+        noisy_support += sum(est.support or 0.0 for e, est in estimates.items() if e != "strong") / 5
     assert largest >= 0.8 * len(SEEDS)
-    assert strong_weight > 1.5 * noisy_weight
+    assert strong_support > 1.5 * noisy_support
 
 
 def test_the_fused_order_follows_the_strong_engine_more_than_plain_rrf() -> None:
@@ -84,7 +85,9 @@ def test_the_fused_order_follows_the_strong_engine_more_than_plain_rrf() -> None
         plain += _truth_dcg(
             [d for d, _ in fuse(lists, AgreementConfig(rrf_constant=60, power=0, coverage=0))[0]]
         )
-    assert ours > plain * 1.02
+    # Measured: +1.2 % at the default power 0.25 (support sharpened harder follows it further, +2 % at power 1,
+    # but on MQ2008's real rankers a flatter weight wins: BENCHMARKS.md).
+    assert ours > plain * 1.01
 
 
 def test_identical_engines_get_equal_weights() -> None:
@@ -122,6 +125,23 @@ def test_no_shared_rows_keeps_coverage_weights() -> None:
     lists = {"x": ["a", "b"], "y": ["c", "d"], "z": ["e", "f"]}
     estimates = estimate_engines(lists, AgreementConfig())
     assert all(est.weight == 1.0 and est.support == 0.0 for est in estimates.values())
+
+
+def test_an_off_topic_list_gets_a_vanishing_weight_and_leaves_the_others_alone() -> None:
+    """A list nobody else backs (a shuffled engine's) weighs next to nothing, its length does not rescale the
+    others' weights, and its rows do not outrank those of a shorter list nobody backs either."""
+    lists = {"x": ["a", "b", "c"], "y": ["b", "a", "d"], "z": ["a", "c", "e"], "lone": ["u"]}
+    clean = estimate_engines(lists, AgreementConfig())
+    junk = [f"j{i}" for i in range(20)]
+    off = estimate_engines({**lists, "junk": junk}, AgreementConfig())
+    assert off["junk"].weight < 1e-6 and off["junk"].support == 0.0
+    # Not exactly: each engine's support is measured against its best-backed row, which the lone list's top
+    # row can be when the others are short.
+    assert {e: off[e].weight for e in lists} == pytest.approx({e: clean[e].weight for e in lists}, rel=0.02)
+    assert max(est.weight for est in off.values()) == 1.0
+    fused = [d for d, _ in fuse({**lists, "junk": junk}, AgreementConfig())[0]]
+    assert fused.index("u") < fused.index("j0")
+    assert set(fused[:5]) == {"a", "b", "c", "d", "e"}
 
 
 def test_support() -> None:

@@ -136,7 +136,9 @@ class AgreementConfig(Model):
     rrf_constant: float = Field(
         10.0, gt=0, description="k of the reciprocal-rank votes, in fusion and consensus"
     )
-    power: float = Field(1.0, ge=0, description="sharpening of support into weight; 0 = ignore support")
+    power: float = Field(
+        0.25, ge=0, description="sharpening of support into weight; 0 = only whether anyone backs it"
+    )
     coverage: float = Field(
         1.0, ge=0, description="exponent of an engine's list length relative to the longest"
     )

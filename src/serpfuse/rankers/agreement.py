@@ -7,6 +7,8 @@ For every engine ``e`` showing ``n_e`` rows:
     support_e     = sum_{j<=m} backing_-e(row j of e) / max backing_-e / log2(j + 1)
                     / sum_{j<=m} 1 / log2(j + 1)                                  (position-aware, 0..1)
     w_e           = coverage_e * (support_e / max support) ** power,  coverage_e = (n_e / max n) ** coverage
+                    (then divided by the largest w, so the best-backed engine keeps its prior; an engine with
+                    support 0 gets a vanishing budget shared among its n_e rows instead)
     score(d)      = sum over engines e showing d of  w_e / (k + rank_e(d))
 
 ``support_e`` asks how strongly the other engines back the rows ``e`` puts on top: an engine whose top rows
@@ -113,9 +115,29 @@ def estimate_engines(
         best = max(supports.values())
         if best <= 0:  # nobody backs anybody: support says nothing, keep the coverage weights
             return {e: EngineEstimate(coverage[e], 0.0) for e in lists}
-        # The floor keeps an engine nobody backs in play: its unique rows still rank, just last.
-        weights = {e: coverage[e] * max((supports[e] / best) ** cfg.power, 1e-6) for e in lists}
+        weights = relative_weights(coverage, supports, sizes, cfg.power)
     return {e: EngineEstimate(weights[e], supports[e]) for e in lists}
+
+
+# What an engine nobody backs casts, in all: a vanishing budget that keeps its rows in play, just last.
+UNBACKED_BUDGET = 1e-6
+
+
+def relative_weights(
+    coverage: Mapping[str, float], supports: Mapping[str, float], sizes: Mapping[str, int], power: float
+) -> dict[str, float]:
+    """Each engine's weight, coverage x (support / best support) ** power, divided by the largest.
+
+    Weights are relative: the best-backed engine keeps its prior, so the longest list (an off-topic one
+    included) cannot rescale every vote, and consensus's log1p is not scale-free. An engine none of the others
+    backs shares ``UNBACKED_BUDGET`` among its rows whatever its length: nothing confirms that its rows belong to
+    the query (a shuffled or off-topic list looks exactly like this), so a long unconfirmed list must not
+    outrank a short one by coverage.
+    """
+    best = max(supports.values())
+    backed = {e: coverage[e] * (s / best) ** power for e, s in supports.items() if s > 0}
+    top = max(backed.values())
+    return {e: backed[e] / top if e in backed else UNBACKED_BUDGET / max(sizes[e], 1) for e in supports}
 
 
 def fuse(
