@@ -235,7 +235,7 @@ def validation_message(exc: ValidationError) -> str:
     msg = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
     if err.get("type") == "extra_forbidden":
         msg = "unknown key"
-    return f"{where}: {msg}" if where else msg
+    return f"{where}: {msg}" if where and not msg.startswith(f"{where}: ") else msg  # said once
 
 
 @contextmanager
