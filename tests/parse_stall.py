@@ -3,8 +3,8 @@
 ``python tests/parse_stall.py`` parses real captured pages (AQL's Bing, Yahoo and DuckDuckGo captures, the
 recorded API answers) and the fault matrix's 30,000-row answer, each way ``ROUNDS`` times, while a ticker
 task on the loop sleeps 1 ms at a time; it prints, per answer, the parse's wall time and the loop's longest
-stall (the longest gap between two ticks, minus the 1 ms sleep). This is what ``sources.parsing``'s
-``INLINE_MAX_BYTES`` rests on: below it a thread stalls the loop no more than the process round trip costs.
+stall (the longest gap between two ticks, minus the 1 ms sleep): what a server's parse workers cost an
+ordinary page (``sources.parsing``), and what they spare the loop.
 """
 
 from __future__ import annotations

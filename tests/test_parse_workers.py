@@ -15,7 +15,7 @@ from serpfuse.engines import searxng
 from serpfuse.engines.base import EngineQuery, ParseOverrun, RateLimited
 from serpfuse.models import EngineRow
 from serpfuse.sources import parsing
-from serpfuse.sources.parsing import INLINE_MAX_BYTES, ParsePool, parse_in_thread
+from serpfuse.sources.parsing import ParsePool, parse_in_thread
 
 Q = EngineQuery(text="rust async runtime")
 JSON = {"content-type": "application/json"}
@@ -118,21 +118,20 @@ def where_parsed(status, headers, body, q) -> list[EngineRow]:
     return [EngineRow(engine="where", rank=1, url=f"https://pid.example/{os.getpid()}")]
 
 
-async def test_only_large_answers_by_reference_go_to_a_worker(monkeypatch, pool):
-    """A large answer goes to a worker; a small one, or a function a worker cannot import, stays in a thread
-    of this process."""
+async def test_what_a_worker_can_import_is_parsed_there(monkeypatch, pool):
+    """Once the workers are up, an engine's parse runs in one, whatever the answer's size; a function a worker
+    cannot import (a lambda, a closure) runs in a thread of this process, as does everything without workers."""
     monkeypatch.setattr(parsing, "WORKERS", pool)
     here = f"https://pid.example/{os.getpid()}"
 
-    async def parsed_in(fn, size: int) -> str:
-        (row,) = await parsing.parse_answer(fn, (200, JSON, b"", Q), size, 5.0)
+    async def parsed_in(fn) -> str:
+        (row,) = await parsing.parse_answer(fn, (200, JSON, b"{}", Q), 5.0)
         return row.url
 
-    assert await parsed_in(where_parsed, INLINE_MAX_BYTES) == f"https://pid.example/{pool.pids()[0]}"
-    assert await parsed_in(where_parsed, INLINE_MAX_BYTES - 1) == here
-    assert await parsed_in(lambda *args: where_parsed(*args), INLINE_MAX_BYTES) == here
+    assert await parsed_in(where_parsed) == f"https://pid.example/{pool.pids()[0]}"
+    assert await parsed_in(lambda *args: where_parsed(*args)) == here
     pool.close()
-    assert await parsed_in(where_parsed, INLINE_MAX_BYTES) == here  # no worker up: a thread
+    assert await parsed_in(where_parsed) == here  # no worker up: a thread
 
 
 def _alive(pid: int) -> bool:

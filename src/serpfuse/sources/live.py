@@ -351,7 +351,7 @@ class LiveSource:
     ) -> list[EngineRow]:
         args = (response.status, response.headers, response.body, q)
         budget_s = min(PARSE_BUDGET_S, deadline - time.monotonic() - 0.01)
-        return await parsing.parse_answer(module.parse, args, len(response.body), budget_s)
+        return await parsing.parse_answer(module.parse, args, budget_s)
 
     async def _preflight(
         self, module: ModuleType, variant: str, q: EngineQuery, options: dict[str, Any]

@@ -1,14 +1,16 @@
 """Where an engine's answer is parsed: off the event loop, under a time budget, and stoppable.
 
 A parse is CPU work on hostile input. In a thread it still holds the GIL for each whole C call: ``json.loads``
-of a 5 MB answer takes 155 ms, and the server's loop (every other search, ``/healthz``) waits that long. And a
-thread that overruns its budget cannot be stopped, only abandoned. So a server (``start()``: ``serve``, the MCP
-server) parses every answer of ``INLINE_MAX_BYTES`` or more in a worker process: the loop only waits on a pipe,
-and a parse over its budget is ended by killing its worker, which is replaced at once. Smaller answers parse
-in a thread: none of their C calls holds the GIL long enough to matter (``tests/parse_stall.py`` measures the
-loop's longest stall both ways), and a round trip to a process would cost more than the parse. A one-shot
-search (the CLI) never starts the workers: it has no other request to stall, and a second interpreter would
-cost it more than it saves.
+of a 5 MB answer takes 155 ms, and the server's loop (every other search, ``/healthz``) waits that long. Even
+a small answer that is costly to read (SearXNG's position solver, 50 ms of Python on a 7 KB answer) slows the
+loop far beyond its own time: every socket read or write the loop makes then waits for the GIL's switch
+interval (5 ms) again (/healthz took 45-160 ms during it, 15-22 ms with the parse in a worker). And a thread
+that overruns its budget cannot be stopped, only abandoned. So a server (``start()``: ``serve``, the MCP
+server) parses every answer in a worker process: the loop only waits on a pipe, and a parse over its budget is
+ended by killing its worker, which is replaced at once. The round trip costs about a millisecond more than a
+thread for an ordinary page (``tests/parse_stall.py`` measures both). A one-shot search (the CLI) never starts
+the workers, and parses in a thread: it has no other request to stall, and starting an interpreter would cost
+it more than it saves.
 
 Each worker is a fresh interpreter that imports the engines (and nothing of the server: not multiprocessing's
 fork server, which would also import the server's main script in every worker) and serves one parse at a
@@ -46,7 +48,6 @@ from ..models import EngineRow
 
 log = logging.getLogger(__name__)
 
-INLINE_MAX_BYTES = 64 * 1024  # smaller answers parse in a thread (see the module docstring)
 WORKER_EXTRA_MEMORY = 512 * 1024 * 1024  # address space a worker may add to what it starts with
 READY = b"ready"  # a new worker's first message: the engines are imported
 
@@ -325,11 +326,11 @@ WORKERS = ParsePool()
 _THREADS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="serpfuse-parse")
 
 
-async def parse_answer(fn: Parse, args: tuple[Any, ...], size: int, budget_s: float) -> list[EngineRow]:
-    """``fn(*args)``, the parse of an answer of ``size`` bytes, off the event loop within ``budget_s``:
-    in a worker process when the answer is large, the workers are up and ``fn`` can be sent by reference;
-    else in a thread. ``ParseOverrun`` when it does not finish in time."""
-    if size >= INLINE_MAX_BYTES and WORKERS.ready and _by_reference(fn):
+async def parse_answer(fn: Parse, args: tuple[Any, ...], budget_s: float) -> list[EngineRow]:
+    """``fn(*args)``, the parse of an answer, off the event loop within ``budget_s``: in a worker process when
+    the workers are up and ``fn`` can be sent by reference; else in a thread. ``ParseOverrun`` when it does not
+    finish in time."""
+    if WORKERS.ready and _by_reference(fn):
         with contextlib.suppress(_NoWorker):
             return await WORKERS.parse(fn, args, budget_s)
     return await parse_in_thread(lambda: fn(*args), budget_s)
