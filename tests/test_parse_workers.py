@@ -140,3 +140,28 @@ def _alive(pid: int) -> bool:
             return f.read().split(") ")[-1][0] != "Z"  # a zombie has ended
     except OSError:
         return False
+
+
+async def test_a_live_server_starts_its_workers_and_browser_client_before_it_serves(tmp_path):
+    """``LiveSource.start`` (a server's start-up): the parse workers start, and the impersonating client's
+    one-off import happens now, not in a thread during the first HTML engine's call."""
+    from serpfuse.cooldown import InMemoryCooldownStore
+    from serpfuse.secrets import KeyStore
+    from serpfuse.sources.live import LiveSource
+    from serpfuse.transport import Transport
+
+    transport = Transport(trust_env=False, impersonate=True)
+    source = LiveSource(
+        KeyStore(env={}, keys_file=tmp_path / "keys.json"), InMemoryCooldownStore(), transport
+    )
+    try:
+        assert "profiles" not in transport.__dict__
+        source.start()
+        assert "profiles" in transport.__dict__  # curl_cffi imported, its releases looked up
+        deadline = time.monotonic() + 60
+        while not parsing.WORKERS.ready:
+            assert time.monotonic() < deadline, "no parse worker started"
+            await asyncio.sleep(0.05)
+    finally:
+        await source.aclose()
+    assert not parsing.WORKERS.ready and parsing.WORKERS.pids() == []

@@ -148,9 +148,13 @@ class LiveSource:
         return f"LiveSource(engines={list(self.modules)!r}, timeout_s={self.timeout_s})"
 
     def start(self) -> None:
-        """For a server: parse large answers in worker processes from now on (``sources.parsing``)."""
+        """For a server, before it serves: parse answers in worker processes from now on (``sources.parsing``),
+        and import curl_cffi now when a browser engine would (on the first such call, in a thread, it held the
+        GIL for most of a second while the loop served others)."""
         parsing.WORKERS.start()
         self._started_parsers = True
+        if any(m.INFO.transport == "browser" for m in self.modules.values()):
+            self.transport.pick_profile()
 
     async def aclose(self) -> None:
         if self._started_parsers:
