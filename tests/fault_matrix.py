@@ -73,6 +73,8 @@ class Fault:
 def faults() -> list[Fault]:
     ten = [f"e{i}" for i in range(10)]
     return [
+        # No fault: the floor the machine's own load puts under every /healthz figure below.
+        Fault("none (a healthy SearXNG)", "searxng", Reply(200, JSON, _searxng([_sx_row(i, ["ok"]) for i in range(10)])), ("ok",)),
         Fault("nested-div page (800 KB)", "bing", Reply(200, {"Content-Type": "text/html"}, b"<div>" * 160_000), ("error",)),
         Fault("SearXNG result naming 10 engines", "searxng", Reply(200, JSON, _searxng([_sx_row(i, ten) for i in range(30)])), ("ok",)),
         Fault("30,000 rows", "searxng", Reply(200, JSON, flood(30_000)), ("ok",)),
