@@ -1,8 +1,8 @@
 """Issue 12's fast paths give exactly what the plain paths they replace give, on every text of the crw56 recording:
 the one-regex CJK scan, the remembered fold and words, the bigram-free match share of a query without CJK, the
-single fold of consensus' lexical match, each row's text read once (text.RowForm) for every stage, and ranking in
-a worker thread. And the whole recording's responses, every strategy with its explanations, are the stored ones
-(tests/ranking_snapshot.py): a speed-up changes no ranking."""
+single fold of consensus' lexical match, each row's text read once (text.RowForm) for every stage, ranking in a
+worker thread, and a cache hit decoded once per process. And the whole recording's responses, every strategy with
+its explanations, are the stored ones (tests/ranking_snapshot.py): a speed-up changes no ranking."""
 
 from __future__ import annotations
 
@@ -206,3 +206,35 @@ def test_every_crw56_response_is_the_stored_one(recording):
         "A speed-up must not change them; a change meant to change the ranking rewrites the digests with "
         "`SERPFUSE_DATA=../shared/data .venv/bin/python tests/ranking_snapshot.py` and says so in its commit."
     )
+
+
+async def test_a_repeated_cache_hit_answers_as_decoding_the_stored_bytes_does(recording, tmp_path):
+    """The hot set (decoded hits kept in the process) against the plain path: the stored row decoded afresh.
+    A row rewritten behind the service's back (another worker) is decoded again, never served from memory."""
+    from serpfuse.cache import decode
+    from serpfuse.service import SearchService
+    from serpfuse.settings import Settings
+
+    service = SearchService.from_settings(Settings(replay=recording, cache_dir=tmp_path))
+    store = service.cache
+    hot = 0
+    try:
+        for entry in json.loads(recording.read_text(encoding="utf-8")):
+            request = service.make_request(query=entry["query"])
+            first = await service.search(request)
+            if not first.results:
+                continue  # nothing stored
+            key = service._cache_slot(request, explain=False, use_cache=True)[1]
+            plain = decode(await store.get_body(key))
+            for _ in range(2):  # the first hit decodes and keeps it, the second comes from memory
+                hit = await service.search(request)
+                assert hit.cached and hit.model_dump() == plain.model_dump(), entry["query"]
+            hot += 1
+            hit.took_ms = -1.0  # a caller's change to its copy is not the next caller's answer
+            assert (await service.search(request)).took_ms == plain.took_ms
+        assert hot > 10
+        rewritten = plain.model_copy(update={"warnings": ["written by another worker"]})
+        await store.set(key, rewritten, 60)
+        assert (await service.search(request)).warnings == ["written by another worker"]
+    finally:
+        await service.aclose()

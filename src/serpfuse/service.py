@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -40,6 +41,8 @@ log = logging.getLogger(__name__)
 
 # A response some engine failed on is kept briefly: the engine may be back in a minute.
 DEGRADED_TTL_S = 120.0
+# Decoded cache hits kept in this process (about 50 KB each), so a repeated hit skips decoding and validation.
+HOT_HITS = 128
 _FAILED = frozenset(get_args(ErrorStatus))
 
 
@@ -152,6 +155,8 @@ class SearchService:
         self._redis = redis
         self._owns_source = owns_source
         self._last_seen: dict[str, EngineReport] = {}
+        # cache key -> (the stored bytes, their decoded response); see _decoded_hit
+        self._hot: OrderedDict[str, tuple[bytes, SearchResponse]] = OrderedDict()
         suffix_list()  # parsed now (35-40 ms), not inside the first search's ranking step
 
     def __repr__(self) -> str:
@@ -263,7 +268,7 @@ class SearchService:
         """
         cache, key = self._cache_slot(request, explain=explain, use_cache=use_cache)
         body = await self._cache_get(cache, key)
-        hit = decode(body) if body is not None else None
+        hit = self._decoded_hit(key, body) if body is not None else None
         if hit is not None:
             self._observe_hit(interface)
             return hit
@@ -301,6 +306,25 @@ class SearchService:
         get_ranker(request.strategy or self.config.strategy)  # a bad strategy fails before any lookup
         cache = self.cache if use_cache else None
         return cache, cache_key(request, self.config, self.identity, explain=explain)
+
+    def _decoded_hit(self, key: str, body: bytes) -> SearchResponse | None:
+        """``body`` decoded, from the hot set when these exact bytes were decoded before.
+
+        The store stays the authority: a row another process rewrote or that expired is not these bytes, so only
+        decoding is saved, never a lookup. The caller gets its own top-level copy; the results and reports in it
+        are shared with later hits (nothing in serpfuse changes a response after it is made: treat it as read-only).
+        """
+        known = self._hot.get(key)
+        if known is not None and known[0] == body:
+            self._hot.move_to_end(key)
+            return known[1].model_copy()
+        response = decode(body)
+        if response is not None:
+            self._hot[key] = (body, response)
+            if len(self._hot) > HOT_HITS:
+                self._hot.popitem(last=False)
+            return response.model_copy()
+        return None
 
     def _observe_hit(self, interface: str) -> None:
         self.metrics.observe_cache("hit")
