@@ -73,6 +73,27 @@ def test_native_second_call_is_cached_and_explain_lists_candidates(api: ServePro
     assert cut and all(c["cutBy"] and c["cutReason"] for c in cut)
 
 
+def test_a_repeated_get_answers_as_a_freshly_parsed_post(api: ServeProcess):
+    """A GET's query string is parsed once per process (issue 12's hit path): asked again, each one still
+    answers as the same search posted as JSON, flags included, and a refused one is refused again."""
+    cases = [
+        (f"q={Q}&limit=4", {"query": QUERY, "limit": 4}),
+        (f"q={Q}&limit=4&strategy=rrf", {"query": QUERY, "limit": 4, "strategy": "rrf"}),
+        (f"q={Q}&limit=4&cache=false", {"query": QUERY, "limit": 4, "cache": False}),
+        (f"q={Q}&limit=2&explain=true", {"query": QUERY, "limit": 2, "explain": True}),
+    ]
+    for query_string, body in cases:
+        posted = api.json("POST", "/v1/search", body)[2]
+        posted.pop("cached"), posted.pop("tookMs")
+        for _ in range(2):
+            got = api.json("GET", f"/v1/search?{query_string}")[2]
+            assert got.pop("cached") is body.get("cache", True), query_string
+            got.pop("tookMs")
+            assert got == posted, query_string
+    for _ in range(2):
+        assert api.json("GET", f"/v1/search?q={Q}&limit=99")[0] == 400
+
+
 # --- SearXNG shape -----------------------------------------------------------------------------------------------
 
 

@@ -72,6 +72,7 @@ TAVILY_DATES_MESSAGE = "When time_range is set, start_date or end_date cannot be
 TAVILY_TIME_RANGES = {"day": "day", "week": "week", "month": "month", "year": "year"}
 TAVILY_TIME_RANGES.update({"d": "day", "w": "week", "m": "month", "y": "year"})
 Clock = Callable[[], float]
+RECENT_QUERIES = 1024  # GET /v1/search query strings remembered with the request they make
 
 
 class ApiError(Exception):
@@ -544,7 +545,12 @@ def create_app(service: SearchService) -> ASGIApp:
         known = {s.name for s in service.source.slots(service.make_request(**fields))}
         return [e for e in named if e in known] or None
 
-    async def native(request: Request) -> Response:
+    # A GET's query string -> the request it makes: a repeated query (a cache hit, mostly) is not parsed and
+    # validated again. Only requests that passed validation are kept; nothing changes a request once made.
+    parsed: dict[bytes, tuple[SearchRequest, bool, bool]] = {}
+
+    async def native_request(request: Request) -> tuple[SearchRequest, bool, bool]:
+        """The search request, explain and use_cache of a native GET or POST."""
         if request.method == "POST":
             body = await read_json_object(request, max_body)
             reject_unknown_keys(body, NATIVE_KEYS)
@@ -567,9 +573,22 @@ def create_app(service: SearchService) -> ASGIApp:
                 "min_score": p.get("min_score") or None,
             }
             explain, use_cache = _flag(p.get("explain", "")), _flag(p.get("cache", "true"))
+        return service.make_request(**fields), explain, use_cache
+
+    async def native(request: Request) -> Response:
+        raw = request.scope["query_string"] if request.method == "GET" else None
+        known = parsed.get(raw) if raw is not None else None
+        if known is None:
+            known = await native_request(request)
+            if raw is not None:
+                if len(parsed) >= RECENT_QUERIES:
+                    del parsed[next(iter(parsed))]  # the oldest
+                parsed[raw] = known
+        search_request, explain, use_cache = known
         # The JSON as stored: a cache hit is sent without being decoded and encoded again.
-        request = service.make_request(**fields)
-        body = await service.search_json(request, explain=explain, use_cache=use_cache, interface="http")
+        body = await service.search_json(
+            search_request, explain=explain, use_cache=use_cache, interface="http"
+        )
         return Response(body, media_type="application/json")
 
     async def searxng(request: Request) -> Response:

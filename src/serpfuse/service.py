@@ -43,6 +43,7 @@ log = logging.getLogger(__name__)
 DEGRADED_TTL_S = 120.0
 # Decoded cache hits kept in this process (about 50 KB each), so a repeated hit skips decoding and validation.
 HOT_HITS = 128
+RECENT_KEYS = 4096  # cache keys of recent requests remembered (about 1 MB at most)
 _FAILED = frozenset(get_args(ErrorStatus))
 
 
@@ -150,13 +151,14 @@ class SearchService:
         self.cache = cache
         self.cooldowns = cooldowns or InMemoryCooldownStore()
         self.metrics = metrics or Metrics()
-        self.config: RankingConfig = settings.ranking_config
+        self.config: RankingConfig = settings.ranking_config  # fixed for the service's life (cache keys)
         self.identity = source_identity(source)
         self._redis = redis
         self._owns_source = owns_source
         self._last_seen: dict[str, EngineReport] = {}
         # cache key -> (the stored bytes, their decoded response); see _decoded_hit
         self._hot: OrderedDict[str, tuple[bytes, SearchResponse]] = OrderedDict()
+        self._keys: dict[tuple[str, bool], str] = {}  # (request as JSON, explain) -> cache key, oldest first
         suffix_list()  # parsed now (35-40 ms), not inside the first search's ranking step
 
     def __repr__(self) -> str:
@@ -303,9 +305,17 @@ class SearchService:
     def _cache_slot(
         self, request: SearchRequest, *, explain: bool, use_cache: bool
     ) -> tuple[ResultCache | None, str]:
-        get_ranker(request.strategy or self.config.strategy)  # a bad strategy fails before any lookup
         cache = self.cache if use_cache else None
-        return cache, cache_key(request, self.config, self.identity, explain=explain)
+        # The key depends on the request's fields and on this service's fixed configuration and source only, so a
+        # request seen before reuses its key (hashing the configuration costs more than a hit's lookup).
+        seen = (request.model_dump_json(), explain)
+        key = self._keys.get(seen)
+        if key is None:
+            get_ranker(request.strategy or self.config.strategy)  # a bad strategy fails before any lookup
+            key = self._keys[seen] = cache_key(request, self.config, self.identity, explain=explain)
+            if len(self._keys) > RECENT_KEYS:
+                del self._keys[next(iter(self._keys))]
+        return cache, key
 
     def _decoded_hit(self, key: str, body: bytes) -> SearchResponse | None:
         """``body`` decoded, from the hot set when these exact bytes were decoded before.
