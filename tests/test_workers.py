@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -165,3 +166,53 @@ def _running(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
     except OSError:
         return False
+
+
+def _per_worker(server, path: str) -> dict[str, dict[str, int]]:
+    """pid -> status -> requests to ``path``'s route, as each worker's /metrics page says (a page comes from
+    whichever worker accepts the connection, so several scrapes, each a new connection)."""
+    seen: dict[str, dict[str, int]] = {}
+    for _ in range(40):
+        text = server.get("/metrics")[2].decode()
+        pid = re.search(r'^serpfuse_worker_info\{pid="(\d+)",workers="2"\} 1$', text, re.M)
+        assert pid, text[:300]
+        seen[pid[1]] = {
+            status: int(count)
+            for status, count in re.findall(
+                rf'^serpfuse_http_requests_total\{{route="{path}",status="(\d+)"\}} (\d+)$', text, re.M
+            )
+        }
+        if len(seen) == 2:
+            break
+    return seen
+
+
+@pytest.mark.slow
+def test_two_workers_enforce_one_rate_limit_per_client(data_dir, tmp_path):
+    """Without Redis the client's token bucket lives in the workers' shared SQLite file: with a burst of 4 and
+    no refill to speak of, two workers together answer 4 requests and refuse the rest, whichever got which."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    recording = need(data_dir / "crw56" / "searxng_raw.json")
+    env = {"SERPFUSE_RATE_LIMIT_BURST": "4", "SERPFUSE_RATE_LIMIT_PER_MIN": "0.01"}
+    server = start_serpfuse(tmp_path, ["--replay", str(recording), "--workers", "2"], env=env)
+    codes: list[int] = []
+    try:
+        # New connections at once, so the kernel hands them to both workers.
+        with ThreadPoolExecutor(8) as pool:
+            for _ in range(10):
+                codes += pool.map(lambda _: server.get("/openapi.json")[0], range(8))
+                counts = _per_worker(server, "openapi")
+                if len(counts) == 2 and all(counts.values()):
+                    break
+        assert sorted(set(codes)) == [200, 429] and codes.count(200) == 4, codes
+        assert len(counts) == 2 and all(counts.values()), counts  # both workers answered some
+        # Per-worker buckets would let each worker answer up to 4: together they answered 4, as one bucket.
+        assert sum(c.get("200", 0) for c in counts.values()) == 4, counts
+        assert sum(c.get("429", 0) for c in counts.values()) == len(codes) - 4, counts
+    finally:
+        server.proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 30
+        while server.proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        stop(server.proc)

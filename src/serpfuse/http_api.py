@@ -697,7 +697,11 @@ def create_app(service: SearchService) -> ASGIApp:
         lifespan=lifespan,
     )
     client_buckets = buckets(
-        settings.rate_limit_per_min, settings.rate_limit_burst, service.redis, prefix="client:"
+        settings.rate_limit_per_min,
+        settings.rate_limit_burst,
+        service.redis,
+        prefix="client:",
+        shared=service.shared_state,  # serve --workers: one bucket per client for every worker
     )
     return Guard(app, settings=settings, metrics=service.metrics, client_buckets=client_buckets)
 

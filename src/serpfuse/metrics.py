@@ -1,10 +1,13 @@
 """Prometheus metrics in the text exposition format (0.0.4), written by hand: a few counters and one histogram.
 
-Per process: with several server processes, Prometheus scrapes each and sums them.
+Per process. Under ``serve --workers N`` each worker counts alone and a scrape of the shared port reaches
+whichever worker accepts it, so each page names its worker (``serpfuse_worker_info{pid, workers}``). Counts are
+not added up across workers: that would cost every request a write to a shared store.
 """
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from collections.abc import Iterable
 
@@ -50,7 +53,8 @@ class Histogram:
 class Metrics:
     """Counters the HTTP API and the search service update; ``render()`` is the /metrics body."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, workers: int | None = None) -> None:
+        self.workers = workers  # serve --workers N: this is one of N processes, and says so on its page
         self.requests: dict[Labels, int] = defaultdict(int)
         self.latency: dict[Labels, Histogram] = {}
         self.engine_answers: dict[Labels, int] = defaultdict(int)
@@ -82,6 +86,13 @@ class Metrics:
             for labels, value in sorted(values.items()):
                 lines.append(f"{name}{_labels(labels)} {value}")
 
+        if self.workers:
+            name = "serpfuse_worker_info"
+            lines.append(
+                f"# HELP {name} This page is one worker's of {self.workers}: every count on it is its own."
+            )
+            lines.append(f"# TYPE {name} gauge")
+            lines.append(f'{name}{{pid="{os.getpid()}",workers="{self.workers}"}} 1')
         counter("serpfuse_http_requests_total", "HTTP requests by route and status code.", self.requests)
         name = "serpfuse_http_request_duration_seconds"
         lines.append(f"# HELP {name} HTTP request latency by route.")

@@ -1,5 +1,6 @@
 """Rate limits: each engine's minimum interval between requests, and token buckets (API callers, engines'
-outbound budgets) kept in this process or, with Redis, shared by every process of a deployment.
+outbound budgets) kept in this process or shared: by every process of a deployment with Redis, by every
+worker of ``serve --workers`` through a SQLite file otherwise.
 
 Minimum interval: calls queue for their turn instead of earning a 429.
 
@@ -105,7 +106,7 @@ class TokenBuckets:
 
 
 class FailSoftBuckets:
-    """Shared buckets (Redis) that fall back to process-local ones while the store cannot be reached: an
+    """Shared buckets (Redis, SQLite) that fall back to process-local ones while the store cannot be reached: an
     outage loosens the limit to one per process, it never fails or blocks a request."""
 
     def __init__(self, shared: Buckets, local: Buckets) -> None:
@@ -120,12 +121,17 @@ class FailSoftBuckets:
             return await self.local.take(key)
 
 
-def buckets(per_min: float, burst: float, redis: Any = None, *, prefix: str) -> Buckets:
+def buckets(per_min: float, burst: float, redis: Any = None, *, prefix: str, shared: Any = None) -> Buckets:
     """``per_min`` tokens a minute, at most ``burst`` at once: in Redis under ``prefix`` when a client is
-    given (one limit for every process sharing it), else in this process."""
+    given, else in ``shared`` (a ``sqlite_store.SqliteFile``: every process on the machine that opens it, as
+    ``serve --workers`` does) when given, else in this process."""
     local = TokenBuckets(per_min / 60.0, burst)
-    if redis is None:
-        return local
-    from .redis_store import RedisTokenBuckets
+    if redis is not None:
+        from .redis_store import RedisTokenBuckets
 
-    return FailSoftBuckets(RedisTokenBuckets(redis, per_min / 60.0, burst, prefix=prefix), local)
+        return FailSoftBuckets(RedisTokenBuckets(redis, per_min / 60.0, burst, prefix=prefix), local)
+    if shared is not None:
+        from .sqlite_store import SqliteTokenBuckets
+
+        return FailSoftBuckets(SqliteTokenBuckets(shared, per_min / 60.0, burst, prefix=prefix), local)
+    return local

@@ -34,7 +34,7 @@ from .settings import ConfigError, Settings
 from .sources import open_source
 from .sources.base import EngineSlot, Source
 from .sources.replay import ReplaySource
-from .sqlite_store import SqliteCooldownStore, SqliteIntervals, state_file
+from .sqlite_store import SqliteCooldownStore, SqliteFile, SqliteIntervals, state_file
 from .urls import suffix_list
 
 log = logging.getLogger(__name__)
@@ -144,6 +144,7 @@ class SearchService:
         cooldowns: CooldownStore | None = None,
         metrics: Metrics | None = None,
         redis: Any = None,
+        shared_state: SqliteFile | None = None,
         owns_source: bool = True,
     ) -> None:
         self.settings = settings
@@ -154,6 +155,9 @@ class SearchService:
         self.config: RankingConfig = settings.ranking_config  # fixed for the service's life (cache keys)
         self.identity = source_identity(source)
         self._redis = redis
+        self.shared_state = (
+            shared_state  # serve --workers: the SQLite file the workers share (rate limits too)
+        )
         self._owns_source = owns_source
         self._last_seen: dict[str, EngineReport] = {}
         # cache key -> (the stored bytes, their decoded response); see _decoded_hit
@@ -213,11 +217,12 @@ class SearchService:
                 timeout_s=settings.timeout_s,
                 cooldowns=cooldowns,
                 **live_options,
-                budget=buckets(per_min, per_min, redis, prefix="engine:") if per_min else None,
+                budget=buckets(per_min, per_min, redis, prefix="engine:", shared=shared) if per_min else None,
             )
         return cls(
-            settings, source, cache=cache, cooldowns=cooldowns, metrics=metrics, redis=redis, owns_source=owns
-        )
+            settings, source, cache=cache, cooldowns=cooldowns, metrics=metrics, redis=redis,
+            shared_state=shared, owns_source=owns,
+        )  # fmt: skip
 
     @property
     def redis(self) -> Any:
@@ -454,3 +459,5 @@ class SearchService:
             await self.cache.aclose()
         if self._redis is not None:
             await self._redis.aclose()
+        if self.shared_state is not None:
+            self.shared_state.close()

@@ -2,13 +2,12 @@
 
 uvicorn's supervisor starts the workers (spawned, so each imports serpfuse afresh) and restarts one that dies;
 each builds its app with ``worker_app`` from the serve command's flags, passed in the environment. Shared
-between the workers: the result cache (its SQLite file, or Redis), engine cooldowns (Redis when configured,
-else ``sqlite_store``'s state file beside the cache) and each engine's minimum interval between requests (that
-state file: one outbound queue per machine). Not shared yet: the HTTP API's per-client token bucket, which
-lives in each worker, so N workers let a client through up to N times faster (``sqlite_store.SqliteTokenBuckets``
-is the shared bucket for when the guard takes one). ``/metrics`` is per worker, as with any pre-forked server.
-Each worker parses large engine answers in its own parse processes (``sources.parsing``), the cores shared
-out among the workers; they end with it.
+between the workers: the result cache (its SQLite file, or Redis), and, in Redis when configured, else in
+``sqlite_store``'s state file beside the cache: engine cooldowns, each engine's minimum interval between
+requests and its outbound budget (one queue per machine), and the HTTP API's per-client token bucket (one limit
+per client, whichever worker answers). ``/metrics`` is per worker, as with any pre-forked server: each page
+says which worker (pid) of how many it is. Each worker parses large engine answers in its own parse processes
+(``sources.parsing``), the cores shared out among the workers; they end with it.
 """
 
 from __future__ import annotations
@@ -20,6 +19,7 @@ from typing import Any
 
 ARGS_ENV = "_SERPFUSE_WORKER_ARGS"  # no SERPFUSE_ prefix: settings must not read it as a setting
 PARSERS_ENV = "_SERPFUSE_PARSE_WORKERS"  # each server process's share of the cores for parse workers
+COUNT_ENV = "_SERPFUSE_WORKERS"
 
 
 def default_workers() -> int:
@@ -38,6 +38,7 @@ def run(flags: dict[str, Any], sock: socket.socket, *, workers: int, log_level: 
 
     os.environ[ARGS_ENV] = json.dumps(flags)
     os.environ[PARSERS_ENV] = str(max(1, default_workers() // workers))
+    os.environ[COUNT_ENV] = str(workers)
     config = uvicorn.Config(
         f"{__name__}:worker_app", factory=True, workers=workers, log_level=log_level, lifespan="on",
         server_header=False, proxy_headers=False, log_config=None, access_log=False,  # logs: serpfuse.logs
@@ -50,6 +51,7 @@ def worker_app() -> Any:
     """One worker's app (uvicorn calls it in each worker process)."""
     from .http_api import create_app
     from .logs import settings_secrets, setup_logging
+    from .metrics import Metrics
     from .service import SearchService
     from .settings import load_settings
     from .sources import parsing
@@ -58,4 +60,6 @@ def worker_app() -> Any:
     flags = json.loads(os.environ[ARGS_ENV])
     settings = load_settings(flags.pop("config"), **flags)
     setup_logging(secrets=settings_secrets(settings))  # a spawned worker starts with no logging set up
-    return create_app(SearchService.from_settings(settings, shared_dir=settings.cache_path.parent))
+    metrics = Metrics(workers=int(os.environ[COUNT_ENV]))
+    service = SearchService.from_settings(settings, shared_dir=settings.cache_path.parent, metrics=metrics)
+    return create_app(service)
