@@ -53,3 +53,20 @@ def test_perf_refuses_what_it_does_not_measure(tmp_path, options, needle):
         options = {"perf_baseline": tmp_path / options["perf_baseline"]}
     with pytest.raises(BenchError, match=needle):
         run(BenchOptions(root=tmp_path, perf=True, **options))
+
+
+async def test_the_load_generator_counts_answers_and_refuses_a_failed_one(api):
+    """The requests/s rows' client: answers counted over keep-alive connections; a non-200 (a fast 404 or 429
+    would flatter the server) fails the run instead of counting."""
+    assert await perf._load(api.base, ["/healthz", "/openapi.json"], 0.3, 2) > 0
+    with pytest.raises(RuntimeError, match="answered 404"):
+        await perf._load(api.base, ["/nowhere"], 0.3, 1)
+
+
+def test_ranx_gets_the_runs_cut_to_the_queries_every_run_answers(tmp_path):
+    from serpfuse.bench import trec
+
+    trec.write_run(tmp_path / "a.run", {"q1": [("d1", 2.0), ("d2", 1.0)], "q2": [("d3", 1.0)]}, tag="a")
+    trec.write_run(tmp_path / "b.run", {"q1": [("d2", 5.0)], "q3": [("d4", 1.0)]}, tag="b")
+    cut = perf.common_query_runs([tmp_path / "a.run", tmp_path / "b.run"], tmp_path / "common")
+    assert [trec.read_run(p) for p in cut] == [{"q1": {"d1": 2.0, "d2": 1.0}}, {"q1": {"d2": 5.0}}]

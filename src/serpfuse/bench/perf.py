@@ -57,10 +57,10 @@ def run_probe(src: Path, name: str, args: dict[str, Any]) -> dict[str, Any]:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def _process_seconds(cmd: list[str], env: dict[str, str]) -> float:
+def _process_seconds(cmd: list[str], env: dict[str, str], timeout_s: float = 120) -> float:
     t0 = time.perf_counter()
     subprocess.run(
-        cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, timeout=120
+        cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, timeout=timeout_s
     )
     return time.perf_counter() - t0
 
@@ -76,9 +76,45 @@ def help_ratio(src: Path, runs: int = 5) -> float:
     return statistics.median(ratios)
 
 
-def fuse_seconds(src: Path, runs: list[Path]) -> float:
+def fuse_seconds(src: Path, runs: list[Path], strategy: str | None = None) -> float:
     """``serpfuse fuse`` over the MQ2008 run files, the whole process."""
-    return _process_seconds([sys.executable, "-c", CLI, "fuse", *map(str, runs)], _env(src))
+    chosen = ["--strategy", strategy] if strategy else []
+    return _process_seconds([sys.executable, "-c", CLI, "fuse", *chosen, *map(str, runs)], _env(src))
+
+
+# ranx (the ``ranx`` extra) fuses with RRF, as ``serpfuse fuse --strategy rrf`` does, and writes a TREC run.
+RANX = """import sys
+from ranx import Run, fuse
+fuse([Run.from_file(p, kind="trec") for p in sys.argv[2:]], method="rrf").save(sys.argv[1], kind="trec")
+"""
+
+
+def ranx_installed() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("ranx") is not None
+
+
+def ranx_seconds(runs: list[Path], out: Path, timeout_s: float = 120) -> float:
+    """ranx's RRF over ``runs``, the whole process (its numba code compiled on a first, untimed call)."""
+    cmd = [sys.executable, "-c", RANX, str(out), *map(str, runs)]
+    return _process_seconds(cmd, _env(THIS_SRC), timeout_s)
+
+
+def common_query_runs(runs: list[Path], out: Path) -> list[Path]:
+    """The run files cut to the queries every run answers: ranx fuses only runs with the same query ids."""
+    from . import trec
+
+    loaded = {path: trec.read_run(path) for path in runs}
+    common = set.intersection(*(set(run) for run in loaded.values()))
+    out.mkdir(exist_ok=True)
+    paths = []
+    for path, run in loaded.items():
+        cut = out / path.name
+        ranked = {qid: sorted(run[qid].items(), key=lambda d: (-d[1], d[0])) for qid in sorted(common)}
+        trec.write_run(cut, ranked, tag=path.stem)
+        paths.append(cut)
+    return paths
 
 
 def write_mq2008_runs(data_dir: Path, out: Path) -> list[Path]:
@@ -272,6 +308,10 @@ def measure(
         ),
         "rps_ratio": Row("/v1/search cache hits ÷ /healthz requests/s at concurrency 16 (1 worker)", "≥ 0.5"),
         "fuse": Row("serpfuse fuse, 25 MQ2008 runs, whole process", "", "s"),
+        "ranx": Row(
+            "serpfuse fuse --strategy rrf ÷ ranx's rrf, the 25 runs cut to the queries all answer, whole processes",
+            "≤ 0.1",
+        ),
     }
     for n in worker_counts:
         rows[f"rps{n}"] = Row(
@@ -290,6 +330,9 @@ def measure(
             if (Path(data_dir) / "mq2008-agg").is_dir()
             else []
         )
+        common = common_query_runs(runs, tmp / "common") if runs and ranx_installed() else []
+        if common:
+            ranx_seconds(common, tmp / "ranx.run", timeout_s=900)  # compiles and caches its numba code
         engines, port = start_engines(lifetime_s=3600)
         with engines:
             for rep in range(repeat):
@@ -321,6 +364,9 @@ def measure(
                     note("help", label, help_ratio(src))
                     if runs:
                         note("fuse", label, fuse_seconds(src, runs))
+                    if common and label == "this":  # ranx does not change with the tree: this one's ratio
+                        own = fuse_seconds(src, common, "rrf")
+                        note("ranx", label, own / ranx_seconds(common, tmp / "ranx.run"))
                     for n in worker_counts:
                         if label != "this" and n > 1:
                             continue  # a baseline without --workers serves one process
