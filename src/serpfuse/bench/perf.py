@@ -404,7 +404,7 @@ def markdown(rows: list[Row], peak_rss_mb: float, *, command: str, when: str, co
         if has_baseline:
             before_values, after_values = r.values.get("baseline"), r.values.get("this")
             ratio = "–"
-            if before_values and after_values and not stages:
+            if before_values and after_values and not stages and statistics.median(before_values):
                 ratio = f"{statistics.median(after_values) / statistics.median(before_values):.2f}"
             before = _cell(before_values, r.unit, stages)
             lines.append(f"| {r.what} | {r.unit or 'ratio'} | {before} | {after} | {ratio} | {r.goal} |")
