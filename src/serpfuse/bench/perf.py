@@ -276,7 +276,7 @@ def measure(
     """Every row, ``repeat`` times, this tree and the baseline interleaved. Returns the rows and peak RSS (MB)."""
     from ..workers import default_workers
 
-    recording = Path(data_dir) / RECORDING
+    recording = (Path(data_dir) / RECORDING).resolve()  # the serve processes run in their own directories
     if not recording.is_file():
         raise FileNotFoundError(f"crw56 recording not found: {recording}")
     cores = default_workers()
