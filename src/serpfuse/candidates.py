@@ -61,8 +61,7 @@ def _merge(
     key: str, rows: list[tuple[EngineRow, str]], query: QueryAnalysis, terms: frozenset[str]
 ) -> Candidate:
     observations = [
-        # The row's fields were validated when the row was made: no second validation per sighting.
-        Observation.model_construct(
+        Observation(
             engine=row.engine,
             rank=row.rank,
             variant=row.variant,

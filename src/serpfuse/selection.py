@@ -57,6 +57,7 @@ def single_site(include_domains: Iterable[str]) -> bool:
 class _Pending:
     row: Scored
     shingles: Shingles | None
+    redundancy: float = 0.0  # max Jaccard against the rows selected so far, updated as each one is picked
 
 
 def mmr_select(
@@ -76,7 +77,6 @@ def mmr_select(
     depend on the input order. Each selected row is returned as a copy carrying its ``selection_score``.
     """
     pending = [_Pending(r, shingles_of(r)) for r in rows]
-    selected: list[_Pending] = []
     per_domain: dict[str, int] = {}
     out: list[Scored] = []
 
@@ -93,8 +93,7 @@ def mmr_select(
         for i, p in enumerate(pending):
             if capped(p):
                 continue
-            redundancy = max((jaccard(p.shingles, s.shingles) for s in selected), default=0.0)
-            marginal = p.row.score - penalty * redundancy
+            marginal = p.row.score - penalty * p.redundancy
             if (
                 best is None
                 or marginal > best_score
@@ -104,7 +103,9 @@ def mmr_select(
         if best is None:
             break
         chosen = pending.pop(best)
-        selected.append(chosen)
+        if chosen.shingles:  # only the new pick can raise a row's redundancy: no pair is compared twice
+            for p in pending:
+                p.redundancy = max(p.redundancy, jaccard(p.shingles, chosen.shingles))
         out.append(replace(chosen.row, selection_score=best_score))
         domain = chosen.row.candidate.domain
         per_domain[domain] = per_domain.get(domain, 0) + 1

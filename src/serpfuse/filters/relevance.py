@@ -146,6 +146,11 @@ def word_stems(word: str) -> set[str]:
     return stems
 
 
+@lru_cache(maxsize=1 << 16)
+def _stems(word: str) -> frozenset[str]:
+    return frozenset(word_stems(word))
+
+
 def is_year(word: str) -> bool:
     return bool(_YEAR.match(word))
 
@@ -207,8 +212,13 @@ def asked_words(text: str) -> tuple[list[list[str]], list[str]]:
 
 def query_terms(query: QueryAnalysis) -> list[Term]:
     """The terms of a query's text, in order: quoted phrases first as key terms, then the other words."""
+    return list(_text_terms(query.text))
+
+
+@lru_cache(maxsize=256)  # read once per query text, not once per stage and search
+def _text_terms(text: str) -> tuple[Term, ...]:
     terms: list[Term] = []
-    phrases, plain = asked_words(query.text)
+    phrases, plain = asked_words(text)
     phrase_words: set[str] = set()
     for tokens in phrases:
         if len(tokens) == 1:
@@ -221,7 +231,7 @@ def query_terms(query: QueryAnalysis) -> list[Term]:
         if role == "function" or word in phrase_words:
             continue
         terms.append(Term(word, _word_forms(word), weak=role == "weak"))
-    return terms
+    return tuple(terms)
 
 
 # --- rows ----------------------------------------------------------------------------------------------------
@@ -240,10 +250,13 @@ class RowText:
     def of(cls, title: str, snippet: str, url: str = "") -> RowText:
         snippet = strip_date_stamp(snippet)
         fields = [words(title), words(snippet)]
-        vocabulary = {s for tokens in [*fields, words(unquote(url))] for t in tokens for s in word_stems(t)}
-        vocabulary |= {
+        # Each distinct word once (a snippet repeats its words), through a memo of its stems.
+        vocabulary = set().union(
+            *map(_stems, {t for tokens in [*fields, words(unquote(url))] for t in tokens})
+        )
+        vocabulary.update(
             light_stem(a + b) for tokens in fields for a, b in zip(tokens, tokens[1:], strict=False)
-        }
+        )
         return cls(
             vocabulary=frozenset(vocabulary),
             plain_words=frozenset(t for tokens in fields for t in tokens),
@@ -258,7 +271,7 @@ class RowText:
     def has(self, form: tuple[str, ...]) -> bool:
         # A quoted phrase counts when all its words are there: the engines held the quote against the whole
         # page, and a snippet often shows its words apart ("Conflict: Middle East" -> "Conflict in the ...").
-        return all(word in self.vocabulary for word in form)
+        return self.vocabulary.issuperset(form)
 
 
 def _adjacent_pairs(terms: Sequence[Term]) -> list[tuple[Term, Term, str]]:
@@ -270,10 +283,13 @@ def _adjacent_pairs(terms: Sequence[Term]) -> list[tuple[Term, Term, str]]:
     return pairs
 
 
-def found_terms(terms: Sequence[Term], row: RowText) -> list[Term]:
-    """The terms the row mentions, in query order."""
+def found_terms(
+    terms: Sequence[Term], row: RowText, pairs: Sequence[tuple[Term, Term, str]] | None = None
+) -> list[Term]:
+    """The terms the row mentions, in query order (``pairs``: ``_adjacent_pairs(terms)``, worked out once
+    for a whole pool)."""
     found = {t.text for t in terms if any(row.has(f) for f in t.forms)}
-    for a, b, compound in _adjacent_pairs(terms):
+    for a, b, compound in _adjacent_pairs(terms) if pairs is None else pairs:
         if compound in row.vocabulary:
             found.update((a.text, b.text))
     return [t for t in terms if t.text in found]
@@ -570,7 +586,8 @@ def analyze_pool(
         )  # fmt: skip
     rows = {c.key: RowText.of_candidate(c) for c in candidates}
     terms, spelled = learn_spellings(query_terms(query), list(rows.values()), lang)
-    found = {key: frozenset(t.text for t in found_terms(terms, row)) for key, row in rows.items()}
+    pairs = _adjacent_pairs(terms)
+    found = {key: frozenset(t.text for t in found_terms(terms, row, pairs)) for key, row in rows.items()}
     spec = {t.text: max(specificity(spelled.get(w, w), lang) for w in t.text.split()) for t in terms}
     pool = PoolTerms(lang, terms, rows, found, spec, spelled, lists)
     if spelled:
