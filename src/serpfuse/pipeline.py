@@ -10,6 +10,7 @@ import asyncio
 import datetime as dt
 import time
 from collections import defaultdict
+from functools import cache
 
 from .candidates import build_candidates
 from .config import SCORE_VERSION, RankingConfig
@@ -205,6 +206,13 @@ def rank_answers(
     )
 
 
+@cache
+def default_config() -> RankingConfig:
+    """The default ranking configuration, built once per process: building it and hashing its fingerprint
+    cost about as much as ranking a search. Shared, so never edited in place (RankingConfig says so too)."""
+    return RankingConfig()
+
+
 def relevance_gate(query: QueryAnalysis, units: int):
     """Seed 000's CJK gate on raw rows, used by the fan-out to decide whether an answer was usable."""
     if not query.is_cjk:
@@ -221,7 +229,7 @@ async def search(
     explain: bool = False,
     now: dt.datetime | None = None,
 ) -> SearchResponse:
-    config = config or RankingConfig()
+    config = config or default_config()
     t0 = time.perf_counter()
     get_ranker(request.strategy or config.strategy)  # a bad strategy fails before any engine is asked
     query = analyze_query(request.query)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import Literal
 
 from serpfuse import data
@@ -109,6 +109,7 @@ def _extract_sites(part: str, include: list[str], exclude: list[str]) -> str:
     return _collapse(_SITE.sub(pull, part))
 
 
+@lru_cache(maxsize=1024)  # pure, and read by the fan-out, the replay source and the ranking of every search
 def analyze_query(query: str) -> QueryAnalysis:
     """Split a typed query into what engines are sent and what the pipeline filters on (see QueryAnalysis)."""
     raw = _collapse(query)
