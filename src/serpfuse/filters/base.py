@@ -2,6 +2,8 @@
 
 A filter is a small object with a ``name`` and ``check(candidate, ctx)``: None keeps the candidate, a string
 drops it and says why in one line a person can read ("covers 1 of 3 query terms"). Filters never reorder.
+A filter that knows from the request alone that it keeps every row says so with ``idle(ctx)`` (optional):
+then no row is asked.
 """
 
 from __future__ import annotations

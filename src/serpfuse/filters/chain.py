@@ -42,6 +42,9 @@ def bind_to_pool(flt: Filter, pool: Sequence[Candidate], ctx: FilterContext) -> 
 def _run(
     flt: Filter, candidates: list[Candidate], ctx: FilterContext, cut: dict[str, Cut]
 ) -> list[Candidate]:
+    idle = getattr(flt, "idle", None)
+    if idle is not None and idle(ctx):  # it cuts nothing for this request: no row is asked
+        return list(candidates)
     kept = []
     for cand in candidates:
         reason = flt.check(cand, ctx)

@@ -19,6 +19,9 @@ class CjkGateFilter:
 
     name = "cjk_gate"
 
+    def idle(self, ctx: FilterContext) -> bool:
+        return not ctx.query.is_cjk
+
     def check(self, candidate: Candidate, ctx: FilterContext) -> str | None:
         if not ctx.query.is_cjk:
             return None

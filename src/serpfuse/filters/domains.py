@@ -23,6 +23,10 @@ class DomainFilter:
 
     name = "domains"
 
+    def idle(self, ctx: FilterContext) -> bool:
+        include, exclude = wanted_domains(ctx)
+        return not include and not exclude
+
     def check(self, candidate: Candidate, ctx: FilterContext) -> str | None:
         include, exclude = wanted_domains(ctx)
         if not include and not exclude:

@@ -43,6 +43,9 @@ def _rivals(query_text: str) -> tuple[tuple[tuple[str, ...], tuple[tuple[str, ..
 class GeoFilter:
     name = "geo"
 
+    def idle(self, ctx: FilterContext) -> bool:
+        return not _rivals(ctx.query.text)
+
     def check(self, candidate: Candidate, ctx: FilterContext) -> str | None:
         hit = competing_place(ctx.query.text, candidate.title, candidate.snippet, candidate.url)
         if hit is None:

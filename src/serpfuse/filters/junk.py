@@ -165,9 +165,16 @@ def echo_verdict(
     if query is None:
         return None
     typed = typed_words(query)
+    return _title_echo(title, snippet, tuple(typed)) or _typo_echo(typed, query, row_words, spelled)
+
+
+@lru_cache(maxsize=_ROW_MEMO)  # a row's text against the query's words: judged once while both come back
+def _title_echo(title: str, snippet: str, query_words: tuple[str, ...]) -> str | None:
+    """The first two signs of ``echo_verdict``: the query in the title, with echo words or repeated."""
+    typed = list(query_words)
     folded = fold(title)
     if not all(w in folded for w in typed):  # the quick test: most titles lack some query word
-        return _typo_echo(typed, query, row_words, spelled)
+        return None
     # whole words: "restaurants in belgrad" is not in "... restaurants in belgrade"
     if (
         len(typed) >= ECHO_MIN_WORDS
@@ -181,7 +188,7 @@ def echo_verdict(
         rest = tokens[:at] + tokens[at + len(typed) :] if at >= 0 and len(typed) >= 2 else []
         if rest and all(w in echo_words for w in rest):
             return f"echoes the query in its title ('{title}')"
-    return _typo_echo(typed, query, row_words, spelled)
+    return None
 
 
 def _typo_echo(

@@ -700,10 +700,15 @@ class RelevanceFilter:
         verdict = pool_verdict(terms, list(rows.values()), found) if gate else None
         if verdict:
             return PoolRelevance(terms, verdict, cfg.weak_term_weight, cfg.min_coverage)
+        shared: dict[frozenset[str], Coverage] = {}  # rows mentioning the same terms share one coverage
+
+        def covered(found: frozenset[str]) -> Coverage:
+            if found not in shared:
+                shared[found] = coverage_of(terms, found, cfg.weak_term_weight)
+            return shared[found]
+
         coverages = {
-            key: coverage_of(terms, pool.found[key], cfg.weak_term_weight)
-            if key in pool.found
-            else coverage(terms, row, cfg.weak_term_weight)
+            key: covered(pool.found[key]) if key in pool.found else coverage(terms, row, cfg.weak_term_weight)
             for key, row in rows.items()
         }
         min_coverage = cfg.min_coverage

@@ -91,6 +91,9 @@ def outside_window(published: dt.datetime, ctx: FilterContext) -> str | None:
 class TimeRangeFilter:
     name = "timerange"
 
+    def idle(self, ctx: FilterContext) -> bool:
+        return not asks_for_dates(ctx)
+
     def check(self, candidate: Candidate, ctx: FilterContext) -> str | None:
         if not asks_for_dates(ctx):
             return None
