@@ -137,7 +137,7 @@ class AgreementConfig(Model):
         10.0, gt=0, description="k of the reciprocal-rank votes, in fusion and consensus"
     )
     power: float = Field(
-        0.25, ge=0, description="sharpening of support into weight; 0 = only whether anyone backs it"
+        0.25, ge=0, description="sharpening of support into weight; 0 = ignore support (coverage only)"
     )
     coverage: float = Field(
         1.0, ge=0, description="exponent of an engine's list length relative to the longest"
