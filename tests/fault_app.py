@@ -14,8 +14,8 @@ from dataclasses import replace
 
 from serpfuse.cooldown import CooldownPolicy, CooldownState, InMemoryCooldownStore, next_state
 from serpfuse.engines.base import EngineError
-from serpfuse.http_api import serve
 from serpfuse.secrets import KeyStore
+from serpfuse.serve.http_api import serve
 from serpfuse.service import SearchService
 from serpfuse.settings import Settings
 from serpfuse.sources.live import LiveSource

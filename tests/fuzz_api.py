@@ -60,12 +60,13 @@ def fuzz(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-examples", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=1, help="schemathesis' seed: runs with other seeds add cases")
     parser.add_argument(
         "--recording", type=Path, default=HERE.parent.parent / "shared/data/crw56/searxng_raw.json"
     )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        run = fuzz(args.recording, Path(tmp), max_examples=args.max_examples)
+        run = fuzz(args.recording, Path(tmp), max_examples=args.max_examples, seed=args.seed)
     print(
         f"schemathesis cases: {run.cases}; failed checks: {run.failures}; server 5xx answers: {run.server_errors}"
     )

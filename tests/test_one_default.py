@@ -15,7 +15,7 @@ from conftest import need
 from redis_server import start_serpfuse, stop
 from serpfuse.cli import app
 from serpfuse.config import DEFAULT_STRATEGY, RankingConfig
-from serpfuse.mcp_server import build_server
+from serpfuse.serve.mcp_server import build_server
 from serpfuse.service import SearchService
 from serpfuse.settings import Settings
 

@@ -19,8 +19,8 @@ from conftest import need
 from redis_server import start_serpfuse, stop
 from serpfuse.engines.base import EngineTimeout, RateLimited
 from serpfuse.ratelimit import QueueTooLong
+from serpfuse.serve.workers import default_workers
 from serpfuse.sqlite_store import SqliteCooldownStore, SqliteIntervals, SqliteTokenBuckets, state_file
-from serpfuse.workers import default_workers
 
 
 def _in_another_process(code: str, state_dir: Path) -> str:

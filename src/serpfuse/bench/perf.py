@@ -274,7 +274,7 @@ def measure(
     progress: Callable[[str], None] = lambda _: None,
 ) -> tuple[list[Row], float]:
     """Every row, ``repeat`` times, this tree and the baseline interleaved. Returns the rows and peak RSS (MB)."""
-    from ..workers import default_workers
+    from ..serve.workers import default_workers
 
     recording = (Path(data_dir) / RECORDING).resolve()  # the serve processes run in their own directories
     if not recording.is_file():

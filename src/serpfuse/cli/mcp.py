@@ -33,7 +33,7 @@ def register(app: typer.Typer) -> None:
         """Run the MCP server (tools: web_search, explain_search, engine_status, read_url)."""
         settings = build_settings(config, host=host, port=None, replay=replay, redis=redis, no_cache=no_cache)
         setup_logging(secrets=settings_secrets(settings))
-        from ..mcp_server import run_http, run_stdio
+        from ..serve.mcp_server import run_http, run_stdio
 
         if not http:
             # stdout is the protocol channel: nothing else may be printed there.

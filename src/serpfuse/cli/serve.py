@@ -12,11 +12,11 @@ from typing import Annotated
 import typer
 
 from ..logs import settings_secrets, setup_logging
+from ..serve.workers import default_workers
+from ..serve.workers import run as run_workers
 from ..service import SearchService
 from ..settings import ConfigError, Settings, check_bind, load_settings
 from ..sources.base import SourceError
-from ..workers import default_workers
-from ..workers import run as run_workers
 from .errors import fail
 
 
@@ -134,7 +134,7 @@ def register(app: typer.Typer) -> None:
             with contextlib.suppress(KeyboardInterrupt):
                 run_workers(flags, sock, workers=processes, log_level=log_level)
             return
-        from ..http_api import serve as run
+        from ..serve.http_api import serve as run
 
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(run(service, log_level=log_level, sock=sock))

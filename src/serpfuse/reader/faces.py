@@ -110,7 +110,7 @@ async def tavily_extract(reader: Reader, body: dict[str, Any]) -> dict[str, Any]
             continue
         row: dict[str, Any] = {"url": url, "raw_content": got.content(fmt), "images": []}  # type: ignore[arg-type]
         if include_favicon:
-            from ..http_api import favicon_url
+            from ..serve.http_api import favicon_url
 
             row["favicon"] = favicon_url(got.final_url or url)
         results.append(row)

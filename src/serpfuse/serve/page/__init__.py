@@ -22,13 +22,13 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.staticfiles import StaticFiles
 
-from ..fanout import UnknownEngine
-from ..models import ANSWERED, SearchResponse
-from ..rankers import UnknownStrategy
-from ..service import QueryTooLong, SearchService
-from ..settings import validation_message
-from ..sources.base import SourceError
-from ..sources.replay import ReplayError
+from ...fanout import UnknownEngine
+from ...models import ANSWERED, SearchResponse
+from ...rankers import UnknownStrategy
+from ...service import QueryTooLong, SearchService
+from ...settings import validation_message
+from ...sources.base import SourceError
+from ...sources.replay import ReplayError
 
 TIME_RANGES = ("day", "week", "month", "year")
 VIEWS = ("results", "explain")
@@ -43,7 +43,7 @@ SECURITY_HEADERS = {
 }
 
 _templates = Environment(
-    loader=PackageLoader("serpfuse.page", "templates"),
+    loader=PackageLoader("serpfuse.serve.page", "templates"),
     autoescape=select_autoescape(default=True, default_for_string=True),
     trim_blocks=True,
     lstrip_blocks=True,
@@ -102,7 +102,7 @@ class Page:
 
     def __init__(self, service: SearchService) -> None:
         self.service = service
-        self.static = StaticFiles(packages=[("serpfuse.page", "static")])
+        self.static = StaticFiles(packages=[("serpfuse.serve.page", "static")])
 
     async def engine_choices(self) -> list[tuple[str, str | None]]:
         """(engine, why it cannot run now or None): every engine is offered; one without a key says so."""

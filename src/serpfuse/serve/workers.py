@@ -49,12 +49,12 @@ def run(flags: dict[str, Any], sock: socket.socket, *, workers: int, log_level: 
 
 def worker_app() -> Any:
     """One worker's app (uvicorn calls it in each worker process)."""
+    from ..logs import settings_secrets, setup_logging
+    from ..metrics import Metrics
+    from ..service import SearchService
+    from ..settings import load_settings
+    from ..sources import parsing
     from .http_api import create_app
-    from .logs import settings_secrets, setup_logging
-    from .metrics import Metrics
-    from .service import SearchService
-    from .settings import load_settings
-    from .sources import parsing
 
     parsing.WORKERS.size = int(os.environ.get(PARSERS_ENV) or parsing.WORKERS.size)
     flags = json.loads(os.environ[ARGS_ENV])

@@ -37,19 +37,19 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .fanout import UnknownEngine
-from .metrics import CONTENT_TYPE
-from .models import ANSWERED, MAX_LIMIT, MAX_QUERY_CHARS, FusedResult, SearchRequest, SearchResponse
+from ..fanout import UnknownEngine
+from ..metrics import CONTENT_TYPE
+from ..models import ANSWERED, MAX_LIMIT, MAX_QUERY_CHARS, FusedResult, SearchRequest, SearchResponse
+from ..rankers import UnknownStrategy
+from ..ratelimit import Buckets, buckets
+from ..reader import faces
+from ..reader.models import ReadError
+from ..service import QueryTooLong, SearchService
+from ..settings import Settings, validation_message
+from ..sources.base import SourceError
+from ..sources.replay import ReplayError
+from ..validation import LOCALE_MAX_CHARS, InputError, bounded_int, parse_json_object, reject_unknown_keys
 from .page import Page
-from .rankers import UnknownStrategy
-from .ratelimit import Buckets, buckets
-from .reader import faces
-from .reader.models import ReadError
-from .service import QueryTooLong, SearchService
-from .settings import Settings, validation_message
-from .sources.base import SourceError
-from .sources.replay import ReplayError
-from .validation import LOCALE_MAX_CHARS, InputError, bounded_int, parse_json_object, reject_unknown_keys
 
 log = logging.getLogger(__name__)
 
@@ -528,7 +528,7 @@ def create_app(service: SearchService) -> ASGIApp:
 
     @functools.cache
     def reader():  # built on first use: the extractors are not imported until a page is read
-        from .reader.service import Reader
+        from ..reader.service import Reader
 
         return Reader.from_settings(settings, service.cache)
 

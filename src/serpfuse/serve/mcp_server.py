@@ -24,15 +24,15 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from mcp_types import INVALID_PARAMS, INVALID_REQUEST, ErrorData, JSONRPCError
 from pydantic import Field, ValidationError
 
-from . import __version__
-from .models import ANSWERED, MAX_LIMIT, CandidateExplanation, FusedResult, Model, SearchResponse
-from .rankers import available
-from .reader.faces import ReadUrlOutput
-from .reader.models import ReadError
-from .service import EngineHealth, SearchService
-from .settings import MCP_MAX_CHARS, MCP_MIN_CHARS, split_list, validation_message
-from .sources.base import SourceError
-from .validation import InputError, check_strings
+from .. import __version__
+from ..models import ANSWERED, MAX_LIMIT, CandidateExplanation, FusedResult, Model, SearchResponse
+from ..rankers import available
+from ..reader.faces import ReadUrlOutput
+from ..reader.models import ReadError
+from ..service import EngineHealth, SearchService
+from ..settings import MCP_MAX_CHARS, MCP_MIN_CHARS, split_list, validation_message
+from ..sources.base import SourceError
+from ..validation import InputError, check_strings
 
 SNIPPET_CHARS = 300
 TITLE_CHARS = 200
@@ -427,7 +427,7 @@ def build_server(service: SearchService, *, name: str = "serpfuse") -> MCPServer
 
     @functools.cache
     def reader():  # built on first use: the extractors are not imported until a page is read
-        from .reader.service import Reader
+        from ..reader.service import Reader
 
         return Reader.from_settings(service.settings, service.cache)
 
@@ -443,7 +443,7 @@ def build_server(service: SearchService, *, name: str = "serpfuse") -> MCPServer
         ] = "markdown",
     ) -> Annotated[CallToolResult, ReadUrlOutput]:
         """Read a web page's main content as markdown, with title, author and date; long pages in pieces."""
-        from .reader.faces import chunk
+        from ..reader.faces import chunk
 
         try:
             page = await reader().read(url)
