@@ -108,6 +108,15 @@ def test_a_rate_limited_error_keeps_its_cooldown_length(tmp_path):
     assert state.until == 142.0
 
 
+def _terminate(server) -> None:
+    """SIGTERM to the supervisor, as a service manager sends it; up to 30 s for the workers to end, then kill."""
+    server.proc.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + 30
+    while server.proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    stop(server.proc)
+
+
 def _spawned_children(pid: int) -> list[str]:
     out = subprocess.run(
         ["ps", "-ww", "-o", "args=", "--ppid", str(pid)], capture_output=True, text=True
@@ -128,11 +137,7 @@ def test_two_workers_serve_one_port_and_share_the_cache(data_dir, tmp_path):
         assert all(server.json("GET", path)[2] == {**first, "cached": True} for _ in range(8))
         assert list(tmp_path.rglob("state.sqlite3"))  # cooldowns and intervals live beside the cache
     finally:
-        server.proc.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + 30
-        while server.proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.1)
-        stop(server.proc)
+        _terminate(server)
 
 
 @pytest.mark.slow
@@ -150,11 +155,7 @@ def test_every_worker_parses_in_its_own_processes_and_they_end_with_the_server(t
         assert len(workers) == 2 * max(1, default_workers() // 2), workers
         started = descendants(server.proc.pid)
     finally:
-        server.proc.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + 30
-        while server.proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.1)
-        stop(server.proc)
+        _terminate(server)
     deadline = time.monotonic() + 10
     while (alive := [pid for pid in started if _running(pid)]) and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -211,8 +212,4 @@ def test_two_workers_enforce_one_rate_limit_per_client(data_dir, tmp_path):
         assert sum(c.get("200", 0) for c in counts.values()) == 4, counts
         assert sum(c.get("429", 0) for c in counts.values()) == len(codes) - 4, counts
     finally:
-        server.proc.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + 30
-        while server.proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.1)
-        stop(server.proc)
+        _terminate(server)

@@ -557,11 +557,9 @@ def pool_ceiling(queries: Sequence[crw56.Crw56Query], recording: Mapping[str, ob
     return m.mean(values)
 
 
-def run_garbage_crw56(
-    root, engine: str, runs: Runs, default: str, progress, only: Collection[int] | None = None
-) -> Tables:
-    """crw56 dev: every run clean and with ``engine`` answering each query with its list for another query
-    (``only``: just these qids are scored, for tests; the donors are drawn from them too)."""
+def _dev_recording(root, engine: str, option: str, only: Collection[int] | None):
+    """crw56's corpus, its dev queries (``only``: just these qids) and its recording, once ``engine`` is known
+    to be one of the engines that answered them (else the one-line error names ``option``)."""
     from ..sources.replay import load_recording
     from .setups import BenchError, load_crw56
 
@@ -569,8 +567,18 @@ def run_garbage_crw56(
     queries = [q for q in corpus.split("dev") if only is None or q.qid in only]
     known = crw56.engines_of(queries)
     if engine not in known:
-        raise BenchError(f"--garbage-engine {engine!r}: crw56's engines are {', '.join(known)}")
-    recording = load_recording(corpus.recording)
+        raise BenchError(f"{option} {engine!r}: crw56's engines are {', '.join(known)}")
+    return corpus, queries, load_recording(corpus.recording)
+
+
+def run_garbage_crw56(
+    root, engine: str, runs: Runs, default: str, progress, only: Collection[int] | None = None
+) -> Tables:
+    """crw56 dev: every run clean and with ``engine`` answering each query with its list for another query
+    (``only``: just these qids are scored, for tests; the donors are drawn from them too)."""
+    from .setups import BenchError
+
+    corpus, queries, recording = _dev_recording(root, engine, "--garbage-engine", only)
     try:
         altered, swap = garbage_recording(recording, queries, engine)
     except ValueError as exc:
@@ -655,15 +663,9 @@ def run_generic_crw56(
 ) -> Tables:
     """crw56 dev: every run clean and with ``engine``'s lists carrying rows that match only the query's generic
     words, in each of the ``GENERIC_VARIANTS`` (``generic_recording``; ``only``: just these qids, for tests)."""
-    from ..sources.replay import load_recording
-    from .setups import BenchError, load_crw56
+    from .setups import BenchError
 
-    corpus = load_crw56(root)
-    queries = [q for q in corpus.split("dev") if only is None or q.qid in only]
-    known = crw56.engines_of(queries)
-    if engine not in known:
-        raise BenchError(f"--generic-rows {engine!r}: crw56's engines are {', '.join(known)}")
-    recording = load_recording(corpus.recording)
+    corpus, queries, recording = _dev_recording(root, engine, "--generic-rows", only)
     variants = [
         (name, *generic_recording(recording, queries, engine, whole, nth))
         for name, whole, nth in GENERIC_VARIANTS
