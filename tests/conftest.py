@@ -120,3 +120,13 @@ async def transport():
 
     async with Transport(trust_env=False, impersonate=False) as t:
         yield t
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory):
+    """A real redis-server for one test module (the Redis-shared state's tests)."""
+    from redis_server import start_redis, stop
+
+    server = start_redis(tmp_path_factory.mktemp("redis"))
+    yield server.url
+    stop(server.proc)

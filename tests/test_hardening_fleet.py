@@ -11,19 +11,12 @@ import pytest
 
 from conftest import need
 from fakeserver import FakeServer, Reply, Seen
-from redis_server import start_redis, start_serpfuse, stop
+from redis_server import start_serpfuse, stop
 from serpfuse.ratelimit import FailSoftBuckets, TokenBuckets
 
 pytestmark = pytest.mark.redis
 
 QUERY = "top restaurants in belgrad"
-
-
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory):
-    server = start_redis(tmp_path_factory.mktemp("redis"))
-    yield server.url
-    stop(server.proc)
 
 
 @pytest.fixture

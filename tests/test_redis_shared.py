@@ -24,13 +24,6 @@ QUERY = "top restaurants in belgrad"
 OTHER = "best coffee shops in lisbon"
 
 
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory):
-    server = start_redis(tmp_path_factory.mktemp("redis"))
-    yield server.url
-    stop(server.proc)
-
-
 @pytest.fixture
 async def client(redis_url):
     redis = redis_client(redis_url)

@@ -12,7 +12,7 @@ import typer
 from ..logs import settings_secrets, setup_logging
 from ..settings import ConfigError, check_bind
 from .errors import fail
-from .serve import ConfigOpt, NoCacheOpt, RedisOpt, ReplayOpt, build_settings, open_service
+from .serve import ConfigOpt, NoCacheOpt, RedisOpt, ReplayOpt, build_settings, open_service, settings_flags
 
 MCP_HTTP_PORT = 8766
 
@@ -31,7 +31,9 @@ def register(app: typer.Typer) -> None:
         config: ConfigOpt = None,
     ) -> None:
         """Run the MCP server (tools: web_search, explain_search, engine_status, read_url)."""
-        settings = build_settings(config, host=host, port=None, replay=replay, redis=redis, no_cache=no_cache)
+        settings = build_settings(
+            settings_flags(config, host=host, port=None, replay=replay, redis=redis, no_cache=no_cache)
+        )
         setup_logging(secrets=settings_secrets(settings))
         from ..serve.mcp_server import run_http, run_stdio
 

@@ -20,19 +20,11 @@ from ..sources.base import SourceError
 from .errors import fail
 
 
-def build_settings(
-    config: str | None,
-    *,
-    host: str | None,
-    port: int | None,
-    replay: str | None,
-    redis: str | None,
-    no_cache: bool,
-) -> Settings:
-    """Flags over the environment over the TOML file; a flag left out is None and does not override."""
-    flags = settings_flags(config, host=host, port=port, replay=replay, redis=redis, no_cache=no_cache)
+def build_settings(flags: dict) -> Settings:
+    """``settings_flags``' flags over the environment over the TOML file; a flag left out does not override."""
+    rest = dict(flags)
     try:
-        return load_settings(flags.pop("config"), **flags)
+        return load_settings(rest.pop("config"), **rest)
     except ConfigError as exc:
         fail(str(exc))
 
@@ -113,7 +105,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Serve the HTTP API (/v1/search, /v1/read, SearXNG- and Tavily-shaped routes) and the web page."""
         flags = settings_flags(config, host=host, port=port, replay=replay, redis=redis, no_cache=no_cache)
-        settings = build_settings(config, host=host, port=port, replay=replay, redis=redis, no_cache=no_cache)
+        settings = build_settings(flags)
         setup_logging(log_level, secrets=settings_secrets(settings))
         try:
             check_bind(settings.host, settings.token())

@@ -258,14 +258,12 @@ def extract_pdf(data: bytes) -> Extraction:
     text = "\n\n".join(p.strip() for p in pages if p.strip())
     if not text:
         raise ExtractionError("no text in the PDF (scanned pages need OCR, which the reader does not do)")
-    return Extraction(
-        markdown=text,
-        text=text,
-        html=f"<article><pre>{_escape(text)}</pre></article>",
-        title=(info.title if info and info.title else None),
-        author=(info.author if info and info.author else None),
+    return _preformatted(
+        text,
         kind="pdf",
         extractor="pypdf",
+        title=(info.title if info and info.title else None),
+        author=(info.author if info and info.author else None),
     )
 
 
@@ -273,10 +271,9 @@ def extract_text(text: str) -> Extraction:
     text = text.replace("\r\n", "\n").strip()
     if not text:
         raise ExtractionError("the document is empty")
-    return Extraction(
-        markdown=text,
-        text=text,
-        html=f"<article><pre>{_escape(text)}</pre></article>",
-        kind="text",
-        extractor="plain",
-    )
+    return _preformatted(text, kind="text", extractor="plain")
+
+
+def _preformatted(text: str, **fields) -> Extraction:
+    """Text with no markup of its own (a PDF's, a plain file's): the same text as markdown and as a <pre>."""
+    return Extraction(markdown=text, text=text, html=f"<article><pre>{_escape(text)}</pre></article>", **fields)
