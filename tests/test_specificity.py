@@ -320,6 +320,97 @@ def test_a_one_term_query_weighs_its_term_whole() -> None:
     assert pool.meaning(keys[BURNOUT[0][0]]) == 1.0 and pool.meaning(keys[SIGNS[0][0]]) == 0.0
 
 
+# --- an engine that answered part of the query: its rows lacking the term the others carry rank lower ---------
+
+VEGAN = [
+    (
+        "https://www.happycow.example/lisbon",
+        "Vegan restaurants in Lisbon",
+        "The best vegan places to eat in Lisbon.",
+    ),
+    (
+        "https://www.timeout.example/lisbon-vegan",
+        "Lisbon's best vegan restaurants",
+        "Plant-based restaurants across Lisbon.",
+    ),
+    (
+        "https://www.veggie.example/lisbon",
+        "Where to eat vegan in Lisbon",
+        "Vegan restaurants and cafés in Lisbon.",
+    ),
+    (
+        "https://www.blog.example/lisbon-vegan-guide",
+        "A vegan guide to Lisbon",
+        "Vegan bakeries and restaurants in Lisbon.",
+    ),
+]
+LISBON = [
+    ("https://www.tripadvisor.example/lisbon", "THE 10 BEST Restaurants in Lisbon", "Restaurants in Lisbon, ranked by travellers."),
+    ("https://www.michelin.example/lisbon", "Lisbon restaurants - MICHELIN Guide", "Starred restaurants in Lisbon."),
+    ("https://www.eater.example/lisbon", "The 38 essential Lisbon restaurants", "Where to eat in Lisbon right now: restaurants."),
+]  # fmt: skip
+
+
+def test_rows_of_an_engine_that_left_out_a_key_term_rank_lower_and_say_which() -> None:
+    """Bing's rows carry the anchor (Lisbon) but none carries "vegan", which every row of the other engine
+    does: bing answered part of the query, so its rows rank after the rows that carry the whole of it, and the
+    explanation names the term they lack."""
+    answers = [answer("bing", LISBON), answer("google", VEGAN[:3])]
+    on = search("vegan restaurants in lisbon", answers)
+    urls = [r.url for r in on.results]
+    assert urls[:3] == [v[0] for v in VEGAN[:3]] and set(urls[3:]) == {r[0] for r in LISBON}
+    demoted = next(r for r in on.results if r.url == LISBON[0][0])
+    assert (
+        "lacks 'vegan', which 3 of the other engines' 3 results mention and 0 of bing's 3" in demoted.reason
+    )
+    assert "demoted" in demoted.reason
+    # The demotion alone does it (content reliability off), and without it bing's first row ranks higher.
+    alone = search("vegan restaurants in lisbon", answers, agree={"content_power": 0})
+    assert [r.url for r in alone.results][:3] == [v[0] for v in VEGAN[:3]]
+    off = search(
+        "vegan restaurants in lisbon", answers, filters={"anchor_demotion": 1}, agree={"content_power": 0}
+    )
+    off_urls = [r.url for r in off.results]
+    assert off_urls.index(LISBON[0][0]) < off_urls.index(VEGAN[2][0])
+    assert all("lacks" not in r.reason for r in off.results)
+
+
+def test_a_row_lacking_a_term_its_own_engine_mostly_carries_is_not_demoted() -> None:
+    """One row of an engine whose other rows carry the term is a page that says it in other words
+    ("plant-based"), not an engine that answered part of the query."""
+    plant = (
+        "https://www.plants.example/lisbon",
+        "Plant-based eating in Lisbon",
+        "Restaurants in Lisbon, no meat.",
+    )
+    query = analyze_query("vegan restaurants in lisbon")
+    candidates, _ = build_candidates(
+        [answer("bing", [VEGAN[3], plant, VEGAN[0], VEGAN[1]]), answer("google", VEGAN[:3])], query
+    )
+    pool = analyze_pool(candidates, query)
+    keys = {c.url: c.key for c in candidates}
+    assert pool.partial_engines == {}
+    assert pool.lacks_engine_term(keys[plant[0]]) is None
+
+
+def test_the_engine_that_left_out_the_more_specific_term_is_the_partial_one() -> None:
+    """Bait pages repeat the query's generic words; a good list need not ("burnout" pages that never say
+    "professional"). When each engine carries a term the other leaves out, only the one that left out the more
+    specific term has its rows demoted."""
+    burnout = [
+        ("https://www.helpguide.example/burnout", "Burnout: signs and symptoms", "Signs of burnout and how to recover."),
+        ("https://www.mayo.example/job-burnout", "Job burnout: how to spot it", "Job burnout is work-related stress."),
+        ("https://www.who.example/burnout", "Burn-out an occupational phenomenon", "Burnout results from chronic stress."),
+    ]  # fmt: skip
+    query = analyze_query("signs of professional burnout")
+    candidates, _ = build_candidates([answer("bing", SIGNS), answer("google", burnout)], query)
+    pool = analyze_pool(candidates, query)
+    keys = {c.url: c.key for c in candidates}
+    assert "google" not in pool.partial_engines
+    assert set(pool.partial_engines.get("bing", {})) == {"burnout"}
+    assert all(pool.lacks_engine_term(keys[b[0]]) is None for b in burnout)
+
+
 def test_rows_in_another_form_are_not_demoted() -> None:
     """A row that carries none of the query's words (a translation) is not judged by the anchor rule."""
     zurich = [

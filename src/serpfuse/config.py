@@ -55,8 +55,9 @@ class FilterConfig(Model):
     pool_gate: bool = True  # drop every row when none mentions the query's key terms together
     # What a weak term (a year, "latest", "guide", "speed") counts in a row's coverage; a key term counts 1.
     weak_term_weight: float = Field(0.5, ge=0, le=1)
-    # A kept row lacking the query's most specific word (the anchor) that the rest of the pool carries has
-    # its score multiplied by this, so it ranks below the rows that carry it; 1 = no demotion.
+    # A kept row lacking the query's most specific word (the anchor) that the rest of the pool carries, or a
+    # key term its engine's list left out while the other engines' rows carry it, has its score multiplied
+    # by this, so it ranks below the rows that carry it; 1 = no demotion.
     anchor_demotion: float = Field(0.2, ge=0, le=1)
 
 

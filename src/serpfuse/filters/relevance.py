@@ -33,6 +33,12 @@ mention enough of what the query is about) and fixes how terms are chosen, weigh
   third of the rows mentioning any key term mention it. A kept row that mentions the query's other words
   but not the anchor matched only its generic words ("professional signs" for "signs of professional
   burnout"): its score is multiplied by ``anchor_demotion``, and its explanation names the missing word.
+- **An engine that answered part of the query.** A key term at most a third of one engine's rows mention
+  while two thirds of the other engines' rows do is a term that engine left out ("museums in Da Nang" for
+  "beaches near Da Nang": the anchor is there, the rest of the question is not). Its rows lacking the term
+  are demoted the same way, unless an engine that carries the term lists them too. When each engine carries
+  a term the other leaves out, only the one that left out the more specific term is partial: bait pages
+  repeat the query's generic words, good pages need not.
 
 Every cut row gets one line saying which terms it has and lacks, or what no row mentions.
 """
@@ -376,6 +382,12 @@ def same_word_ending_aside(a: str, b: str) -> bool:
 # The query's rarest word anchors it when at least this share of the rows that mention any key term mention
 # it (and two rows do): then a row without it is demoted, since it matched only the query's generic words.
 ANCHOR_SHARE = 1 / 3
+# A key term at most PARTIAL_OWN_SHARE of an engine's rows mention while at least PARTIAL_OTHERS_SHARE of
+# the other engines' rows do is one that engine left out: it answered part of the query, and its rows
+# lacking the term are demoted (PoolTerms.partial_engines). Each side needs PARTIAL_MIN_ROWS rows.
+PARTIAL_OWN_SHARE = 1 / 3
+PARTIAL_OTHERS_SHARE = 2 / 3
+PARTIAL_MIN_ROWS = 3
 # A typed word is read as a pool word one or two slips away when the pool uses that word at least this many
 # times as often: several engines agreeing on a spelling outvote a page that repeats the query's.
 SPELLING_MAJORITY = 2
@@ -465,6 +477,74 @@ class PoolTerms:
             f"lacks '{self.anchor.text}', the query's most specific word, which "
             f"{self.anchor_rows} of {self.judged_rows} results mention"
         )
+
+    def lacks_engine_term(self, key: str) -> str | None:
+        """Why the row is demoted, or None: it lacks a key term that most of the other engines' rows carry
+        while its own engine's rows mostly lack it (``partial_engines``), and no engine that carries the
+        term lists it. A row that mentions none of the key terms is not judged here (another form)."""
+        found = self.found.get(key)
+        if not found or key in self.echoes or not self.partial_engines:
+            return None
+        engines = self._engines_of.get(key, ())
+        missing = [t for t in self.terms if not t.weak and t.text not in found]
+        for term in sorted(missing, key=lambda t: -self.spec.get(t.text, 0.0)):
+            if engines and all(term.text in self.partial_engines.get(e, {}) for e in engines):
+                engine = engines[0]
+                mine, own, theirs, others = self.partial_engines[engine][term.text]
+                return (
+                    f"lacks '{term.text}', which {theirs} of the other engines' {others} results mention "
+                    f"and {mine} of {engine}'s {own}: {engine} matched only part of the query"
+                )
+        return None
+
+    @cached_property
+    def _engines_of(self) -> dict[str, tuple[str, ...]]:
+        out: dict[str, list[str]] = {}
+        for engine, keys in self.engine_lists.items():
+            for k in keys:
+                out.setdefault(k, []).append(engine)
+        return {k: tuple(v) for k, v in out.items()}
+
+    @cached_property
+    def partial_engines(self) -> dict[str, dict[str, tuple[int, int, int, int]]]:
+        """engine -> {key term: (its rows mentioning it, its rows, the other engines' rows mentioning it,
+        their rows)} for the key terms at most PARTIAL_OWN_SHARE of the engine's rows mention while at least
+        PARTIAL_OTHERS_SHARE of the other engines' rows do: the engine answered part of the query (its
+        generic words, or its subject without what was asked about it). Rows are the non-junk, non-echo
+        rows mentioning some key term; each side needs PARTIAL_MIN_ROWS of them for a share to mean much."""
+        key_terms = [t.text for t in self.terms if not t.weak]
+        if len(key_terms) < 2 or len(self.engine_lists) < 2:
+            return {}
+        texts = set(key_terms)
+        rows = {
+            e: [k for k in keys if k not in self.echoes and not texts.isdisjoint(self.found.get(k, ()))]
+            for e, keys in self.engine_lists.items()
+        }
+        out: dict[str, dict[str, tuple[int, int, int, int]]] = {}
+        for engine, own in rows.items():
+            if len(own) < PARTIAL_MIN_ROWS:
+                continue
+            mine_keys = set(own)
+            others = {k for e, keys in rows.items() if e != engine for k in keys} - mine_keys
+            if len(others) < PARTIAL_MIN_ROWS:
+                continue
+            missed: dict[str, tuple[int, int, int, int]] = {}
+            # the specificity of the most specific key term this engine carries and the others lack
+            alone = 0.0
+            for term in key_terms:
+                mine = sum(term in self.found[k] for k in own)
+                theirs = sum(term in self.found[k] for k in others)
+                if mine <= PARTIAL_OWN_SHARE * len(own) and theirs >= PARTIAL_OTHERS_SHARE * len(others):
+                    missed[term] = (mine, len(own), theirs, len(others))
+                elif theirs <= PARTIAL_OWN_SHARE * len(others) and mine >= PARTIAL_OTHERS_SHARE * len(own):
+                    alone = max(alone, self.spec.get(term, 0.0))
+            # When the engines each carry a term the other leaves out, they answered different parts of the
+            # query: the partial one is the one that left out the more specific term ("burnout" against
+            # "professional"), not a good list that leaves out a word every bait page repeats.
+            missed = {t: v for t, v in missed.items() if self.spec.get(t, 0.0) > alone}
+            if missed:
+                out[engine] = missed
+        return out
 
     def engine_content(self, depth: int) -> dict[str, float]:
         """Each engine's on-topic share: the meaning its top ``depth`` rows carry, discounted by position
@@ -665,7 +745,9 @@ class PoolRelevance:
         )
         if not cov.passes(self.min_coverage):
             return coverage_reason(cov)
-        if self.pool is not None and (why := self.pool.lacks_anchor(candidate.key)):
+        if self.pool is not None and (
+            why := self.pool.lacks_anchor(candidate.key) or self.pool.lacks_engine_term(candidate.key)
+        ):
             self.demoted[candidate.key] = why
         return None
 
