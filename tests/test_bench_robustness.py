@@ -286,6 +286,28 @@ def test_generic_bench_on_three_queries(data_dir):
     assert "| **rrf** |" in out.markdown()
 
 
+def test_the_default_keeps_rows_lacking_the_second_specific_word_out_of_its_top_5(data_dir):
+    """Issue 8's failure class with the anchor present: bing's rows carry the query's most specific word but
+    lack its second ("museums in Da Nang" for "beaches near da nang"). The relevance guard's rule for an
+    engine that left out a key term the other engines' rows carry keeps them out of the top 5; without the
+    demotion they reach it."""
+    from serpfuse.pipeline import default_config
+
+    qids = (0, 4, 10, 40, 54)
+    name = robustness.GENERIC_VARIANTS[2][0]
+    on = robustness.run_generic_crw56(
+        data_dir, "bing", [("adaptive", default_config())], "adaptive", quiet, qids
+    )
+    runs = on.to_json()["rankers"]["adaptive"][name]
+    assert runs["genericRowsTop5"] == 0
+    assert runs["generic"]["nDCG@8"] >= runs["clean"]["nDCG@8"] - 1e-9
+    off_config = default_config().model_copy(
+        update={"filters": default_config().filters.model_copy(update={"anchor_demotion": 1.0})}
+    )
+    off = robustness.run_generic_crw56(data_dir, "bing", [("adaptive", off_config)], "adaptive", quiet, qids)
+    assert off.to_json()["rankers"]["adaptive"][name]["genericRowsTop5"] > 0
+
+
 def test_a_title_without_the_word_gives_no_generic_row():
     row = EngineRow(engine="google", rank=1, url="https://a.example/", title="Da Nang travel guide")
     donor = EngineRow(engine="google", rank=1, url="https://b.example/", title="x", snippet="y")
