@@ -60,7 +60,9 @@ def fuzz(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-examples", type=int, default=100)
-    parser.add_argument("--seed", type=int, default=1, help="schemathesis' seed: runs with other seeds add cases")
+    parser.add_argument(
+        "--seed", type=int, default=1, help="schemathesis' seed: runs with other seeds add cases"
+    )
     parser.add_argument(
         "--recording", type=Path, default=HERE.parent.parent / "shared/data/crw56/searxng_raw.json"
     )

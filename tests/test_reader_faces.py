@@ -163,7 +163,8 @@ async def test_mcp_read_url_over_stdio_in_pieces(pages, tmp_path):
         pieces = [first.structured_content]
         while pieces[-1]["nextOffset"] is not None and len(pieces) < 10:
             more = await client.call_tool(
-                "read_url", {"url": f"{pages.url}/story", "max_chars": 500, "offset": pieces[-1]["nextOffset"]}
+                "read_url",
+                {"url": f"{pages.url}/story", "max_chars": 500, "offset": pieces[-1]["nextOffset"]},
             )
             pieces.append(more.structured_content)
         refused = await client.call_tool("read_url", {"url": f"http://169.254.169.254:{pages.port}/"})
@@ -173,7 +174,9 @@ async def test_mcp_read_url_over_stdio_in_pieces(pages, tmp_path):
     assert "offset=500" in first.content[0].text and one["title"] == "Harbour news"
     assert len(pieces) == 3 and [p["offset"] for p in pieces] == [0, 500, 1000]
     whole = "".join(p["content"] for p in pieces)
-    assert len(whole) == one["totalChars"] and whole.startswith("# Harbour news") and whole.endswith("the work.")
+    assert (
+        len(whole) == one["totalChars"] and whole.startswith("# Harbour news") and whole.endswith("the work.")
+    )
     assert refused.is_error and "link-local" in refused.content[0].text
     assert "\n" not in refused.content[0].text
 
@@ -184,16 +187,23 @@ def test_search_read_fetches_the_top_pages_within_the_deadline(pages, tmp_path):
     recording = _recording(tmp_path, pages.url)
     env = {**isolated_env(tmp_path), **_env(pages.port)}
     cmd = [sys.executable, "-c", CLI, "search", QUERY, "--replay", str(recording), "--no-cache"]
-    proc = subprocess.run([*cmd, "--read", "2", "--json"], capture_output=True, text=True, env=env, timeout=120)
+    proc = subprocess.run(
+        [*cmd, "--read", "2", "--json"], capture_output=True, text=True, env=env, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     read = {p["url"]: p for p in out["pages"]}
     assert read[f"{pages.url}/story"]["markdown"].startswith("# Harbour news")
-    assert read[f"{pages.url}/story2"]["title"] == "Pontoon works" and read[f"{pages.url}/story2"]["error"] is None
+    assert (
+        read[f"{pages.url}/story2"]["title"] == "Pontoon works"
+        and read[f"{pages.url}/story2"]["error"] is None
+    )
     table = subprocess.run([*cmd, "--read", "1"], capture_output=True, text=True, env=env, timeout=120)
     assert table.returncode == 0 and "berths, tides" in table.stdout
     # a deadline already spent: the pages say so, the search still answers
     late = subprocess.run([*cmd, "--read", "2", "--json", "--deadline", "0.001"], capture_output=True, text=True,
                           env=env, timeout=120)  # fmt: skip
     if late.returncode == 0:
-        assert all(p["markdown"] is None and "deadline" in p["error"] for p in json.loads(late.stdout)["pages"])
+        assert all(
+            p["markdown"] is None and "deadline" in p["error"] for p in json.loads(late.stdout)["pages"]
+        )

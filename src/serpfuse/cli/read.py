@@ -25,11 +25,16 @@ def register(app: typer.Typer) -> None:
     @app.command("read")
     def read_command(
         target: Annotated[str, typer.Argument(help="an http(s) URL or a local file (HTML, PDF, text)")],
-        fmt: Annotated[FormatChoice, typer.Option("--format", "-f", help="what to print")] = FormatChoice.markdown,
+        fmt: Annotated[
+            FormatChoice, typer.Option("--format", "-f", help="what to print")
+        ] = FormatChoice.markdown,
         as_json: Annotated[bool, typer.Option("--json", help="the page and its metadata as JSON")] = False,
-        no_cache: Annotated[bool, typer.Option("--no-cache", help="neither read nor fill the page cache")] = False,
+        no_cache: Annotated[
+            bool, typer.Option("--no-cache", help="neither read nor fill the page cache")
+        ] = False,
         no_robots: Annotated[
-            bool, typer.Option("--no-robots", help="do not check the site's robots.txt (the setting read_robots)")
+            bool,
+            typer.Option("--no-robots", help="do not check the site's robots.txt (the setting read_robots)"),
         ] = False,
         config: Annotated[str | None, typer.Option("--config", help="settings file (TOML)")] = None,
     ) -> None:

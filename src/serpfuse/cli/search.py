@@ -127,7 +127,8 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option(help="List every candidate with its score parts and what cut it.")
         ] = False,
         read: Annotated[
-            int, typer.Option("--read", min=0, max=20, help="Also read the top N pages (within the deadline).")
+            int,
+            typer.Option("--read", min=0, max=20, help="Also read the top N pages (within the deadline)."),
         ] = 0,
     ) -> None:
         """Search the web (or a recording) and print the fused list."""

@@ -276,4 +276,6 @@ def extract_text(text: str) -> Extraction:
 
 def _preformatted(text: str, **fields) -> Extraction:
     """Text with no markup of its own (a PDF's, a plain file's): the same text as markdown and as a <pre>."""
-    return Extraction(markdown=text, text=text, html=f"<article><pre>{_escape(text)}</pre></article>", **fields)
+    return Extraction(
+        markdown=text, text=text, html=f"<article><pre>{_escape(text)}</pre></article>", **fields
+    )
