@@ -203,28 +203,39 @@ def _running(pid: int) -> bool:
     return _state(pid) not in ("Z", "X", "gone")
 
 
-def parse_workers(pid: int) -> list[int]:
-    """The parse worker processes below ``pid``."""
+def _workers_below(pid: int, ranking: bool) -> list[int]:
     out = []
     for child in descendants(pid):
         try:
-            if b"worker_main" in Path(f"/proc/{child}/cmdline").read_bytes():
-                out.append(child)
+            cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
         except OSError:
             continue
+        # Both kinds run sources.parsing's worker_main; the ranking worker preloads the pipeline.
+        if b"worker_main" in cmdline and (b"serpfuse.pipeline" in cmdline) == ranking:
+            out.append(child)
     return out
 
 
+def parse_workers(pid: int) -> list[int]:
+    """The parse worker processes below ``pid``."""
+    return _workers_below(pid, ranking=False)
+
+
+def rank_workers(pid: int) -> list[int]:
+    """The ranking worker processes (``serpfuse.rank_worker``) below ``pid``."""
+    return _workers_below(pid, ranking=True)
+
+
 def _wait_for_parse_workers(pid: int) -> None:
-    """Until the app's parse workers are up (they start in the background when the server does) and have
-    imported the engines (a worker then sleeps on its pipe)."""
+    """Until the app's parse workers and its ranking worker are up (they start in the background when the
+    server does) and have imported what they preload (a worker then sleeps on its pipe)."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        workers = parse_workers(pid)
-        if workers and all(_state(w) == "S" for w in workers):
+        workers, rankers = parse_workers(pid), rank_workers(pid)
+        if workers and rankers and all(_state(w) == "S" for w in workers + rankers):
             return
         time.sleep(0.1)
-    raise RuntimeError("the fault app's parse workers did not start")
+    raise RuntimeError("the fault app's parse or ranking workers did not start")
 
 
 def _vm_hwm_mb(pid: int) -> float | None:

@@ -26,6 +26,7 @@ from .models import (
     SearchResponse,
 )
 from .query import QueryAnalysis, analyze_query
+from .rank_worker import off_loop
 from .rankers import get_ranker
 from .rankers.base import Candidate, Cut, RankContext, Scored, demote
 from .sources.base import Source
@@ -235,8 +236,9 @@ async def search(
     query = analyze_query(request.query)
     gate = relevance_gate(query, config.filters.cjk_gate_units) if config.filters.cjk_gate else None
     fanout = await fan_out(source, request, query, deadline_s=deadline_s, gate=gate)
-    # Ranking is pure CPU work: in a worker thread, so the loop keeps serving other searches' I/O meanwhile.
-    response = await asyncio.to_thread(
+    # Ranking is pure CPU work: off the loop (a server's ranking process, else a thread), so the loop keeps
+    # serving other searches' I/O meanwhile.
+    response = await off_loop(
         rank_answers,
         fanout.answers,
         request,

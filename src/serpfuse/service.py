@@ -20,6 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+from . import rank_worker
 from .cache import RedisResultCache, ResultCache, SqliteResultCache, cache_key, decode, json_bytes
 from .config import RankingConfig
 from .cooldown import CooldownPolicy, CooldownState, CooldownStore, InMemoryCooldownStore, next_state
@@ -159,6 +160,7 @@ class SearchService:
             shared_state  # serve --workers: the SQLite file the workers share (rate limits too)
         )
         self._owns_source = owns_source
+        self._started = False  # start() ran: aclose() stops the ranking worker
         self._last_seen: dict[str, EngineReport] = {}
         # cache key -> (the stored bytes, their decoded response); see _decoded_hit
         self._hot: OrderedDict[str, tuple[bytes, SearchResponse]] = OrderedDict()
@@ -447,12 +449,17 @@ class SearchService:
             return False
 
     def start(self) -> None:
-        """What a long-running server starts first: the live source's parse workers (``sources.parsing``)."""
+        """What a long-running server starts first: the ranking worker (``rank_worker``) and the live source's
+        parse workers (``sources.parsing``)."""
+        rank_worker.start()
+        self._started = True
         start = getattr(self.source, "start", None)
         if start is not None:
             start()
 
     async def aclose(self) -> None:
+        if self._started:
+            rank_worker.close()
         if self._owns_source:
             await self.source.aclose()
         if self.cache is not None:

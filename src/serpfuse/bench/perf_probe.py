@@ -157,8 +157,34 @@ async def probe_e2e(args: dict) -> dict:
     return {"e2e": statistics.median(total), "fanout": statistics.median(fan)}
 
 
+def start_as_server(source: Any) -> Any:
+    """What ``SearchService.start`` starts in a server, in whichever form this version has it: its ranking
+    worker (``serpfuse.rank_worker``) and the source's parse workers. Returns a function that stops them."""
+    import importlib.util
+
+    stops = []
+    if importlib.util.find_spec("serpfuse.rank_worker") is not None:
+        from serpfuse import rank_worker
+
+        rank_worker.start()
+        stops.append(rank_worker.close)
+        pools = [rank_worker.WORKERS]
+    else:
+        pools = []
+    if hasattr(source, "start"):
+        source.start()
+        from serpfuse.sources import parsing
+
+        pools.append(parsing.WORKERS)
+    deadline = time.monotonic() + 60
+    while not all(p.ready for p in pools) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return lambda: [stop() for stop in stops]
+
+
 async def probe_concurrent(args: dict) -> dict:
-    """``n`` searches at once, against a bare httpx gather of the same engine requests (same client settings)."""
+    """``n`` searches at once, against a bare httpx gather of the same engine requests (same client settings).
+    With ``server``: the workers a server starts are started first (``start_as_server``)."""
     import httpx2
 
     from serpfuse.config import RankingConfig
@@ -166,6 +192,7 @@ async def probe_concurrent(args: dict) -> dict:
     from serpfuse.pipeline import search
 
     source = live_source(args["port"], args["latencies"])
+    stop = start_as_server(source) if args.get("server") else (lambda: None)
     config = RankingConfig()
     base = f"http://127.0.0.1:{args['port']}"
     out: dict[str, float] = {}
@@ -196,6 +223,7 @@ async def probe_concurrent(args: dict) -> dict:
                 out[turn] = min(out.get(turn, seconds), seconds)
     finally:
         await source.aclose()
+        stop()
     ratio = out["serpfuse"] / out["bare"]
     return {"serpfuse_s": out["serpfuse"], "bare_s": out["bare"], "ratio": ratio, "failed_answers": failed}
 

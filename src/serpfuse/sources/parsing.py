@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import importlib
 import logging
 import os
 import pickle
@@ -64,10 +65,11 @@ def _cores() -> int:
 # --- the worker process --------------------------------------------------------------------------------------
 
 
-def worker_main(inbox: int, outbox: int) -> None:
+def worker_main(inbox: int, outbox: int, preload: str = "serpfuse.engines") -> None:
     """A worker's life: one parse per message on ``inbox``, its reply on ``outbox``, until the server closes
-    the pipe (``python -c "...worker_main(R, W)"``; the engines are imported first)."""
-    import serpfuse.engines  # noqa: F401  (every parse function a worker is sent)
+    the pipe (``python -c "...worker_main(R, W)"``; ``preload`` is imported first: the engines, every parse
+    function a worker is sent, or the pipeline for the ranking worker)."""
+    importlib.import_module(preload)
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's; it ends us by closing the pipe
     _die_with_parent()
@@ -131,13 +133,13 @@ def _cap_memory() -> None:
 class _Worker:
     """One worker process and its two pipes."""
 
-    def __init__(self) -> None:
+    def __init__(self, preload: str) -> None:
         inbox_r, inbox_w = os.pipe()
         outbox_r, outbox_w = os.pipe()
         # The server's import path, so a worker finds every function the server could send it.
         code = (
             f"import sys; sys.path[:] = {sys.path!r}; "
-            f"from serpfuse.sources.parsing import worker_main; worker_main({inbox_r}, {outbox_w})"
+            f"from serpfuse.sources.parsing import worker_main; worker_main({inbox_r}, {outbox_w}, {preload!r})"
         )
         try:
             # Nothing a worker prints can reach the server's output: its own stderr is not masked.
@@ -193,10 +195,18 @@ class _Job:
 
 
 class ParsePool:
-    """``size`` worker processes (the cores), started by ``start()``, and one thread per worker to talk to it."""
+    """``size`` worker processes (the cores), started by ``start()``, and one thread per worker to talk to it.
 
-    def __init__(self, size: int | None = None) -> None:
+    ``preload``: what each worker imports before it says it is ready. ``kill_on_cancel``: a call whose caller
+    has gone kills its worker (a parse of hostile input must not go on using a core); False for work that is
+    bounded anyway (ranking), which then finishes and is thrown away instead of costing a new worker."""
+
+    def __init__(
+        self, size: int | None = None, *, preload: str = "serpfuse.engines", kill_on_cancel: bool = True
+    ) -> None:
         self.size = size or _cores()
+        self.preload = preload
+        self.kill_on_cancel = kill_on_cancel
         self._lock = threading.Lock()
         self._workers: set[_Worker] = set()  # started and not killed
         self._idle: list[_Worker] = []
@@ -223,7 +233,7 @@ class ParsePool:
 
     def _add_worker(self, generation: int) -> None:
         try:
-            worker = _Worker()
+            worker = _Worker(self.preload)
         except Exception as exc:  # parses stay in threads
             log.warning("parse worker did not start: %s", type(exc).__name__)
             return
@@ -288,7 +298,11 @@ class ParsePool:
                 f"parsing the answer took over {max(0.0, budget_s):.2g} s; abandoned"
             ) from None
         except asyncio.CancelledError:
-            self._abandon(job)
+            if self.kill_on_cancel:
+                self._abandon(job)
+            else:
+                with self._lock:  # not started yet: never started; else it finishes and nobody reads it
+                    job.abandoned = True
             raise
         if kind == "rows":
             return value

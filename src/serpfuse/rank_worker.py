@@ -1,0 +1,59 @@
+"""Where the ranking step runs: in a server, a worker process of its own; anywhere else, a thread.
+
+Ranking is pure CPU work (about 5-10 ms a search for rows new to the process). In a thread it still holds the
+server's one GIL, so under load every other search's network work (the engine calls, their parses' hops, the
+HTTP answers) waits behind it, and the server uses one core however many it has. A server (``start()``, from
+``SearchService.start``: ``serve``, the MCP server) therefore ranks in a worker process (``sources.parsing``'s
+pool, importing the pipeline instead of the engines): the loop only pickles the answers out and the response
+back (about 0.4 ms), and ranking runs on another core. The worker keeps every per-text memo of the ranking
+code warm for every search of that server, as the server's own process did.
+
+It changes nothing in what is computed: the worker calls the very function the thread would, with the same
+arguments; when no worker is up (starting, replaced after a death) or the worker fails in any way, the call
+runs in a thread instead, exactly as without a worker, so an error is raised there as it always was. A search
+cancelled while its ranking runs leaves the worker alone: the ranking is bounded and its result is dropped.
+A one-shot search (the CLI, the library) never starts the worker: an interpreter costs more than it saves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from .engines.base import EngineError
+from .sources.parsing import ParsePool, _by_reference, _NoWorker
+
+T = TypeVar("T")
+
+RANK_BUDGET_S = 60.0  # a ranking is bounded (the rows are capped); this only catches a wedged worker
+WORKERS = ParsePool(size=1, preload="serpfuse.pipeline", kill_on_cancel=False)
+
+
+def _call(fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[T]:
+    """In the worker: ``fn(*args, **kwargs)``, as the one-item list the pool's reply carries."""
+    return [fn(*args, **kwargs)]
+
+
+async def off_loop(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``fn(*args, **kwargs)`` off the event loop: in the ranking worker when it is up, else in a thread."""
+    if WORKERS.ready and _by_reference(fn):
+        try:
+            (result,) = await WORKERS.parse(_call, (fn, args, kwargs), RANK_BUDGET_S)
+            return result
+        except (_NoWorker, EngineError):  # no worker free, or it died or failed: the plain path decides
+            pass
+    return await in_thread(fn, *args, **kwargs)
+
+
+async def in_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    return await asyncio.to_thread(fn, *args, **kwargs)
+
+
+def start() -> None:
+    """For servers: start the ranking worker (in the background; until it is up, rankings use a thread)."""
+    WORKERS.start()
+
+
+def close() -> None:
+    WORKERS.close()

@@ -1,0 +1,134 @@
+"""The ranking worker (``serpfuse.rank_worker``): a server ranks in a process of its own, so the loop's core is left
+to the network. What it must not change: every crw56 response is what ranking inline gives; a worker that dies
+costs no search (the thread path answers meanwhile, and a new worker starts); an error is raised as the thread
+path raises it; a search cancelled while it ranks leaves the worker alone; nothing is left running after close."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import os
+import signal
+import time
+
+import pytest
+
+from serpfuse import rank_worker
+from serpfuse.config import RankingConfig
+from serpfuse.fanout import fan_out
+from serpfuse.models import SearchRequest
+from serpfuse.pipeline import rank_answers, search
+from serpfuse.query import analyze_query
+from serpfuse.service import SearchService
+from serpfuse.settings import Settings
+from serpfuse.sources.replay import ReplaySource
+from test_fast_paths import NOW
+
+
+async def until(condition, what: str, timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, what
+        await asyncio.sleep(0.05)
+
+
+@pytest.fixture
+async def worker():
+    rank_worker.start()
+    try:
+        await until(lambda: rank_worker.WORKERS.ready, "no ranking worker started")
+        yield rank_worker.WORKERS
+    finally:
+        rank_worker.close()
+
+
+@pytest.fixture
+def threads(monkeypatch) -> list[str]:
+    """The names of the functions that ran in a thread instead of the worker."""
+    used: list[str] = []
+    plain = rank_worker.in_thread
+
+    async def counted(fn, *args, **kwargs):
+        used.append(getattr(fn, "__name__", repr(fn)))
+        return await plain(fn, *args, **kwargs)
+
+    monkeypatch.setattr(rank_worker, "in_thread", counted)
+    return used
+
+
+def inline(source: ReplaySource, request: SearchRequest):
+    async def run():
+        query = analyze_query(request.query)
+        answers = (await fan_out(source, request, query)).answers
+        return rank_answers(answers, request, config=RankingConfig(), query=query, now=NOW, explain=True)
+
+    return run()
+
+
+def same(a, b) -> bool:
+    a, b = a.to_json_dict(), b.to_json_dict()
+    a.pop("tookMs"), b.pop("tookMs")
+    return a == b
+
+
+async def test_every_crw56_search_ranked_in_the_worker_answers_as_inline_ranking(recording, worker, threads):
+    source = ReplaySource(recording)
+    config = RankingConfig()
+    for entry in json.loads(recording.read_text(encoding="utf-8")):
+        for fields in ({}, {"strategy": "rrf"}, {"time_range": "year"}):
+            request = SearchRequest(query=entry["query"], **fields)
+            got = await search(request, source=source, config=config, now=NOW, explain=True)
+            assert same(got, await inline(source, request)), (entry["query"], fields)
+    assert threads == []  # every one of them in the worker
+
+
+async def test_a_worker_that_dies_costs_no_search_and_is_replaced(recording, worker, threads):
+    source = ReplaySource(recording)
+    request = SearchRequest(query=json.loads(recording.read_text(encoding="utf-8"))[0]["query"])
+    (first,) = worker.pids()
+    os.kill(first, signal.SIGKILL)
+    got = await search(request, source=source, now=NOW, explain=True)
+    assert same(got, await inline(source, request))
+    assert threads == ["rank_answers"]  # answered in a thread while the worker was gone
+    await until(lambda: worker.ready and worker.pids() != [first], "no new ranking worker")
+    got = await search(request, source=source, now=NOW, explain=True)
+    assert same(got, await inline(source, request))
+    assert threads == ["rank_answers"]  # the new worker ranked this one
+
+
+async def test_an_error_is_raised_as_the_thread_path_raises_it(worker, threads):
+    with pytest.raises(ValueError, match="math domain error"):
+        await rank_worker.off_loop(math.sqrt, -1.0)
+    assert threads == ["sqrt"]  # the worker failed it; the thread path said why
+    assert await rank_worker.off_loop(math.sqrt, 16.0) == 4.0
+    assert threads == ["sqrt"]
+
+
+async def test_a_call_cancelled_while_it_runs_leaves_the_worker_alone(worker, threads):
+    pids = worker.pids()
+    call = asyncio.ensure_future(rank_worker.off_loop(time.sleep, 0.3))
+    await asyncio.sleep(0.1)
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    assert await rank_worker.off_loop(math.sqrt, 9.0) == 3.0  # after the abandoned one finished
+    assert worker.pids() == pids and threads == []
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+async def test_a_service_starts_the_worker_and_its_close_ends_it(recording, tmp_path):
+    service = SearchService.from_settings(Settings(replay=str(recording), cache_dir=tmp_path))
+    service.start()
+    await until(lambda: rank_worker.WORKERS.ready, "service.start() started no ranking worker")
+    pids = rank_worker.WORKERS.pids()
+    await service.aclose()
+    assert not rank_worker.WORKERS.ready
+    await until(lambda: not any(map(alive, pids)), "the ranking worker outlived its service", 10)
