@@ -174,6 +174,21 @@ class Term:
     forms: frozenset[tuple[str, ...]]  # stemmed word sequences, any of which counts as the term
     weak: bool
 
+    @cached_property
+    def _singles(self) -> frozenset[str]:
+        return frozenset(f[0] for f in self.forms if len(f) == 1)
+
+    @cached_property
+    def _phrases(self) -> tuple[tuple[str, ...], ...]:
+        return tuple(f for f in self.forms if len(f) != 1)
+
+    def in_vocabulary(self, vocabulary: frozenset[str]) -> bool:
+        """Whether a row with this vocabulary mentions the term (``RowText.has`` of any of its forms): the
+        one-word forms are one set test, worked out once per term rather than once per row."""
+        if not self._singles.isdisjoint(vocabulary):
+            return True
+        return any(vocabulary.issuperset(f) for f in self._phrases) if self._phrases else False
+
 
 def _word_forms(word: str) -> frozenset[tuple[str, ...]]:
     variants = word_tables().variants
@@ -269,6 +284,16 @@ class RowText:
             has_snippet=bool(fields[1]),
         )
 
+    @cached_property
+    def alpha_by_initial(self) -> dict[str, tuple[str, ...]]:
+        """The alphabetic ``plain_words`` by first letter: where ``learn_spellings`` looks for a query word's
+        other spellings, so a pool's words are counted under the initials of the words to learn only."""
+        out: dict[str, list[str]] = {}
+        for w in self.plain_words:
+            if w.isalpha():
+                out.setdefault(w[0], []).append(w)
+        return {k: tuple(v) for k, v in out.items()}
+
     @classmethod
     def of_candidate(cls, candidate: Candidate) -> RowText:
         """``of`` the candidate's title, snippet and URL, worked out once per row text (text.RowForm)."""
@@ -294,7 +319,8 @@ def found_terms(
 ) -> list[Term]:
     """The terms the row mentions, in query order (``pairs``: ``_adjacent_pairs(terms)``, worked out once
     for a whole pool)."""
-    found = {t.text for t in terms if any(row.has(f) for f in t.forms)}
+    vocabulary = row.vocabulary
+    found = {t.text for t in terms if t.in_vocabulary(vocabulary)}
     for a, b, compound in _adjacent_pairs(terms) if pairs is None else pairs:
         if compound in row.vocabulary:
             found.update((a.text, b.text))
@@ -406,6 +432,8 @@ def row_count(rows: Iterable[RowText], forms: Iterable[tuple[str, ...]]) -> int:
     forms = tuple(forms)
     singles = frozenset(f[0] for f in forms if len(f) == 1)
     phrases = [f for f in forms if len(f) != 1]
+    if not phrases:
+        return sum(1 for row in rows if not singles.isdisjoint(row.vocabulary))
     return sum(
         1 for row in rows if not singles.isdisjoint(row.vocabulary) or any(row.has(f) for f in phrases)
     )
@@ -576,13 +604,12 @@ def learn_spellings(
         row_count(rows, t.forms) if not t.weak and len(t.text) >= 4 and t.text.isalpha() else len(rows)
         for t in terms
     ]
-    # the pool's words by first letter, counted once, for the initials of the words to learn only
+    # the pool's alphabetic words by first letter, counted once, for the initials of the words to learn only
     initials = {t.text[0] for t, own in zip(terms, owns, strict=True) if 2 * own <= len(rows)}
-    by_initial: dict[str, list[tuple[str, int]]] = {}
-    if initials:
-        for w, n in Counter(chain.from_iterable(row.plain_words for row in rows)).items():
-            if w[0] in initials and w.isalpha():
-                by_initial.setdefault(w[0], []).append((w, n))
+    by_initial: dict[str, list[tuple[str, int]]] = {
+        i: list(Counter(chain.from_iterable(row.alpha_by_initial.get(i, ()) for row in rows)).items())
+        for i in initials
+    }
     out: list[Term] = []
     spelled: dict[str, str] = {}
     for term, own in zip(terms, owns, strict=True):
