@@ -358,3 +358,75 @@ def test_url_functions_never_raise(text: str) -> None:
     host_of(text)
     registrable_domain(text)
     domain_matches(text, "example.com")
+
+
+# --- the fast path for URLs that are already canonical ------------------------------------------------------
+
+
+def _recorded_urls(recording) -> set[str]:
+    urls: set[str] = set()
+
+    def walk(node) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "url" and isinstance(value, str):
+                    urls.add(value)
+                else:
+                    walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(json.loads(recording.read_text(encoding="utf-8")))
+    return urls
+
+
+def test_plain_urls_are_what_the_full_canonicalisation_gives(recording) -> None:
+    from serpfuse.urls import _canonical_slow, _plain
+
+    urls = _recorded_urls(recording)
+    plain = [u for u in urls if _plain(u)]
+    assert len(plain) > len(urls) / 2  # the fast path is the common case on real result URLs
+    assert [u for u in plain if _canonical_slow(u) != u] == []
+    assert all(canonical_url(u) == _canonical_slow(u) for u in urls)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://a.com",  # w3lib adds the path's "/"
+        "https://a.com/x/../y",  # dot segments are resolved
+        "https://a.com/.well-known/x",
+        "https://a.com//x",
+        "https://www.google.com/url",  # redirectors are unwrapped
+        "https://duckduckgo.com/l/",
+        "https://www.bing.com/ck/a",
+        "https://xn--bcher-kva.de/x",  # punycode goes through IDNA
+        "HTTPS://A.com/x",
+        "https://a.com/x?b=1&a=2",
+        "https://a.com/a%20b",
+        "https://a.com/a;p",
+        "https://a.com:443/x",
+        "https://a.com./x",
+        "https://user@a.com/x",
+    ],
+)
+def test_urls_the_fast_path_leaves_to_the_full_one(url: str) -> None:
+    from serpfuse.urls import _canonical_slow, _plain
+
+    assert not _plain(url)
+    assert canonical_url(url) == _canonical_slow(url)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["http", "https"]),
+    st.lists(st.text("abz09-", min_size=1, max_size=6), min_size=1, max_size=4),
+    st.text("abz09-._~/AZ", max_size=16),
+)
+def test_fast_path_agrees_with_the_full_one(scheme: str, labels: list[str], path: str) -> None:
+    from serpfuse.urls import _canonical_slow, _plain
+
+    url = f"{scheme}://{'.'.join(labels)}/{path}"
+    if _plain(url):
+        assert _canonical_slow(url) == url
