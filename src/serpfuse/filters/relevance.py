@@ -52,6 +52,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, cached_property, lru_cache
 from itertools import chain
+from operator import add
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
@@ -126,21 +127,42 @@ def light_stem(word: str) -> str:
     It only has to map a query word and a row word of the same lemma to the same string, so it is applied
     to both sides; tokens with digits (4k, oauth2, 2026) and words of three letters or fewer stay as they are.
     """
+    return _light_stem(word)
+
+
+def _light_stem(word: str) -> str:
+    """``light_stem`` without its memo, for words seen once (two adjacent words written as one). Each step
+    looks at the last letter first: most words end in none of s, g, d and e, and keep their form."""
     if len(word) <= 3 or not word.isalpha():
         return word
-    if word.endswith("ies") and len(word) > 4:
-        word = word[:-3] + "y"
-    elif word.endswith("sses"):
+    last = word[-1]
+    if last == "s":
+        if word.endswith("ies") and len(word) > 4:
+            word = word[:-3] + "y"
+        elif word.endswith("sses"):
+            word = word[:-2]
+        elif not word.endswith(("ss", "us", "is")):
+            word = word[:-1]
+        last = word[-1]
+    if last == "g":
+        if word.endswith("ing") and len(word) >= 6:
+            word = word[:-3]
+            last = word[-1]
+    elif last == "d" and word.endswith("ed") and len(word) >= 5:
         word = word[:-2]
-    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    if word.endswith("ing") and len(word) >= 6:
-        word = word[:-3]
-    elif word.endswith("ed") and len(word) >= 5:
-        word = word[:-2]
-    if word.endswith("e") and len(word) >= 5:
+        last = word[-1]
+    if last == "e" and len(word) >= 5:
         word = word[:-1]
     return word
+
+
+# light_stem changes only words ending in one of these letters (-s, -ing, -ed, a final -e)
+_STEMMED_ENDINGS = frozenset("sgde")
+
+
+def _compound_stems(tokens: Sequence[str]) -> list[str]:
+    """``light_stem`` of every two adjacent words written as one: mostly new strings, so not memoised."""
+    return [c if c[-1] not in _STEMMED_ENDINGS else _light_stem(c) for c in map(add, tokens, tokens[1:])]
 
 
 def word_stems(word: str) -> set[str]:
@@ -270,18 +292,16 @@ class RowText:
     @classmethod
     def of(cls, title: str, snippet: str, url: str = "") -> RowText:
         snippet = strip_date_stamp(snippet)
-        fields = [words(title), words(snippet)]
+        title_words, snippet_words = words(title), words(snippet)
+        plain_words = frozenset(title_words).union(snippet_words)
         # Each distinct word once (a snippet repeats its words), through a memo of its stems.
-        vocabulary = set().union(
-            *map(_stems, {t for tokens in [*fields, words(unquote(url))] for t in tokens})
-        )
-        vocabulary.update(
-            light_stem(a + b) for tokens in fields for a, b in zip(tokens, tokens[1:], strict=False)
-        )
+        vocabulary = set().union(*map(_stems, plain_words.union(words(unquote(url)))))
+        vocabulary.update(_compound_stems(title_words))
+        vocabulary.update(_compound_stems(snippet_words))
         return cls(
             vocabulary=frozenset(vocabulary),
-            plain_words=frozenset(t for tokens in fields for t in tokens),
-            has_snippet=bool(fields[1]),
+            plain_words=plain_words,
+            has_snippet=bool(snippet_words),
         )
 
     @cached_property
