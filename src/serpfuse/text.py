@@ -119,7 +119,8 @@ def clean_text(text: str | None) -> str:
 
 @lru_cache(maxsize=_TEXT_MEMO)
 def _clean(text: str) -> str:
-    return _SPACE.sub(" ", _TAG.sub("", text)).strip()
+    # str.split() splits on exactly the characters \s matches (Unicode whitespace) and drops the ends
+    return " ".join((_TAG.sub("", text) if "<" in text else text).split())
 
 
 class RowForm:

@@ -250,6 +250,8 @@ def host_of(url: str) -> str:
 
 @lru_cache(maxsize=16384)
 def _host(url: str) -> str:
+    if _PLAIN_URL.fullmatch(url):  # its host is as canonical as it gets (see _PLAIN_URL)
+        return url.split("/", 3)[2]
     text = url.strip()
     if _OPAQUE_SCHEME.match(text):  # mailto:, javascript:, data: ... have no host
         return ""
@@ -268,6 +270,8 @@ def suffix_list() -> PublicSuffixList:
 
 
 def _is_ip(host: str) -> bool:
+    if ":" not in host and not host[-1:].isdigit():  # a host name: an IPv4 address ends in a digit
+        return False
     try:
         ipaddress.ip_address(host)
     except ValueError:
