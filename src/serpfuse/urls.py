@@ -221,6 +221,9 @@ def dedup_key(url: str) -> str:
 @lru_cache(maxsize=16384)
 def key_of_canonical(canonical: str) -> str:
     """`dedup_key` of a URL that is already `canonical_url`'s output: no second canonicalisation."""
+    if _PLAIN_URL.fullmatch(canonical):  # scheme://host/path and nothing else: no parsing needed
+        _, _, host, path = canonical.split("/", 3)
+        return f"{_strip_www(host)}{('/' + path).rstrip('/')}"
     parts = urlsplit(canonical)
     netloc = _strip_www(parts.netloc)
     path = parts.path.rstrip("/")

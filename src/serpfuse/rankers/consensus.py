@@ -96,13 +96,17 @@ def evidence(
     observations: Iterable[tuple[str, int]],
     cfg: ConsensusConfig,
     weights: Mapping[str, float] | None = None,
+    *,
+    checked: bool = False,
 ) -> EvidenceBreakdown:
     """E of one page from its ``(engine, one-based rank)`` observations.
 
     A weight comes from ``weights``, else ``cfg.weights``, else 1. Raises ValueError on a rank that is
-    not an integer >= 1, a weight that is not a finite number >= 0, or invalid kappa/beta/retention.
+    not an integer >= 1, a weight that is not a finite number >= 0, or invalid kappa/beta/retention
+    (``checked``: the caller has checked kappa, beta and retention already, once for many pages).
     """
-    check_config(cfg)
+    if not checked:
+        check_config(cfg)
     best_rank: dict[str, int] = {}
     for engine, rank in observations:
         rank = _check_rank(engine, rank)
@@ -191,11 +195,16 @@ def freshness(candidate: Candidate, ctx: RankContext) -> float:
 
 
 def score_candidate(
-    candidate: Candidate, ctx: RankContext, terms: list[str], weights: Mapping[str, float] | None = None
+    candidate: Candidate,
+    ctx: RankContext,
+    terms: list[str],
+    weights: Mapping[str, float] | None = None,
+    *,
+    checked: bool = False,
 ) -> Scored:
     """E with the bounded metadata correction applied, and every part that made it."""
     cfg = ctx.config.consensus
-    ev = evidence(candidate.engine_ranks.items(), cfg, weights)
+    ev = evidence(candidate.engine_ranks.items(), cfg, weights, checked=checked)
     lexical = form_lexical_match(terms, candidate.form)
     fresh = freshness(candidate, ctx)
     bound = cfg.metadata_clip
@@ -229,7 +238,9 @@ def rank_candidates(
     ``weights`` (per logical voter) replace the configured ones, as the adaptive ranker does per query.
     """
     terms = query_terms(ctx.query)
-    scored = (score_candidate(c, ctx, terms, weights) for c in candidates)
+    if candidates:  # the configuration is checked once here, not once per page
+        check_config(ctx.config.consensus)
+    scored = (score_candidate(c, ctx, terms, weights, checked=True) for c in candidates)
     # Metadata must never revive a page no engine voted for.
     kept = [s for s in scored if s.evidence > 0]
     return sorted(kept, key=lambda s: (-s.score, s.candidate.key))
