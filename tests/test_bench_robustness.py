@@ -350,13 +350,12 @@ def test_cli_garbage_on_mq2008_drops_the_perfect_ranker(cli, synthetic):  # noqa
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--misspelled", "--split", "test"], "--misspelled runs on --corpus crw56 --split dev"),
         (["--misspelled", "--corpus", "mq2008"], "--misspelled runs on --corpus crw56"),
         (["--misspelled", "--garbage-engine", "bing"], "--misspelled and --garbage-engine are separate runs"),
         (["--garbage-engine", "bing", "--sweep"], "--garbage-engine and --sweep are separate runs"),
         (["--garbage-engine", "altavista"], "crw56's engines are bing, duckduckgo, google"),
         (["--generic-rows", "altavista"], "crw56's engines are bing, duckduckgo, google"),
-        (["--generic-rows", "bing", "--split", "test"], "--generic-rows runs on --corpus crw56 --split dev"),
+        (["--generic-rows", "bing", "--corpus", "mq2008"], "--generic-rows runs on --corpus crw56"),
         (["--generic-rows", "bing", "--misspelled"], "--misspelled and --generic-rows are separate runs"),
         (["--garbage-engine", "r3", "--corpus", "consensus"], "--garbage-engine runs on --corpus crw56 or"),
         (["--garbage-engine", "r99", "--corpus", "mq2008"], "MQ2008 names a ranker of the setup"),

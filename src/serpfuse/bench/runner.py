@@ -449,23 +449,25 @@ def _alone(flag: str, options: BenchOptions) -> None:
 
 def _check_misspelled(options: BenchOptions, parsed: Parsed) -> None:
     _alone("--misspelled", options)
-    if options.corpus != "crw56" or options.split != "dev":
-        raise BenchError("--misspelled runs on --corpus crw56 --split dev (the judged queries)")
+    if options.corpus != "crw56":
+        raise BenchError("--misspelled runs on --corpus crw56 (--split dev judged; test or all label-free)")
 
 
 def _check_garbage(options: BenchOptions, parsed: Parsed) -> None:
     _alone("--garbage-engine", options)
-    if options.corpus == "crw56" and options.split != "dev":
-        raise BenchError("--garbage-engine on crw56 runs on --split dev (the judged queries)")
     if options.corpus not in ("crw56", "mq2008") or (options.corpus == "mq2008" and not _is_meta(options)):
         raise BenchError("--garbage-engine runs on --corpus crw56 or --corpus mq2008 (metasearch protocol)")
 
 
 def _run_garbage(job: Job) -> Outcome:
-    from . import robustness
+    from . import label_free, robustness
 
     options = job.options
     runs, default = _every_ranker(job)
+    if options.corpus == "crw56" and options.split != "dev":
+        return label_free.run_garbage(
+            options.root, options.garbage_engine, options.split, runs, default, job.progress
+        )
     if options.corpus == "crw56":
         return robustness.run_garbage_crw56(options.root, options.garbage_engine, runs, default, job.progress)
     try:
@@ -480,14 +482,18 @@ def _run_garbage(job: Job) -> Outcome:
 
 def _check_generic(options: BenchOptions, parsed: Parsed) -> None:
     _alone("--generic-rows", options)
-    if options.corpus != "crw56" or options.split != "dev":
-        raise BenchError("--generic-rows runs on --corpus crw56 --split dev (the judged queries)")
+    if options.corpus != "crw56":
+        raise BenchError("--generic-rows runs on --corpus crw56 (--split dev judged; test or all label-free)")
 
 
 def _run_generic(job: Job) -> Outcome:
-    from . import robustness
+    from . import label_free, robustness
 
     runs, default = _every_ranker(job)
+    if job.options.split != "dev":  # the unseen half has no judgments here: count the injected rows
+        return label_free.run_generic(
+            job.options.root, job.options.generic_rows, job.options.split, runs, default, job.progress
+        )
     return robustness.run_generic_crw56(
         job.options.root, job.options.generic_rows, runs, default, job.progress
     )
@@ -518,9 +524,11 @@ def _run_signal_cost(job: Job) -> Outcome:
 
 
 def _run_misspelled(job: Job) -> Outcome:
-    from . import robustness
+    from . import label_free, robustness
 
     runs, default = _every_ranker(job)
+    if job.options.split != "dev":  # the unseen half has no judgments here: count the echo rows
+        return label_free.run_misspelled(job.options.root, job.options.split, runs, default, job.progress)
     return robustness.run_misspelled(job.options.root, runs, default, job.progress)
 
 

@@ -11,6 +11,8 @@
     serpfuse bench --garbage-engine bing             # every ranker with one engine answering off-topic
     serpfuse bench --corpus mq2008 --garbage-engine r9
     serpfuse bench --generic-rows bing               # crw56 dev: bing's lists carry rows with only generic words
+    serpfuse bench --generic-rows bing --split all   # the same, label-free, on both halves (also --misspelled,
+                                                     # --garbage-engine): the injected rows counted, no judgments
     serpfuse bench --signal-cost --repeat 7          # what issue 8's signals add to the ranking step (A/B)
     serpfuse bench --json                            # machine-readable, for version diffs
 
@@ -165,7 +167,7 @@ def register(app: typer.Typer) -> None:
             typer.Option(
                 "--misspelled",
                 help="crw56 dev: every ranker on the queries with one typo plus rows echoing it, against the "
-                "correctly spelled run",
+                "correctly spelled run (--split test or all: label-free counts of the echo rows)",
             ),
         ] = False,
         garbage_engine: Annotated[
@@ -183,7 +185,7 @@ def register(app: typer.Typer) -> None:
                 "--generic-rows",
                 metavar="NAME",
                 help="crw56 dev: every ranker clean and with rows matching only the query's generic words at "
-                "ranks 2-6 of one engine's lists",
+                "ranks 2-6 of one engine's lists (--split test or all: label-free counts of those rows)",
             ),
         ] = None,
         data: Annotated[
