@@ -132,7 +132,7 @@ def _cells(summary: Mapping[str, float]) -> list[str]:
         str(int(summary["top5"])),
         str(int(summary["queriesTop5"])),
         f"{summary['kept@8']:.3f}" if summary["kept@8:n"] else "–",
-        f"{summary['rbo']:.3f}",
+        f"{summary['rbo']:.3f}" if summary["queries"] else "–",
         f"{summary['shownReference']}/{summary['shownAltered']}",
     ]
 
@@ -373,6 +373,8 @@ def run_garbage(
     wheres = {"shared": "another engine answered too", "alone": f"{engine} answered alone"}
     tables = []
     for where, rows in results.items():
+        if not any(summary["queries"] for _, _, summary in rows):
+            continue  # e.g. no query google answered alone
         head, cells = _table(rows, default, "off-topic rows", "removed")
         title = f"crw56, the queries {wheres[where]}: {engine}'s off-topic rows, label-free"
         tables.append((title, [f"ranker ({wheres[where]})", *head[1:]], cells, 2))
