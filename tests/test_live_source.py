@@ -429,3 +429,20 @@ async def test_real_ddg_challenge_and_real_anysearch_402_through_the_live_source
     assert answers["anysearch"].status == "error" and "402" in answers["anysearch"].reason
     assert dict(bodies)["anysearch"] == b""  # never read, so never logged, saved or echoed
     assert b"pw-generated" not in json.dumps([a.to_json_dict() for a in answers.values()]).encode()
+
+
+async def test_an_engines_expected_time_follows_its_answers_and_not_its_failures(server, transport, tmp_path):
+    from serpfuse.sources.live import LATENCY_WEIGHT
+
+    server.route("/slow", ok(["https://a.example/"], delay_s=0.2))
+    server.route("/broken", Reply(status=500, delay_s=0.3))
+    source = make_source(server, transport, tmp_path, [fake_engine("slow"), fake_engine("broken")])
+    assert source.expected_s("slow") is None  # nothing known before an answer
+    first = await source.ask("slow", "q", REQ)
+    assert first.status == "ok" and abs(source.expected_s("slow") - first.latency_ms / 1000) < 1e-3
+    server.route("/slow", ok(["https://a.example/"]))  # now it answers at once: the average moves toward it
+    second = await source.ask("slow", "q", REQ)
+    want = first.latency_ms / 1000 + LATENCY_WEIGHT * (second.latency_ms - first.latency_ms) / 1000
+    assert abs(source.expected_s("slow") - want) < 1e-3
+    assert (await source.ask("broken", "q", REQ)).status == "error"
+    assert source.expected_s("broken") is None  # a failure says nothing about how long an answer takes

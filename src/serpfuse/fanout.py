@@ -22,6 +22,13 @@ from .query import QueryAnalysis
 from .sources.base import EngineSlot, Source
 
 RowGate = Callable[[EngineRow], bool]
+# Called with the answers so far when one engine is left and it is expected to take a while yet: the pipeline
+# ranks them meanwhile, which reads every row's text once (the ranking's per-text memos), so the ranking after
+# the last answer only reads that engine's new rows. Only when this is the one fan-out in flight: under load
+# the cores have better things to do than rank twice.
+PartialHook = Callable[[list[EngineAnswer]], None]
+SPECULATE_MIN_S = 0.03  # the last engine's expected time left, under which ranking early would only compete
+_RUNNING = [0]  # fan-outs in flight in this process
 DEFAULT_DEADLINE_S = 20.0
 UNWIND_GRACE_S = 0.05  # how long cancelled engine calls may take to unwind before the search goes on
 _UNWINDING: set[asyncio.Task] = set()  # cancelled calls still unwinding after their search went on
@@ -68,14 +75,40 @@ def lead_engines(slots: list[EngineSlot], query: QueryAnalysis) -> list[str]:
     return [s.name for s in slots if s.region != "cjk"]
 
 
+def _expected_s(source: Source, engine: str) -> float | None:
+    expected = getattr(source, "expected_s", None)
+    return expected(engine) if expected is not None else None
+
+
 async def _ask_all(
-    source: Source, names: list[str], variants: list[str], request: SearchRequest, deadline: float
+    source: Source,
+    names: list[str],
+    variants: list[str],
+    request: SearchRequest,
+    deadline: float,
+    on_partial: PartialHook | None = None,
 ) -> list[EngineAnswer]:
-    jobs = {(e, v): asyncio.ensure_future(source.ask(e, v, request)) for e in names for v in variants}
-    if not jobs:
+    keys = [(e, v) for e in names for v in variants]
+    if not keys:
         return []
+    # Each call runs on the loop until its request is sent (~1 ms each): the engine expected to answer last is
+    # asked first, so it is not also the last to start. The answers keep the engines' order (the ranking's).
+    expected = {e: _expected_s(source, e) for e in names}
+    by_expected = sorted(keys, key=lambda k: -(expected[k[0]] or 0.0))
+    tasks = {k: asyncio.ensure_future(source.ask(k[0], k[1], request)) for k in by_expected}
+    jobs = {k: tasks[k] for k in keys}
     started = time.monotonic()
-    _, pending = await asyncio.wait(jobs.values(), timeout=max(0.0, deadline - time.monotonic()))
+    pending = set(jobs.values())
+    if on_partial is not None and len(names) > 1:
+        engine_of = {t: k[0] for k, t in jobs.items()}
+        pending = await _until_one_engine_left(pending, engine_of, deadline)
+        left = {engine_of[t] for t in pending}
+        if len(left) == 1 and _RUNNING[0] == 1:
+            left_s = (expected[left.pop()] or 0.0) - (time.monotonic() - started)
+            if left_s >= SPECULATE_MIN_S:
+                on_partial([t.result() for t in jobs.values() if t.done() and t.exception() is None])
+    if pending:
+        _, pending = await asyncio.wait(pending, timeout=max(0.0, deadline - time.monotonic()))
     for task in pending:
         task.cancel()
     if pending:
@@ -111,6 +144,18 @@ async def _ask_all(
     return out
 
 
+async def _until_one_engine_left(
+    pending: set[asyncio.Future], engine_of: dict[asyncio.Future, str], deadline: float
+) -> set[asyncio.Future]:
+    while len({engine_of[t] for t in pending}) > 1:
+        done, pending = await asyncio.wait(
+            pending, timeout=max(0.0, deadline - time.monotonic()), return_when=asyncio.FIRST_COMPLETED
+        )
+        if not done:  # the deadline
+            break
+    return pending
+
+
 def _unwound(task: asyncio.Task) -> None:
     _UNWINDING.discard(task)
     if not task.cancelled():
@@ -128,6 +173,22 @@ async def fan_out(
     *,
     deadline_s: float = DEFAULT_DEADLINE_S,
     gate: RowGate | None = None,
+    on_partial: PartialHook | None = None,
+) -> FanoutResult:
+    _RUNNING[0] += 1
+    try:
+        return await _fan_out(source, request, query, deadline_s, gate, on_partial)
+    finally:
+        _RUNNING[0] -= 1
+
+
+async def _fan_out(
+    source: Source,
+    request: SearchRequest,
+    query: QueryAnalysis,
+    deadline_s: float,
+    gate: RowGate | None,
+    on_partial: PartialHook | None,
 ) -> FanoutResult:
     deadline = time.monotonic() + deadline_s
     slots = select_slots(source.slots(request), request)
@@ -143,7 +204,7 @@ async def fan_out(
     if not primaries:  # nothing leads: the fallback tier is all there is
         primaries, fallbacks = fallbacks, []
 
-    first = await _ask_all(source, primaries, query.variants, request, deadline)
+    first = await _ask_all(source, primaries, query.variants, request, deadline, on_partial)
     result.answers.extend(first)
     if primaries and not _usable(first, gate) and query.core_variant and time.monotonic() < deadline:
         result.retried = True

@@ -235,7 +235,17 @@ async def search(
     get_ranker(request.strategy or config.strategy)  # a bad strategy fails before any engine is asked
     query = analyze_query(request.query)
     gate = relevance_gate(query, config.filters.cjk_gate_units) if config.filters.cjk_gate else None
-    fanout = await fan_out(source, request, query, deadline_s=deadline_s, gate=gate)
+    early: list[asyncio.Future] = []  # the answers so far ranked while the last engine is awaited (fanout)
+
+    def rank_early(answers: list[EngineAnswer]) -> None:
+        kwargs = {"config": config, "query": query, "now": now, "explain": explain}
+        early.append(asyncio.ensure_future(off_loop(rank_answers, answers, request, **kwargs)))
+
+    fanout = await fan_out(source, request, query, deadline_s=deadline_s, gate=gate, on_partial=rank_early)
+    if early:  # only its side effect counts (every row's text read once); not raced: both would run slower
+        await asyncio.wait(early)
+        for task in early:
+            task.exception()  # retrieved: an early ranking's failure is the real ranking's to raise
     # Ranking is pure CPU work: off the loop (a server's ranking process, else a thread), so the loop keeps
     # serving other searches' I/O meanwhile.
     response = await off_loop(

@@ -115,6 +115,10 @@ class _CooldownGate:
     async def ask(self, engine: str, variant: str, request: SearchRequest):
         return await self.inner.ask(engine, variant, request)
 
+    def expected_s(self, engine: str) -> float | None:
+        expected = getattr(self.inner, "expected_s", None)
+        return expected(engine) if expected is not None else None
+
     async def aclose(self) -> None:
         return None  # the service owns the inner source
 

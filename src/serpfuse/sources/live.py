@@ -50,6 +50,7 @@ ResponseHook = Callable[[str, str, HttpResponse], None]
 PROXY_ENV = "SERPFUSE_PROXY"
 IMPERSONATE_ENV = "SERPFUSE_IMPERSONATE"
 ROWS_WANTED = 10  # rows asked of each engine: fusion needs more candidates than the ~8 it returns
+LATENCY_WEIGHT = 0.3  # of the newest answer time in an engine's moving average
 PARSE_BUDGET_S = 2.0  # CPU time one answer may cost to parse; bounded inputs (engines.bounds) need < 0.3 s
 
 
@@ -108,6 +109,7 @@ class LiveSource:
         self._started_parsers = False
         # Sync mirror of the cooldown store for slots(); ask() re-checks the (possibly shared) store itself.
         self._cooling: dict[str, CooldownState] = {}
+        self._latency_s: dict[str, float] = {}  # each engine's recent answer time (see expected_s)
 
     @classmethod
     def from_environment(
@@ -187,6 +189,11 @@ class LiveSource:
             return "cannot filter by date range"
         return None
 
+    def expected_s(self, engine: str) -> float | None:
+        """How long ``engine`` is expected to take to answer (a moving average of its recent answers), or None
+        before it has answered: the fan-out asks the slowest first (``fanout._ask_all``)."""
+        return self._latency_s.get(engine)
+
     def _cooling_state(self, engine: str) -> CooldownState | None:
         state = self._cooling.get(engine)
         if state is not None and not state.active(self._clock()):
@@ -251,7 +258,13 @@ class LiveSource:
         tier = module.INFO.tier
 
         def answer(status: str, **fields: Any) -> EngineAnswer:
-            latency_ms = round((time.monotonic() - started) * 1000, 1)
+            seconds = time.monotonic() - started
+            latency_ms = round(seconds * 1000, 1)
+            if status in ("ok", "empty"):
+                last = self._latency_s.get(engine)
+                self._latency_s[engine] = (
+                    seconds if last is None else last + LATENCY_WEIGHT * (seconds - last)
+                )
             return EngineAnswer(
                 engine=engine, status=status, variant=variant, tier=tier, latency_ms=latency_ms, **fields
             )
