@@ -28,7 +28,10 @@ def shingles(text: str, n: int = 3, min_tokens: int = 8) -> Shingles | None:
 def shingles_of_tokens(tokens: Sequence[str], n: int, min_tokens: int) -> Shingles | None:
     if len(tokens) < min_tokens:
         return None
-    return frozenset(" ".join(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
+    if n < 1:
+        return frozenset(" ".join(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
+    # each run of n tokens, by zipping the token list with itself shifted (the join and the loop run in C)
+    return frozenset(map(" ".join, zip(*(tokens[k:] for k in range(n)), strict=False)))
 
 
 def row_shingles(row: Scored, n: int = 3, min_tokens: int = 8) -> Shingles | None:

@@ -176,6 +176,12 @@ _PLAIN_URL = re.compile(
 _REDIRECTOR_PATHS = ("/ck/a", "/l", "/url")
 
 
+def is_plain_url(url: str) -> bool:
+    """True for ``scheme://host/path`` with a plain lowercase ASCII host and a path of unreserved characters
+    only, nothing else (``_PLAIN_URL``): its host and path can be read off it without parsing."""
+    return _PLAIN_URL.fullmatch(url) is not None
+
+
 def _plain(url: str) -> bool:
     if _PLAIN_URL.fullmatch(url) is None or "/." in url:
         return False

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from ..text import fold, words
-from ..urls import host_of, registrable_domain
+from ..urls import host_of, is_plain_url, registrable_domain
 from .base import FilterContext
 from .tables import host_category, junk_hosts, junk_rules
 
@@ -82,12 +82,22 @@ def _asset_url(url: str) -> str | None:
     marker = next((m for m in rules.asset_url_markers if m in lowered), None)
     if marker:
         return f"asset URL ({marker})"
-    try:
-        path = urlsplit(lowered).path
-    except ValueError:
+    path = _lower_path(url)
+    if path is None:
         return None
     ext = next((e for e in rules.asset_url_extensions if path.endswith(e)), None)
     return f"asset URL (*{ext} file)" if ext else None
+
+
+def _lower_path(url: str) -> str | None:
+    """The path of the lowercased URL (None when it does not parse); a plain URL's is read off it."""
+    lowered = url.lower()
+    if is_plain_url(url):
+        return lowered[lowered.index("/", 8) :]
+    try:
+        return urlsplit(lowered).path
+    except ValueError:
+        return None
 
 
 _LOCALE_ONLY_PATH = re.compile(r"^(/[a-z]{2}([-_][a-z]{2})?)*/?$")
@@ -107,9 +117,8 @@ def _names_site(query: QueryAnalysis | None, host: str) -> bool:
 @lru_cache(maxsize=_ROW_MEMO)
 def _shop_word(title: str, url: str) -> str | None:
     """The shopping word of a front page's title (the query aside), else None."""
-    try:
-        path = urlsplit(url.lower()).path
-    except ValueError:
+    path = _lower_path(url)
+    if path is None:
         return None
     if not _LOCALE_ONLY_PATH.match(path):
         return None

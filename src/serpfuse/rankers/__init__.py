@@ -29,9 +29,15 @@ def available() -> list[str]:
 
 
 def get_ranker(name: str) -> Ranker:
-    if name not in _MODULES:
-        raise UnknownStrategy(name)
-    return import_module(f".{_MODULES[name]}", __name__).RANKER
+    ranker = _LOADED.get(name)
+    if ranker is None:
+        if name not in _MODULES:
+            raise UnknownStrategy(name)
+        ranker = _LOADED[name] = import_module(f".{_MODULES[name]}", __name__).RANKER
+    return ranker
+
+
+_LOADED: dict[str, Ranker] = {}  # each ranker's module is imported on first use, then looked up here
 
 
 __all__ = [
