@@ -11,7 +11,7 @@ from functools import cache, lru_cache
 from typing import Literal
 
 from serpfuse import data
-from serpfuse.text import cjk_bigrams, is_cjk, script_of, words
+from serpfuse.text import cjk_bigrams, has_cjk, is_cjk, script_of, words
 from serpfuse.urls import host_of
 
 
@@ -187,12 +187,15 @@ def _core_of_token(token: str, table: _CoreWords) -> list[str]:
             if tokens and not all(w in STOPWORDS for w in tokens):
                 out.append(word)
 
-    for ch in token:
-        if chunk and is_cjk(ch) != chunk_is_cjk:
-            flush()
-            chunk.clear()
-        chunk_is_cjk = is_cjk(ch)
-        chunk.append(ch)
+    if has_cjk(token):
+        for ch in token:
+            if chunk and is_cjk(ch) != chunk_is_cjk:
+                flush()
+                chunk.clear()
+            chunk_is_cjk = is_cjk(ch)
+            chunk.append(ch)
+    elif token:  # no CJK: the whole token is one non-CJK chunk, no need to walk it character by character
+        chunk.append(token)
     if chunk:
         flush()
     return out
