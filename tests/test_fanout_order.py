@@ -107,3 +107,44 @@ async def test_a_search_that_ranks_early_answers_as_ranking_once_does(monkeypatc
     got, want = got.to_json_dict(), want.to_json_dict()
     got.pop("tookMs"), want.pop("tookMs")
     assert got == want
+
+
+# A new process (so no earlier test has loaded the tables): one engine that answers only once the ranking's word
+# tables are loaded, or after 20 s. With the tables loaded while the engines are asked it answers at once.
+FIRST_SEARCH = """
+import asyncio, time
+from serpfuse import specificity
+from serpfuse.models import SearchRequest
+from serpfuse.pipeline import search
+from serpfuse.sources.base import EngineSlot
+from test_fanout import ScriptedSource, row
+
+class WaitsForTables(ScriptedSource):
+    async def ask(self, engine, variant, request):
+        deadline = time.monotonic() + 20
+        while not specificity.tables_loaded(None) and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        self.loaded_before_answer = specificity.tables_loaded(None)
+        return await super().ask(engine, variant, request)
+
+rows = [row("a", 1, "https://example.org/rust-async", "Rust async runtime")]
+source = WaitsForTables([EngineSlot("a")], {"a": (0.0, rows)})
+assert not specificity.tables_loaded(None)
+response = asyncio.run(search(SearchRequest(query="rust async runtime"), source=source))
+print(source.loaded_before_answer, len(response.results))
+"""
+
+
+def test_a_process_first_search_loads_the_ranking_tables_while_the_engines_are_asked(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    tests = Path(__file__).parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tests), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [sys.executable, "-c", FIRST_SEARCH], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True", "1"]

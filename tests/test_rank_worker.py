@@ -23,6 +23,7 @@ from serpfuse.query import analyze_query
 from serpfuse.service import SearchService
 from serpfuse.settings import Settings
 from serpfuse.sources.replay import ReplaySource
+from serpfuse.specificity import tables_loaded
 from test_fast_paths import NOW
 
 
@@ -132,3 +133,9 @@ async def test_a_service_starts_the_worker_and_its_close_ends_it(recording, tmp_
     await service.aclose()
     assert not rank_worker.WORKERS.ready
     await until(lambda: not any(map(alive, pids)), "the ranking worker outlived its service", 10)
+
+
+async def test_the_worker_has_loaded_the_ranking_tables_when_it_is_ready(worker):
+    # Asked in the worker's own process: a search there never waits for the word tables.
+    (loaded,) = await worker.parse(rank_worker._call, (tables_loaded, (None,), {}), 30)
+    assert loaded is True

@@ -26,10 +26,12 @@ from .models import (
     SearchResponse,
 )
 from .query import QueryAnalysis, analyze_query
-from .rank_worker import off_loop
+from .rank_worker import in_thread, off_loop
 from .rankers import get_ranker
 from .rankers.base import Candidate, Cut, RankContext, Scored, demote
 from .sources.base import Source
+from .specificity import load_tables, tables_loaded
+from .urls import suffix_list
 
 # How an engine's several answers (one per query variant) sum up: the best status wins.
 _STATUS_ORDER = ["ok", "empty", "rate-limited", "challenge", "timeout", "parse-timeout", "error", "skipped"]
@@ -214,6 +216,13 @@ def default_config() -> RankingConfig:
     return RankingConfig()
 
 
+def load_tables_for(language: str | None = None) -> None:
+    """The word tables and the Public Suffix List the ranking reads, loaded now (each once per process).
+    A server's ranking process calls it before it says it is ready (``rank_worker``)."""
+    load_tables(language)
+    suffix_list()
+
+
 def relevance_gate(query: QueryAnalysis, units: int):
     """Seed 000's CJK gate on raw rows, used by the fan-out to decide whether an answer was usable."""
     if not query.is_cjk:
@@ -235,6 +244,11 @@ async def search(
     get_ranker(request.strategy or config.strategy)  # a bad strategy fails before any engine is asked
     query = analyze_query(request.query)
     gate = relevance_gate(query, config.filters.cjk_gate_units) if config.filters.cjk_gate else None
+    # A process's first search loads the ranking's word tables (about 0.3 s) while the engines are asked, not
+    # after the last one answered; later searches find them loaded.
+    tables = None
+    if not tables_loaded(request.language):
+        tables = asyncio.ensure_future(in_thread(load_tables_for, request.language))
     early: list[asyncio.Future] = []  # the answers so far ranked while the last engine is awaited (fanout)
 
     def rank_early(answers: list[EngineAnswer]) -> None:
@@ -242,6 +256,8 @@ async def search(
         early.append(asyncio.ensure_future(off_loop(rank_answers, answers, request, **kwargs)))
 
     fanout = await fan_out(source, request, query, deadline_s=deadline_s, gate=gate, on_partial=rank_early)
+    if tables is not None:
+        await tables
     if early:  # only its side effect counts (every row's text read once); not raced: both would run slower
         await asyncio.wait(early)
         for task in early:

@@ -13,24 +13,65 @@ used: its rule-based fallbacks cost tens of microseconds per unknown word, which
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
 from functools import cache, lru_cache
 
 DEFAULT_LANGUAGE = "en"
 
+# A search loads its language's tables in a thread while the engines are asked (pipeline.search), and the
+# ranking, in another thread, may need them before that is done: it then waits for that load, never does it twice.
+_LOAD_LOCK = threading.Lock()
+_FREQUENCIES: dict[str, Mapping[str, float]] = {}
+_LEMMAS: dict[str, Mapping[str, str]] = {}
 
-@cache
-def _frequencies(lang: str) -> Mapping[str, float]:
+
+def _loaded(tables: dict[str, Mapping], lang: str, load: Callable[[str], Mapping]) -> Mapping:
+    table = tables.get(lang)
+    if table is None:
+        with _LOAD_LOCK:
+            table = tables.get(lang)
+            if table is None:
+                table = tables[lang] = load(lang)
+    return table
+
+
+def _load_frequencies(lang: str) -> Mapping[str, float]:
     import wordfreq  # imported on first use: ~0.3 s, which `serpfuse --help` should not pay
 
     return wordfreq.get_frequency_dict(lang, wordlist="best")
 
 
-@cache
-def _lemma_table(lang: str) -> Mapping[str, str]:
+def _load_lemmas(lang: str) -> Mapping[str, str]:
     from simplemma.strategies.dictionaries.dictionary_factory import DefaultDictionaryFactory
 
     return DefaultDictionaryFactory().get_dictionary(lang)
+
+
+def _frequencies(lang: str) -> Mapping[str, float]:
+    return _loaded(_FREQUENCIES, lang, _load_frequencies)
+
+
+def _lemma_table(lang: str) -> Mapping[str, str]:
+    return _loaded(_LEMMAS, lang, _load_lemmas)
+
+
+_LOADED_FOR: set[str | None] = set()  # the requested languages (as asked) whose tables are loaded
+
+
+def load_tables(language: str | None = None) -> None:
+    """Load the word tables a request's language is judged by, now (each once per process, about 0.3 s in all
+    for English): what the first ranking of a process would otherwise pay after the last engine answered."""
+    lang = language_of(language)
+    _frequencies(lang)
+    _lemma_table(lang)
+    _LOADED_FOR.add(language)
+
+
+def tables_loaded(language: str | None = None) -> bool:
+    """Whether ``load_tables(language)`` has run: a set lookup, so the event loop can ask (``language_of``
+    may import wordfreq)."""
+    return language in _LOADED_FOR
 
 
 @cache

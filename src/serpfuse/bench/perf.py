@@ -312,6 +312,8 @@ def measure(
             "search end-to-end ÷ the slowest engine's set latency, p50 (5 engines 50–300 ms)", "≤ 1.03"
         ),
         "fanout": Row("fan-out alone ÷ the slowest engine's set latency, p50", ""),
+        # Each of the runs above begins with a warm-up search: this is the search a new process makes first.
+        "first": Row("a new process's first search ÷ the slowest engine's set latency, median of 3", ""),
         "concurrent": Row(
             "100 concurrent searches, batch time ÷ a bare httpx gather of the same requests", "≤ 1.2"
         ),
@@ -384,6 +386,10 @@ def measure(
                     e2e = run_probe(src, "e2e", {**fake, "n": 15})
                     note("e2e", label, e2e["e2e"])
                     note("fanout", label, e2e["fanout"])
+                    firsts = [
+                        run_probe(src, "first", {**fake, "salt": f"{label}{rep}-{i}"}) for i in range(3)
+                    ]
+                    note("first", label, statistics.median(f["first"] for f in firsts))
                     conc = run_probe(src, "concurrent", {**fake, "n": 100})
                     note("concurrent", label, conc["ratio"])
                     note("concurrent_failed", label, conc["failed_answers"])

@@ -157,6 +157,24 @@ async def probe_e2e(args: dict) -> dict:
     return {"e2e": statistics.median(total), "fanout": statistics.median(fan)}
 
 
+async def probe_first(args: dict) -> dict:
+    """A process's first search (a one-shot CLI or library search): end-to-end ÷ the slowest engine's latency.
+    Everything a search imports is imported first, so what is left is what the first search itself loads."""
+    from serpfuse.config import RankingConfig
+    from serpfuse.models import SearchRequest
+    from serpfuse.pipeline import search
+
+    source = live_source(args["port"], args["latencies"])
+    slowest = max(args["latencies"].values()) / 1000
+    try:
+        t0 = time.perf_counter()
+        await search(SearchRequest(query=queries(1, args["salt"])[0]), source=source, config=RankingConfig())
+        first = (time.perf_counter() - t0) / slowest
+    finally:
+        await source.aclose()
+    return {"first": first}
+
+
 def start_as_server(source: Any) -> Any:
     """What ``SearchService.start`` starts in a server, in whichever form this version has it: its ranking
     worker (``serpfuse.rank_worker``) and the source's parse workers. Returns a function that stops them."""

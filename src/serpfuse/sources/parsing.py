@@ -68,8 +68,12 @@ def _cores() -> int:
 def worker_main(inbox: int, outbox: int, preload: str = "serpfuse.engines") -> None:
     """A worker's life: one parse per message on ``inbox``, its reply on ``outbox``, until the server closes
     the pipe (``python -c "...worker_main(R, W)"``; ``preload`` is imported first: the engines, every parse
-    function a worker is sent, or the pipeline for the ranking worker)."""
-    importlib.import_module(preload)
+    function a worker is sent, or the pipeline for the ranking worker; ``module:function`` also calls that
+    function, before the worker says it is ready)."""
+    module, _, call = preload.partition(":")
+    loaded = importlib.import_module(module)
+    if call:
+        getattr(loaded, call)()
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's; it ends us by closing the pipe
     _die_with_parent()
@@ -197,7 +201,7 @@ class _Job:
 class ParsePool:
     """``size`` worker processes (the cores), started by ``start()``, and one thread per worker to talk to it.
 
-    ``preload``: what each worker imports before it says it is ready. ``kill_on_cancel``: a call whose caller
+    ``preload``: what each worker imports (and with ``module:function``, calls) before it says it is ready. ``kill_on_cancel``: a call whose caller
     has gone kills its worker (a parse of hostile input must not go on using a core); False for work that is
     bounded anyway (ranking), which then finishes and is thrown away instead of costing a new worker."""
 
