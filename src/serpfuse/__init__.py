@@ -20,10 +20,12 @@ _EXPORTS = {
     "SearchResponse": ".models",
     "asearch": ".api",
     "search": ".api",
+    "start_workers": ".api",
+    "stop_workers": ".api",
 }
 
 if TYPE_CHECKING:
-    from .api import asearch, search
+    from .api import asearch, search, start_workers, stop_workers
     from .config import RankingConfig
     from .models import FusedResult, SearchRequest, SearchResponse
 
@@ -34,6 +36,8 @@ __all__ = [
     "SearchResponse",
     "asearch",
     "search",
+    "start_workers",
+    "stop_workers",
     "__version__",
 ]
 
