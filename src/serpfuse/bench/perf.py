@@ -324,7 +324,8 @@ def measure(
         # The same batch with what a server starts first (SearchService.start): the ranking worker process and
         # the parse workers. The row above is the library's (serpfuse.asearch), which starts neither.
         "concurrent_server": Row(
-            "the same, with a server's workers started (ranking process, parse workers)", "≤ 1.2"
+            "the same, with a server's workers started (ranking process, parse workers: serpfuse.start_workers)",
+            "≤ 1.2",
         ),
         "concurrent_server_failed": Row("engine answers that failed in that batch", "0", "count"),
         "ranking": Row("ranking step (rank_answers), default, median per crw56 query", "≤ 1", "ms"),
