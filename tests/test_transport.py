@@ -243,3 +243,22 @@ def test_impersonation_without_curl_cffi_is_a_clear_one_line_error():
         Transport(impersonate=True)
     assert str(info.value) == IMPERSONATE_HINT
     assert "\n" not in str(info.value) and "curl_cffi" in str(info.value)
+
+
+async def test_a_gzip_bomb_is_inflated_only_up_to_the_cap(server, transport):
+    # 512 KB on the wire (under the cap, so the body is read), 512 MB inflated. httpx2's decoder drains zlib in
+    # pieces of at most 1 MiB as the body is read, so the cap stops it within a piece: about 2.4 MB allocated
+    # here, fake server included; a decoder that inflated each received chunk whole allocated 147 MB.
+    import tracemalloc
+
+    from test_reader_fetch import gzip_bomb
+
+    server.route("/bomb", Reply(200, {"Content-Encoding": "gzip"}, gzip_bomb(1)[: 512 << 10]))
+    tracemalloc.start()
+    try:
+        with pytest.raises(ResponseTooLarge):
+            await transport.send(spec(server, "/bomb"), timeout_s=20, max_bytes=1_000_000)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 20_000_000, f"{peak:,} bytes allocated while reading a capped gzip bomb"
