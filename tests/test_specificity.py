@@ -14,7 +14,7 @@ from serpfuse.filters.relevance import RowText, analyze_pool, learn_spellings, q
 from serpfuse.models import EngineAnswer, EngineRow, SearchRequest
 from serpfuse.pipeline import rank_answers
 from serpfuse.query import analyze_query
-from serpfuse.specificity import language_of, lemma, specificity, zipf
+from serpfuse.specificity import language_of, lemma, load_tables, specificity, tables_loaded, zipf
 
 NOW = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
 
@@ -455,3 +455,11 @@ def test_cjk_queries_are_not_demoted_and_keep_their_rows() -> None:
     pool = analyze_pool(candidates, analyze_query(query))
     assert pool.anchor is None
     assert all(pool.meaning(c.key) > 0 for c in candidates)
+
+
+def test_tables_loaded_answers_for_the_tables_that_judge_the_request() -> None:
+    load_tables("de")
+    assert tables_loaded("de-AT") and tables_loaded("DE")
+    load_tables(None)
+    # a language without tables is judged as English
+    assert tables_loaded(None) and tables_loaded("xx-unknown")

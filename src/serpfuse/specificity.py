@@ -56,22 +56,20 @@ def _lemma_table(lang: str) -> Mapping[str, str]:
     return _loaded(_LEMMAS, lang, _load_lemmas)
 
 
-_LOADED_FOR: set[str | None] = set()  # the requested languages (as asked) whose tables are loaded
-
-
 def load_tables(language: str | None = None) -> None:
     """Load the word tables a request's language is judged by, now (each once per process, about 0.3 s in all
     for English): what the first ranking of a process would otherwise pay after the last engine answered."""
     lang = language_of(language)
     _frequencies(lang)
     _lemma_table(lang)
-    _LOADED_FOR.add(language)
 
 
 def tables_loaded(language: str | None = None) -> bool:
-    """Whether ``load_tables(language)`` has run: a set lookup, so the event loop can ask (``language_of``
-    may import wordfreq)."""
-    return language in _LOADED_FOR
+    """Whether the tables ``language`` is judged by are loaded, without loading anything: the event loop asks."""
+    if language and _supported.cache_info().currsize == 0:
+        return False  # which tables judge it is not known before wordfreq is imported (~0.1 s)
+    lang = language_of(language)
+    return lang in _FREQUENCIES and lang in _LEMMAS
 
 
 @cache
