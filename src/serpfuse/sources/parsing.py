@@ -201,9 +201,10 @@ class _Job:
 class ParsePool:
     """``size`` worker processes (the cores), started by ``start()``, and one thread per worker to talk to it.
 
-    ``preload``: what each worker imports (and with ``module:function``, calls) before it says it is ready. ``kill_on_cancel``: a call whose caller
-    has gone kills its worker (a parse of hostile input must not go on using a core); False for work that is
-    bounded anyway (ranking), which then finishes and is thrown away instead of costing a new worker."""
+    ``preload``: what each worker imports (and with ``module:function``, calls) before it says it is ready.
+    ``kill_on_cancel``: a call whose caller has gone kills its worker (a parse of hostile input must not go on
+    using a core); False for work that is bounded anyway (ranking), which then finishes and is thrown away
+    instead of costing a new worker."""
 
     def __init__(
         self, size: int | None = None, *, preload: str = "serpfuse.engines", kill_on_cancel: bool = True
