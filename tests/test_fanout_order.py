@@ -6,6 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
 
 from serpfuse import pipeline
 from serpfuse.config import RankingConfig
@@ -110,41 +116,50 @@ async def test_a_search_that_ranks_early_answers_as_ranking_once_does(monkeypatc
 
 
 # A new process (so no earlier test has loaded the tables): one engine that answers only once the ranking's word
-# tables are loaded, or after 20 s. With the tables loaded while the engines are asked it answers at once.
+# tables are loaded, or after WAIT_S. With the tables loaded while the engines are asked it answers at once. With a
+# ranking worker (a server's), the tables are the worker's: this process must not load them too (66 MB).
 FIRST_SEARCH = """
-import asyncio, time
-from serpfuse import specificity
+import asyncio, sys, time
+from serpfuse import rank_worker, specificity
 from serpfuse.models import SearchRequest
 from serpfuse.pipeline import search
 from serpfuse.sources.base import EngineSlot
 from test_fanout import ScriptedSource, row
 
+WITH_WORKER = sys.argv[1] == "worker"
+WAIT_S = 3 if WITH_WORKER else 20
+
 class WaitsForTables(ScriptedSource):
     async def ask(self, engine, variant, request):
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + WAIT_S
         while not specificity.tables_loaded(None) and time.monotonic() < deadline:
             await asyncio.sleep(0.01)
         self.loaded_before_answer = specificity.tables_loaded(None)
         return await super().ask(engine, variant, request)
 
+if WITH_WORKER:
+    rank_worker.start()
+    deadline = time.monotonic() + 60
+    while not rank_worker.WORKERS.ready and time.monotonic() < deadline:
+        time.sleep(0.05)
 rows = [row("a", 1, "https://example.org/rust-async", "Rust async runtime")]
 source = WaitsForTables([EngineSlot("a")], {"a": (0.0, rows)})
 assert not specificity.tables_loaded(None)
 response = asyncio.run(search(SearchRequest(query="rust async runtime"), source=source))
-print(source.loaded_before_answer, len(response.results))
+print(source.loaded_before_answer, len(response.results), specificity.tables_loaded(None))
+rank_worker.close()
 """
 
 
-def test_a_process_first_search_loads_the_ranking_tables_while_the_engines_are_asked(tmp_path):
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
+@pytest.mark.parametrize(
+    "ranking, expected",
+    [("here", ["True", "1", "True"]), ("worker", ["False", "1", "False"])],
+)
+def test_a_process_first_search_loads_the_ranking_tables_while_the_engines_are_asked(ranking, expected):
     tests = Path(__file__).parent
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tests), os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run(
-        [sys.executable, "-c", FIRST_SEARCH], env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", FIRST_SEARCH, ranking], env=env, capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split() == ["True", "1"]
+    assert done.stdout.split() == expected

@@ -26,7 +26,7 @@ from .models import (
     SearchResponse,
 )
 from .query import QueryAnalysis, analyze_query
-from .rank_worker import in_thread, off_loop
+from .rank_worker import in_thread, off_loop, ranks_here
 from .rankers import get_ranker
 from .rankers.base import Candidate, Cut, RankContext, Scored, demote
 from .sources.base import Source
@@ -245,9 +245,9 @@ async def search(
     query = analyze_query(request.query)
     gate = relevance_gate(query, config.filters.cjk_gate_units) if config.filters.cjk_gate else None
     # A process's first search loads the ranking's word tables (about 0.3 s) while the engines are asked, not
-    # after the last one answered; later searches find them loaded.
+    # after the last one answered; later searches find them loaded. A server's ranking process has its own.
     tables = None
-    if not tables_loaded(request.language):
+    if ranks_here() and not tables_loaded(request.language):
         tables = asyncio.ensure_future(in_thread(load_tables_for, request.language))
     early: list[asyncio.Future] = []  # the answers so far ranked while the last engine is awaited (fanout)
 

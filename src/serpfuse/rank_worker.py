@@ -51,6 +51,12 @@ async def in_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     return await asyncio.to_thread(fn, *args, **kwargs)
 
 
+def ranks_here() -> bool:
+    """Whether this process ranks its own searches (no ranking worker started): only then does it need the
+    ranking's tables (66 MB for English) in its own memory."""
+    return not WORKERS.started
+
+
 def start() -> None:
     """For servers: start the ranking worker (in the background; until it is up, rankings use a thread)."""
     WORKERS.start()

@@ -220,6 +220,11 @@ class ParsePool:
         self._threads: ThreadPoolExecutor | None = None
 
     @property
+    def started(self) -> bool:
+        """Whether ``start()`` ran (and no ``close()`` since): the workers are up or on their way."""
+        return self._started
+
+    @property
     def ready(self) -> bool:
         """Whether a parse would go to a worker now (started, and at least one worker up)."""
         return self._started and bool(self._workers)
