@@ -209,10 +209,34 @@ def test_two_workers_enforce_one_rate_limit_per_client(data_dir, tmp_path):
                 counts = _per_worker(server, "openapi")
                 if len(counts) == 2 and all(counts.values()):
                     break
-        assert sorted(set(codes)) == [200, 429] and codes.count(200) == 4, codes
+        # The server's log says why, if a worker fell back to a limit of its own (the shared store failed it).
+        assert sorted(set(codes)) == [200, 429] and codes.count(200) == 4, (
+            codes,
+            server.log.read_text()[-1500:],
+        )
         assert len(counts) == 2 and all(counts.values()), counts  # both workers answered some
         # Per-worker buckets would let each worker answer up to 4: together they answered 4, as one bucket.
         assert sum(c.get("200", 0) for c in counts.values()) == 4, counts
         assert sum(c.get("429", 0) for c in counts.values()) == len(codes) - 4, counts
+    finally:
+        _terminate(server)
+
+
+@pytest.mark.slow
+def test_the_supervisor_makes_the_shared_state_file_before_the_workers_start(data_dir, tmp_path):
+    """Ready (WAL mode, its tables) before any request: new workers do not race to create it on their first
+    requests, where one waiting past its lock timeout would fall back to a rate limit of its own."""
+    import contextlib
+    import sqlite3
+
+    recording = need(data_dir / "crw56" / "searxng_raw.json")
+    server = start_serpfuse(tmp_path, ["--replay", str(recording), "--workers", "2"])
+    try:
+        state = tmp_path / "cache" / "serpfuse" / "state.sqlite3"
+        assert state.is_file()
+        with contextlib.closing(sqlite3.connect(f"file:{state}?mode=ro", uri=True)) as conn:
+            assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+            tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        assert {"buckets", "cooldowns", "slots"} <= tables
     finally:
         _terminate(server)

@@ -15,11 +15,13 @@ from __future__ import annotations
 import json
 import os
 import socket
+from pathlib import Path
 from typing import Any
 
 ARGS_ENV = "_SERPFUSE_WORKER_ARGS"  # no SERPFUSE_ prefix: settings must not read it as a setting
 PARSERS_ENV = "_SERPFUSE_PARSE_WORKERS"  # each server process's share of the cores for parse workers
 COUNT_ENV = "_SERPFUSE_WORKERS"
+PREPARE_WAIT_S = 30.0  # before any worker runs, a slow disk may make the first write wait; nothing else does
 
 
 def default_workers() -> int:
@@ -28,6 +30,19 @@ def default_workers() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         return os.cpu_count() or 1
+
+
+def prepare_shared_state(cache_dir: Path) -> None:
+    """Create the workers' state file (WAL mode, its tables) once, before they start. Otherwise the first
+    requests of N new workers race to create it, and one that waits past its lock timeout for another's first
+    write (switching a new file to WAL syncs it to disk) falls back to a rate limit of its own."""
+    from ..sqlite_store import state_file
+
+    shared = state_file(cache_dir)
+    try:
+        shared.connect(PREPARE_WAIT_S)
+    finally:
+        shared.close()
 
 
 def run(flags: dict[str, Any], sock: socket.socket, *, workers: int, log_level: str) -> None:
