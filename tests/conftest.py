@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,22 @@ from serpfuse.rankers.base import Candidate
 from serpfuse.urls import host_of, registrable_domain
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def running(pid: int) -> bool:
+    """Linux: the process exists and has not ended (a zombie, not yet reaped by its parent, has ended)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return False
+
+
+async def until(condition, what: str, timeout_s: float = 60.0) -> None:
+    """Wait (on the event loop) until ``condition()`` holds; fail with ``what`` after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, what
+        await asyncio.sleep(0.05)
 
 
 def data_root() -> Path:

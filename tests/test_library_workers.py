@@ -11,25 +11,10 @@ import sys
 import time
 
 import serpfuse
+from conftest import running, until
 from serpfuse import rank_worker
 from serpfuse.sources import parsing
 from serpfuse.sources.replay import ReplaySource
-
-
-def alive(pid: int) -> bool:
-    """Linux: the process exists and is not a zombie (one its parent has not reaped yet is gone for us)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-
-
-async def until(condition, what: str, timeout_s: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, what
-        await asyncio.sleep(0.05)
 
 
 async def test_concurrent_searches_with_workers_answer_as_without_them_and_stop_clean(recording):
@@ -40,7 +25,7 @@ async def test_concurrent_searches_with_workers_answer_as_without_them_and_stop_
     try:
         await until(lambda: rank_worker.WORKERS.ready and parsing.WORKERS.ready, "the workers did not start")
         pids = rank_worker.WORKERS.pids() + parsing.WORKERS.pids()
-        assert pids and all(alive(p) for p in pids)
+        assert pids and all(running(p) for p in pids)
         pooled = await asyncio.gather(*(serpfuse.asearch(q, source=source) for q in queries))
     finally:
         serpfuse.stop_workers()
@@ -48,7 +33,7 @@ async def test_concurrent_searches_with_workers_answer_as_without_them_and_stop_
         a, b = a.to_json_dict(), b.to_json_dict()
         a.pop("tookMs"), b.pop("tookMs")
         assert a == b
-    await until(lambda: not any(alive(p) for p in pids), "a worker outlived stop_workers()", 30)
+    await until(lambda: not any(running(p) for p in pids), "a worker outlived stop_workers()", 30)
 
 
 PROGRAM = """
@@ -69,6 +54,6 @@ def test_a_program_that_never_stops_its_workers_ends_and_takes_them_with_it():
     pids = [int(p) for p in done.stdout.split()]
     assert len(pids) >= 2
     deadline = time.monotonic() + 30
-    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+    while any(running(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not any(alive(p) for p in pids)
+    assert not any(running(p) for p in pids)

@@ -11,6 +11,7 @@ import time
 import pytest
 
 import fault_matrix
+from conftest import running
 from serpfuse.engines import searxng
 from serpfuse.engines.base import EngineQuery, ParseOverrun, RateLimited
 from serpfuse.models import EngineRow
@@ -77,7 +78,7 @@ async def test_an_overrunning_parse_kills_its_worker_and_a_new_one_takes_its_pla
     while pool.pids() in ([], [before]):
         assert time.monotonic() < deadline, "the killed worker was not replaced"
         await asyncio.sleep(0.05)
-    assert not _alive(before)
+    assert not running(before)
     rows = await pool.parse(searxng.parse, (200, JSON, FLOOD, Q), 10.0)  # the new worker parses
     assert len(rows) == 100
 
@@ -90,7 +91,7 @@ async def test_a_cancelled_parse_kills_its_worker_too(pool):
     with pytest.raises(asyncio.CancelledError):
         await task
     deadline = time.monotonic() + 10
-    while _alive(before):
+    while running(before):
         assert time.monotonic() < deadline, "the cancelled parse's worker still runs"
         await asyncio.sleep(0.05)
 
@@ -110,7 +111,7 @@ async def test_closing_the_pool_ends_every_worker(pool):
     (pid,) = pool.pids()
     pool.close()
     assert pool.pids() == [] and not pool.ready
-    assert not _alive(pid)
+    assert not running(pid)
 
 
 def where_parsed(status, headers, body, q) -> list[EngineRow]:
@@ -132,14 +133,6 @@ async def test_what_a_worker_can_import_is_parsed_there(monkeypatch, pool):
     assert await parsed_in(lambda *args: where_parsed(*args)) == here
     pool.close()
     assert await parsed_in(where_parsed) == here  # no worker up: a thread
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(") ")[-1][0] != "Z"  # a zombie has ended
-    except OSError:
-        return False
 
 
 async def test_a_live_server_starts_its_workers_and_browser_client_before_it_serves(tmp_path):

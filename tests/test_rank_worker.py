@@ -14,6 +14,7 @@ import time
 
 import pytest
 
+from conftest import running, until
 from serpfuse import rank_worker
 from serpfuse.config import RankingConfig
 from serpfuse.fanout import fan_out
@@ -25,13 +26,6 @@ from serpfuse.settings import Settings
 from serpfuse.sources.replay import ReplaySource
 from serpfuse.specificity import tables_loaded
 from test_fast_paths import NOW
-
-
-async def until(condition, what: str, timeout_s: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, what
-        await asyncio.sleep(0.05)
 
 
 @pytest.fixture
@@ -117,14 +111,6 @@ async def test_a_call_cancelled_while_it_runs_leaves_the_worker_alone(worker, th
     assert worker.pids() == pids and threads == []
 
 
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
 async def test_a_service_starts_the_worker_and_its_close_ends_it(recording, tmp_path):
     service = SearchService.from_settings(Settings(replay=str(recording), cache_dir=tmp_path))
     service.start()
@@ -132,7 +118,7 @@ async def test_a_service_starts_the_worker_and_its_close_ends_it(recording, tmp_
     pids = rank_worker.WORKERS.pids()
     await service.aclose()
     assert not rank_worker.WORKERS.ready
-    await until(lambda: not any(map(alive, pids)), "the ranking worker outlived its service", 10)
+    await until(lambda: not any(map(running, pids)), "the ranking worker outlived its service", 10)
 
 
 async def test_the_worker_has_loaded_the_ranking_tables_when_it_is_ready(worker):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import need
+from conftest import need, running
 from redis_server import start_serpfuse, stop
 from serpfuse.engines.base import EngineTimeout, RateLimited
 from serpfuse.ratelimit import QueueTooLong
@@ -160,16 +160,9 @@ def test_every_worker_parses_in_its_own_processes_and_they_end_with_the_server(t
     finally:
         _terminate(server)
     deadline = time.monotonic() + 10
-    while (alive := [pid for pid in started if _running(pid)]) and time.monotonic() < deadline:
+    while (alive := [pid for pid in started if running(pid)]) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert alive == []
-
-
-def _running(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except OSError:
-        return False
 
 
 def _per_worker(server, path: str) -> dict[str, dict[str, int]]:
