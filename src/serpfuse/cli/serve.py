@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from ..logs import settings_secrets, setup_logging
-from ..serve.workers import default_workers, prepare_shared_state
+from ..serve.workers import default_workers
 from ..serve.workers import run as run_workers
 from ..service import SearchService
 from ..settings import ConfigError, Settings, check_bind, load_settings
@@ -125,9 +125,10 @@ def register(app: typer.Typer) -> None:
         )
         if processes > 1:
             asyncio.run(service.aclose())
-            prepare_shared_state(settings.cache_path.parent)
             with contextlib.suppress(KeyboardInterrupt):
-                run_workers(flags, sock, workers=processes, log_level=log_level)
+                run_workers(
+                    flags, sock, workers=processes, log_level=log_level, state_dir=settings.cache_path.parent
+                )
             return
         from ..serve.http_api import serve as run
 

@@ -45,9 +45,10 @@ def prepare_shared_state(cache_dir: Path) -> None:
         shared.close()
 
 
-def run(flags: dict[str, Any], sock: socket.socket, *, workers: int, log_level: str) -> None:
+def run(flags: dict[str, Any], sock: socket.socket, *, workers: int, log_level: str, state_dir: Path) -> None:
     """Serve on ``sock`` (bound) with ``workers`` processes until stopped; ``flags`` are ``load_settings``'
-    arguments, read again by each worker."""
+    arguments, read again by each worker; ``state_dir`` is where they share their state file (beside the cache)."""
+    prepare_shared_state(state_dir)
     import uvicorn
     from uvicorn.supervisors import Multiprocess
 
