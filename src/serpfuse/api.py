@@ -7,11 +7,12 @@ import os
 from pathlib import Path
 from typing import Any
 
+from . import rank_worker
 from .config import RankingConfig
 from .fanout import DEFAULT_DEADLINE_S
 from .models import SearchRequest, SearchResponse
 from .pipeline import search as _run
-from .sources import open_source
+from .sources import open_source, parsing
 from .sources.base import Source
 
 REPLAY_ENV = "SERPFUSE_REPLAY"  # the Python API honours it as the CLI and servers do (through their settings)
@@ -47,16 +48,11 @@ def start_workers() -> None:
     concurrent searches: 1.03-1.09 × a bare gather of the same engine requests, 1.18-1.45 ranking in a thread;
     BENCHMARKS.md, "Performance"). Until they are up (about a second) searches rank and parse in threads, as
     without them. They stop with ``stop_workers()`` or with the program."""
-    from . import rank_worker
-    from .sources import parsing
-
     rank_worker.start()
     parsing.WORKERS.start()
 
 
 def stop_workers() -> None:
-    from . import rank_worker
-    from .sources import parsing
-
+    """Stop what ``start_workers`` started; later searches rank and parse in threads again."""
     rank_worker.close()
     parsing.WORKERS.close()

@@ -5,8 +5,9 @@ A place name or a rare word ("zurich", "burnout", "schengen") is what makes a qu
 value: log10 of its occurrences per billion words, 0 for a word wordfreq does not know) and ``lemma`` reads
 simplemma's dictionary ("hikes" and "hiking" -> "hike", "mice" -> "mouse"), each for the query's language.
 
-Both tables are loaded once per process, on first use, per language (about a second each on this machine):
-a plain dictionary lookup afterwards, so a query costs microseconds. Only the dictionary part of simplemma is
+Both tables are loaded once per process and language, on first use or ahead of it by ``load_tables`` (a
+search starts that while the engines are asked): a plain dictionary lookup afterwards, so a query costs
+microseconds. Only the dictionary part of simplemma is
 used: its rule-based fallbacks cost tens of microseconds per unknown word, which a result pool cannot afford.
 """
 

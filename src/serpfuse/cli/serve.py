@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from ..logs import settings_secrets, setup_logging
-from ..serve.workers import default_workers
+from ..serve.workers import default_workers, shared_dir
 from ..serve.workers import run as run_workers
 from ..service import SearchService
 from ..settings import ConfigError, Settings, check_bind, load_settings
@@ -127,7 +127,7 @@ def register(app: typer.Typer) -> None:
             asyncio.run(service.aclose())
             with contextlib.suppress(KeyboardInterrupt):
                 run_workers(
-                    flags, sock, workers=processes, log_level=log_level, state_dir=settings.cache_path.parent
+                    flags, sock, workers=processes, log_level=log_level, state_dir=shared_dir(settings)
                 )
             return
         from ..serve.http_api import serve as run

@@ -16,7 +16,10 @@ import json
 import os
 import socket
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..settings import Settings
 
 ARGS_ENV = "_SERPFUSE_WORKER_ARGS"  # no SERPFUSE_ prefix: settings must not read it as a setting
 PARSERS_ENV = "_SERPFUSE_PARSE_WORKERS"  # each server process's share of the cores for parse workers
@@ -30,6 +33,11 @@ def default_workers() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         return os.cpu_count() or 1
+
+
+def shared_dir(settings: Settings) -> Path:
+    """Where the workers share their state file: beside the result cache."""
+    return settings.cache_path.parent
 
 
 def prepare_shared_state(cache_dir: Path) -> None:
@@ -47,7 +55,7 @@ def prepare_shared_state(cache_dir: Path) -> None:
 
 def run(flags: dict[str, Any], sock: socket.socket, *, workers: int, log_level: str, state_dir: Path) -> None:
     """Serve on ``sock`` (bound) with ``workers`` processes until stopped; ``flags`` are ``load_settings``'
-    arguments, read again by each worker; ``state_dir`` is where they share their state file (beside the cache)."""
+    arguments, read again by each worker; ``state_dir`` is where they share their state file (``shared_dir``)."""
     prepare_shared_state(state_dir)
     import uvicorn
     from uvicorn.supervisors import Multiprocess
@@ -77,5 +85,5 @@ def worker_app() -> Any:
     settings = load_settings(flags.pop("config"), **flags)
     setup_logging(secrets=settings_secrets(settings))  # a spawned worker starts with no logging set up
     metrics = Metrics(workers=int(os.environ[COUNT_ENV]))
-    service = SearchService.from_settings(settings, shared_dir=settings.cache_path.parent, metrics=metrics)
+    service = SearchService.from_settings(settings, shared_dir=shared_dir(settings), metrics=metrics)
     return create_app(service)
