@@ -55,8 +55,13 @@ def _rounded(value: Any) -> Any:
     return value
 
 
+# Not ranking output: the time taken, and the configuration's fingerprint (a new knob at its old value changes
+# the fingerprint, not the ranking; tests/test_settings.py checks the fingerprint itself).
+UNPINNED = {"tookMs", "configFingerprint"}
+
+
 def digest(response: dict[str, Any]) -> str:
-    response = {k: v for k, v in response.items() if k != "tookMs"}
+    response = {k: v for k, v in response.items() if k not in UNPINNED}
     text = json.dumps(_rounded(response), sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
