@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from serpfuse.config import FilterConfig
-from serpfuse.filters import FilterContext
 from serpfuse.models import DateStatus, SearchRequest
-from serpfuse.query import analyze_query
-from serpfuse.rankers.base import Candidate
+from serpfuse.ranking.filters import FilterContext
+from serpfuse.ranking.query import analyze_query
+from serpfuse.ranking.rankers.base import Candidate
 from serpfuse.urls import host_of, registrable_domain
 
 REPO = Path(__file__).resolve().parent.parent
@@ -134,7 +134,7 @@ def server():
 @pytest.fixture
 async def transport():
     """The httpx2 client for every request (impersonation off); test_transport_impersonate has the browser one."""
-    from serpfuse.transport import Transport
+    from serpfuse.sources.transport import Transport
 
     async with Transport(trust_env=False, impersonate=False) as t:
         yield t

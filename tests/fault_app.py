@@ -12,14 +12,14 @@ import asyncio
 import time
 from dataclasses import replace
 
-from serpfuse.cooldown import CooldownPolicy, CooldownState, InMemoryCooldownStore, next_state
 from serpfuse.engines.base import EngineError
 from serpfuse.secrets import KeyStore
 from serpfuse.serve.http_api import serve
 from serpfuse.service import SearchService
 from serpfuse.settings import Settings
 from serpfuse.sources.live import LiveSource
-from serpfuse.transport import Transport
+from serpfuse.sources.transport import Transport
+from serpfuse.state.cooldown import CooldownPolicy, CooldownState, InMemoryCooldownStore, next_state
 
 
 class Forgetful:

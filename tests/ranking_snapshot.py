@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from serpfuse.config import RankingConfig
-from serpfuse.fanout import fan_out
 from serpfuse.models import SearchRequest
 from serpfuse.pipeline import rank_answers
-from serpfuse.query import analyze_query
-from serpfuse.rankers import available
+from serpfuse.ranking.query import analyze_query
+from serpfuse.ranking.rankers import available
+from serpfuse.sources.fanout import fan_out
 from serpfuse.sources.replay import ReplaySource
 
 STORED = Path(__file__).parent / "fixtures" / "ranking" / "crw56_responses.json"

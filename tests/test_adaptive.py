@@ -7,12 +7,12 @@ import random
 
 import pytest
 
-from serpfuse.candidates import candidates_from_lists
 from serpfuse.config import RankingConfig
 from serpfuse.models import SearchRequest
-from serpfuse.query import analyze_query
-from serpfuse.rankers import get_ranker
-from serpfuse.rankers.base import RankContext
+from serpfuse.ranking.candidates import candidates_from_lists
+from serpfuse.ranking.query import analyze_query
+from serpfuse.ranking.rankers import get_ranker
+from serpfuse.ranking.rankers.base import RankContext
 
 NOW = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 

@@ -8,18 +8,18 @@ import random
 
 import pytest
 
-from serpfuse.candidates import candidates_from_lists
 from serpfuse.config import AgreementConfig, RankingConfig
 from serpfuse.models import SearchRequest
-from serpfuse.query import analyze_query
-from serpfuse.rankers.agreement import (
+from serpfuse.ranking.candidates import candidates_from_lists
+from serpfuse.ranking.query import analyze_query
+from serpfuse.ranking.rankers.agreement import (
     RANKER,
     engine_lists,
     estimate_engines,
     fuse,
     support,
 )
-from serpfuse.rankers.base import RankContext
+from serpfuse.ranking.rankers.base import RankContext
 
 NOW = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
 

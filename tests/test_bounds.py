@@ -11,7 +11,6 @@ import tracemalloc
 import pytest
 
 from fakeserver import Reply, fake_engine, ok
-from serpfuse.cooldown import InMemoryCooldownStore
 from serpfuse.engines import bing, searxng, wikipedia
 from serpfuse.engines.base import (
     MIN_RETRY_AFTER_S,
@@ -26,6 +25,7 @@ from serpfuse.models import EngineRow, SearchRequest
 from serpfuse.secrets import KeyStore
 from serpfuse.sources.live import LiveSource, cap_rows
 from serpfuse.sources.parsing import parse_in_thread
+from serpfuse.state.cooldown import InMemoryCooldownStore
 
 Q = EngineQuery(text="x")
 REQ = SearchRequest(query="rust async runtime")

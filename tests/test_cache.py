@@ -14,12 +14,12 @@ import pytest
 from pydantic import ValidationError
 
 import serpfuse.config as config_module
-from serpfuse.cache import SqliteResultCache, cache_key
 from serpfuse.config import RankingConfig
 from serpfuse.engines.base import RateLimited
 from serpfuse.models import SearchRequest, SearchResponse
 from serpfuse.service import SearchService
 from serpfuse.settings import Settings
+from serpfuse.state.cache import SqliteResultCache, cache_key
 
 QUERY = "top restaurants in belgrad"
 SOURCE = "replay:/data/x.json:1:2"

@@ -20,9 +20,15 @@ from pydantic import ValidationError
 from conftest import data_root, need
 from serpfuse.config import ConsensusConfig, RankingConfig, engine_table
 from serpfuse.models import SearchRequest
-from serpfuse.query import QueryAnalysis, analyze_query
-from serpfuse.rankers.base import Candidate, RankContext, Scored
-from serpfuse.rankers.consensus import RANKER, SCORE_VERSION, ConsensusRanker, EvidenceBreakdown, evidence
+from serpfuse.ranking.query import QueryAnalysis, analyze_query
+from serpfuse.ranking.rankers.base import Candidate, RankContext, Scored
+from serpfuse.ranking.rankers.consensus import (
+    RANKER,
+    SCORE_VERSION,
+    ConsensusRanker,
+    EvidenceBreakdown,
+    evidence,
+)
 
 VECTORS = "consensus-v2.1/consensus-v2.1-test-vectors.json"
 NOW = dt.datetime(2026, 9, 22, 12, 0, tzinfo=dt.UTC)
@@ -449,7 +455,7 @@ def test_check_list_is_the_one_these_tests_cover(vectors: dict) -> None:
 
 def test_conflicting_dates_get_no_freshness_and_ranking_is_order_independent() -> None:
     # "merge is input-order independent; conflicting dates -> dateStatus conflicting": merging belongs to
-    # serpfuse.candidates; here the ranker's half: a conflicting date earns nothing even under recency,
+    # serpfuse.ranking.candidates; here the ranker's half: a conflicting date earns nothing even under recency,
     # and rank() does not depend on the order the candidates arrive in.
     rows = [
         _cand("https://example.org/doc", ranks={"bing": 3, "tavily": 1}, date_status="conflicting"),

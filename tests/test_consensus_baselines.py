@@ -13,8 +13,8 @@ import pytest
 
 from conftest import data_root, need
 from serpfuse.bench import consensus_frozen as frozen
-from serpfuse.candidates import build_candidates
-from serpfuse.rankers.consensus import RANKER
+from serpfuse.ranking.candidates import build_candidates
+from serpfuse.ranking.rankers.consensus import RANKER
 
 DIR = "consensus-v2.1"
 

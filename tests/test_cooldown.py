@@ -9,7 +9,6 @@ import json
 
 import pytest
 
-from serpfuse.cooldown import CooldownPolicy, CooldownState, InMemoryCooldownStore, fit_to_engine
 from serpfuse.engines import ENGINES
 from serpfuse.engines.base import (
     AccessDenied,
@@ -21,7 +20,8 @@ from serpfuse.engines.base import (
     RateLimited,
     classify_http,
 )
-from serpfuse.ratelimit import QueueTooLong, RateLimiter
+from serpfuse.state.cooldown import CooldownPolicy, CooldownState, InMemoryCooldownStore, fit_to_engine
+from serpfuse.state.ratelimit import QueueTooLong, RateLimiter
 
 
 class Clock:

@@ -15,7 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 from fakeserver import Reply, Seen, challenge_page
-from serpfuse.doctor import (
+from serpfuse.models import EngineAnswer, EngineRow
+from serpfuse.sources.doctor import (
     DoctorQuery,
     EngineReport,
     QueryCheck,
@@ -24,7 +25,6 @@ from serpfuse.doctor import (
     on_topic_share,
     shipped_queries,
 )
-from serpfuse.models import EngineAnswer, EngineRow
 from test_record import isolated_env
 
 FIXTURES = Path(__file__).parent / "fixtures" / "engines"

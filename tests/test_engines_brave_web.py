@@ -194,11 +194,11 @@ async def test_brotli_page_through_the_browser_transport(server, tmp_path):
     brotli = pytest.importorskip("brotli")
     pytest.importorskip("curl_cffi")
     from fakeserver import Reply
-    from serpfuse.cooldown import InMemoryCooldownStore
     from serpfuse.models import SearchRequest
     from serpfuse.secrets import KeyStore
     from serpfuse.sources.live import LiveSource
-    from serpfuse.transport import Transport
+    from serpfuse.sources.transport import Transport
+    from serpfuse.state.cooldown import InMemoryCooldownStore
 
     page = (FIXTURES / "brave_web_results_handmade.html").read_bytes()
     server.route(

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from serpfuse.cooldown import fit_to_engine
 from serpfuse.engines import get_engine
 from serpfuse.engines.base import (
     AccessDenied,
@@ -24,6 +23,7 @@ from serpfuse.engines.base import (
     RequestSpec,
     is_ad_click,
 )
+from serpfuse.state.cooldown import fit_to_engine
 
 FIXTURES = Path(__file__).parent / "fixtures" / "engines"
 HTML = {"content-type": "text/html; charset=utf-8"}

@@ -569,11 +569,11 @@ async def test_engines_without_time_range_support_are_skipped_not_queried_unfilt
 ) -> None:
     # Bing's filter needs JavaScript now: its rows would be unfiltered, so a time-range search never asks it,
     # and nothing of it reaches the time-range filter looking filtered.
-    from serpfuse.cooldown import InMemoryCooldownStore
     from serpfuse.models import SearchRequest
     from serpfuse.secrets import KeyStore
     from serpfuse.sources.live import LiveSource
-    from serpfuse.transport import Transport
+    from serpfuse.sources.transport import Transport
+    from serpfuse.state.cooldown import InMemoryCooldownStore
 
     async with Transport(trust_env=False) as t:
         source = LiveSource(

@@ -11,12 +11,12 @@ from urllib.parse import parse_qs
 import pytest
 
 from fakeserver import Reply
-from serpfuse.cooldown import InMemoryCooldownStore
 from serpfuse.engines import ENGINES, get_engine, has_preflight
 from serpfuse.engines.base import ChallengeDetected, EngineQuery, ParseFailure
 from serpfuse.models import SearchRequest
 from serpfuse.secrets import KeyStore
 from serpfuse.sources.live import LiveSource
+from serpfuse.state.cooldown import InMemoryCooldownStore
 
 FIXTURES = Path(__file__).parent / "fixtures" / "engines"
 HTML = {"content-type": "text/html; charset=utf-8"}
@@ -192,7 +192,7 @@ async def test_a_recording_keeps_the_search_page_and_replays_it_through_todays_p
 
     server.route("/sp-site/", Reply(200, HTML, page("startpage_home_handmade.html")))
     server.route("/sp-site/sp/search", Reply(200, HTML, page("startpage_results_handmade.html")))
-    from serpfuse.transport import Transport
+    from serpfuse.sources.transport import Transport
 
     async with Transport(trust_env=False) as transport:
         source = _source(server, transport, tmp_path)

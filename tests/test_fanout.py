@@ -6,11 +6,11 @@ import asyncio
 
 import pytest
 
-from serpfuse.fanout import UnknownEngine, fan_out
 from serpfuse.models import EngineAnswer, EngineRow, SearchRequest
 from serpfuse.pipeline import relevance_gate
-from serpfuse.query import analyze_query
+from serpfuse.ranking.query import analyze_query
 from serpfuse.sources.base import EngineSlot
+from serpfuse.sources.fanout import UnknownEngine, fan_out
 
 
 class ScriptedSource:
@@ -132,7 +132,7 @@ async def test_unknown_engine_is_an_error():
 async def test_an_engine_call_slow_to_unwind_cannot_hold_the_search():
     """Cancelled at the deadline, a call that takes 5 s to unwind (a hung connection close, a slow store
     write) is left to finish in the background: the fan-out ends within its short grace."""
-    from serpfuse import fanout
+    from serpfuse.sources import fanout
 
     unwound = asyncio.Event()
 

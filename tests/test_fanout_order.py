@@ -15,10 +15,10 @@ import pytest
 
 from serpfuse import pipeline
 from serpfuse.config import RankingConfig
-from serpfuse.fanout import SPECULATE_MIN_S, fan_out
 from serpfuse.models import SearchRequest
-from serpfuse.query import analyze_query
+from serpfuse.ranking.query import analyze_query
 from serpfuse.sources.base import EngineSlot
+from serpfuse.sources.fanout import SPECULATE_MIN_S, fan_out
 from test_fanout import ScriptedSource, row
 
 Q = "rust async runtime"
@@ -120,7 +120,8 @@ async def test_a_search_that_ranks_early_answers_as_ranking_once_does(monkeypatc
 # ranking worker (a server's), the tables are the worker's: this process must not load them too (66 MB).
 FIRST_SEARCH = """
 import asyncio, sys, time
-from serpfuse import rank_worker, specificity
+from serpfuse import rank_worker
+from serpfuse.ranking import specificity
 from serpfuse.models import SearchRequest
 from serpfuse.pipeline import search
 from serpfuse.sources.base import EngineSlot

@@ -15,15 +15,15 @@ import pytest
 
 from ranking_snapshot import digest, requests, responses, stored
 from serpfuse import text
-from serpfuse.candidates import _match_share
 from serpfuse.config import RankingConfig
-from serpfuse.fanout import fan_out
 from serpfuse.models import SearchRequest
 from serpfuse.pipeline import rank_answers, search
-from serpfuse.query import analyze_query
-from serpfuse.rankers.base import Candidate, Scored
-from serpfuse.rankers.consensus import form_lexical_match, lexical_match, query_terms
-from serpfuse.selection import row_shingles, shingles
+from serpfuse.ranking.candidates import _match_share
+from serpfuse.ranking.query import analyze_query
+from serpfuse.ranking.rankers.base import Candidate, Scored
+from serpfuse.ranking.rankers.consensus import form_lexical_match, lexical_match, query_terms
+from serpfuse.ranking.selection import row_shingles, shingles
+from serpfuse.sources.fanout import fan_out
 from serpfuse.sources.replay import ReplaySource
 
 NOW = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
@@ -211,9 +211,9 @@ def test_every_crw56_response_is_the_stored_one(recording):
 async def test_a_repeated_cache_hit_answers_as_decoding_the_stored_bytes_does(recording, tmp_path):
     """The hot set (decoded hits kept in the process) against the plain path: the stored row decoded afresh.
     A row rewritten behind the service's back (another worker) is decoded again, never served from memory."""
-    from serpfuse.cache import decode
     from serpfuse.service import SearchService
     from serpfuse.settings import Settings
+    from serpfuse.state.cache import decode
 
     service = SearchService.from_settings(Settings(replay=recording, cache_dir=tmp_path))
     store = service.cache

@@ -8,7 +8,8 @@ import pytest
 
 from conftest import cand, filter_ctx
 from serpfuse.config import FilterConfig
-from serpfuse.filters import (
+from serpfuse.models import DateStatus
+from serpfuse.ranking.filters import (
     CJK_GATE,
     COVERAGE,
     DOMAINS,
@@ -23,9 +24,8 @@ from serpfuse.filters import (
     junk_verdict,
     passes_cjk_gate,
 )
-from serpfuse.filters.tables import geo_competitors, official_domains
-from serpfuse.models import DateStatus
-from serpfuse.query import analyze_query
+from serpfuse.ranking.filters.tables import geo_competitors, official_domains
+from serpfuse.ranking.query import analyze_query
 from serpfuse.urls import host_of
 
 # --- junk ---------------------------------------------------------------------------------------------------

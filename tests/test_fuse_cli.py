@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from conftest import REPO, need
 from serpfuse.bench import trec
 from serpfuse.cli import fuse
-from serpfuse.rankers import available
+from serpfuse.ranking.rankers import available
 
 # Two engines nobody has heard of. "shared" is in both lists near the top; "deep" only at rank 3 of one.
 RUN_A = "q1 Q0 shared 1 9.0 a\nq1 Q0 onlya 2 8.0 a\nq1 Q0 deep 3 7.0 a\nq2 Q0 x 1 1.0 a\n"

@@ -12,7 +12,7 @@ import pytest
 from conftest import need
 from fakeserver import FakeServer, Reply, Seen
 from redis_server import start_serpfuse, stop
-from serpfuse.ratelimit import FailSoftBuckets, TokenBuckets
+from serpfuse.state.ratelimit import FailSoftBuckets, TokenBuckets
 
 pytestmark = pytest.mark.redis
 

@@ -17,8 +17,8 @@ import pytest
 from conftest import need
 from fakeserver import FakeServer, Reply, echo_headers
 from redis_server import CLI, isolated_env
-from serpfuse.logs import setup_logging
 from serpfuse.secrets import PARTIAL_CHARS, KeyStore, Masker, encoded_forms
+from serpfuse.serve.logs import setup_logging
 from serpfuse.sources.replay import ReplayError, load_recording
 
 KEY = "sk-live-7f3a9c2e41d8b6f05a7e"

@@ -23,11 +23,11 @@ import pytest
 
 from conftest import need
 from serpfuse.config import RankingConfig
-from serpfuse.filters import FilterContext, FilterOutcome, apply_filters, junk_verdict
 from serpfuse.models import Observation, SearchRequest
-from serpfuse.query import QueryAnalysis, analyze_query, clean_query
-from serpfuse.rankers.base import Candidate, RankContext
-from serpfuse.rankers.lexical import RANKER, sighting_score
+from serpfuse.ranking.filters import FilterContext, FilterOutcome, apply_filters, junk_verdict
+from serpfuse.ranking.query import QueryAnalysis, analyze_query, clean_query
+from serpfuse.ranking.rankers.base import Candidate, RankContext
+from serpfuse.ranking.rankers.lexical import RANKER, sighting_score
 from serpfuse.text import fold
 from serpfuse.urls import host_of, registrable_domain
 

@@ -10,14 +10,14 @@ import time
 import pytest
 
 from fakeserver import Reply, challenge_page, cloudflare_challenge, echo_headers, fake_engine, ok
-from serpfuse.cooldown import InMemoryCooldownStore
 from serpfuse.engines import get_engine
 from serpfuse.engines.base import RequestSpec
-from serpfuse.fanout import fan_out
 from serpfuse.models import SearchRequest
-from serpfuse.query import analyze_query
+from serpfuse.ranking.query import analyze_query
 from serpfuse.secrets import KeyStore
+from serpfuse.sources.fanout import fan_out
 from serpfuse.sources.live import LiveSource
+from serpfuse.state.cooldown import InMemoryCooldownStore
 
 SECRET = "sk-fake-SECRET-9d8c7b6a5f"
 

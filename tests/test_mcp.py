@@ -15,14 +15,14 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from redis_server import CLI, isolated_env, start_serpfuse, stop
-from serpfuse.cooldown import InMemoryCooldownStore
 from serpfuse.engines.base import RateLimited
 from serpfuse.secrets import KeyStore
 from serpfuse.serve.mcp_server import build_server, fit_blocks, one_line_error
 from serpfuse.service import SearchService
 from serpfuse.settings import Settings
 from serpfuse.sources.live import LiveSource
-from serpfuse.transport import Transport
+from serpfuse.sources.transport import Transport
+from serpfuse.state.cooldown import InMemoryCooldownStore
 
 QUERY = "top restaurants in belgrad"
 ROW_START = re.compile(r"^\d+\. ", re.M)

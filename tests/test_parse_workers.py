@@ -138,10 +138,10 @@ async def test_what_a_worker_can_import_is_parsed_there(monkeypatch, pool):
 async def test_a_live_server_starts_its_workers_and_browser_client_before_it_serves(tmp_path):
     """``LiveSource.start`` (a server's start-up): the parse workers start, and the impersonating client's
     one-off import happens now, not in a thread during the first HTML engine's call."""
-    from serpfuse.cooldown import InMemoryCooldownStore
     from serpfuse.secrets import KeyStore
     from serpfuse.sources.live import LiveSource
-    from serpfuse.transport import Transport
+    from serpfuse.sources.transport import Transport
+    from serpfuse.state.cooldown import InMemoryCooldownStore
 
     transport = Transport(trust_env=False, impersonate=True)
     source = LiveSource(

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from serpfuse.config import RankingConfig
 from serpfuse.models import EngineAnswer, EngineRow, SearchRequest
 from serpfuse.pipeline import rank_answers
-from serpfuse.rankers import available
+from serpfuse.ranking.rankers import available
 from serpfuse.urls import dedup_key, domain_matches
 
 NOW = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)

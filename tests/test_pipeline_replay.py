@@ -9,9 +9,9 @@ import pytest
 from conftest import need
 from serpfuse.api import search
 from serpfuse.config import RankingConfig
-from serpfuse.fanout import UnknownEngine
 from serpfuse.models import SearchRequest
-from serpfuse.rankers import UnknownStrategy, available
+from serpfuse.ranking.rankers import UnknownStrategy, available
+from serpfuse.sources.fanout import UnknownEngine
 from serpfuse.sources.replay import ReplayError, ReplaySource
 
 BELGRAD = "top restaurants in belgrad"
@@ -69,7 +69,7 @@ def test_every_strategy_runs_and_respects_limit(crw56, strategy):
     assert 0 < len(resp.results) <= 5
     assert resp.strategy == strategy
     assert resp.score_version.endswith(
-        __import__("serpfuse.rankers", fromlist=["x"]).get_ranker(strategy).score_version
+        __import__("serpfuse.ranking.rankers", fromlist=["x"]).get_ranker(strategy).score_version
     )
 
 

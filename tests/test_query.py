@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from serpfuse.query import STOPWORDS, analyze_query, clean_query, core_word_variant, important_terms
+from serpfuse.ranking.query import STOPWORDS, analyze_query, clean_query, core_word_variant, important_terms
 
 
 @pytest.mark.parametrize(

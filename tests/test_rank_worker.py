@@ -17,14 +17,14 @@ import pytest
 from conftest import running, until
 from serpfuse import rank_worker
 from serpfuse.config import RankingConfig
-from serpfuse.fanout import fan_out
 from serpfuse.models import SearchRequest
 from serpfuse.pipeline import rank_answers, search
-from serpfuse.query import analyze_query
+from serpfuse.ranking.query import analyze_query
+from serpfuse.ranking.specificity import tables_loaded
 from serpfuse.service import SearchService
 from serpfuse.settings import Settings
+from serpfuse.sources.fanout import fan_out
 from serpfuse.sources.replay import ReplaySource
-from serpfuse.specificity import tables_loaded
 from test_fast_paths import NOW
 
 

@@ -376,7 +376,7 @@ async def test_robots_unavailable_disallows_missing_allows(site):
 
 
 async def test_pages_are_cached_by_canonical_url(site, tmp_path):
-    from serpfuse.cache import SqliteResultCache
+    from serpfuse.state.cache import SqliteResultCache
 
     server, resolver, dial = site
     server.route("/robots.txt", Reply(404, {}, b""))

@@ -14,12 +14,12 @@ from serpfuse.api import asearch
 from serpfuse.cli import engines as engines_cli
 from serpfuse.cli import record as record_cli
 from serpfuse.cli.record import query_slug, read_queries, record_queries
-from serpfuse.cooldown import InMemoryCooldownStore
 from serpfuse.engines import get_engine
 from serpfuse.secrets import KeyStore
 from serpfuse.sources.live import LiveSource
 from serpfuse.sources.replay import FORMAT, ReplaySource, load_recording
-from serpfuse.transport import Transport
+from serpfuse.sources.transport import Transport
+from serpfuse.state.cooldown import InMemoryCooldownStore
 
 SECRET = "sk-record-SECRET-0a1b2c3d"
 

@@ -13,10 +13,10 @@ import pytest
 
 from conftest import need
 from redis_server import start_redis, start_serpfuse, stop
-from serpfuse.cache import RedisResultCache
 from serpfuse.engines.base import ChallengeDetected, EngineTimeout, RateLimited
 from serpfuse.models import SearchResponse
-from serpfuse.redis_store import RedisCooldownStore, redis_client
+from serpfuse.state.cache import RedisResultCache
+from serpfuse.state.redis_store import RedisCooldownStore, redis_client
 
 pytestmark = pytest.mark.redis
 

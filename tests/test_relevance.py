@@ -8,8 +8,8 @@ import pytest
 from conftest import cand, filter_ctx, need
 from serpfuse.bench import crw56
 from serpfuse.config import FilterConfig, RankingConfig
-from serpfuse.filters import apply_filters
-from serpfuse.filters.relevance import (
+from serpfuse.ranking.filters import apply_filters
+from serpfuse.ranking.filters.relevance import (
     RELEVANCE,
     RowText,
     asked_words,
@@ -30,8 +30,8 @@ from serpfuse.filters.relevance import (
     word_stems,
     word_tables,
 )
-from serpfuse.filters.tables import parse_sections
-from serpfuse.query import analyze_query
+from serpfuse.ranking.filters.tables import parse_sections
+from serpfuse.ranking.query import analyze_query
 
 
 def terms_of(query: str):

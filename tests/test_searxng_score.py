@@ -7,7 +7,7 @@ import json
 import pytest
 
 from conftest import need
-from serpfuse.rankers.searxng import searxng_score
+from serpfuse.ranking.rankers.searxng import searxng_score
 from serpfuse.sources.replay import load_recording
 
 CRW56_WEIGHTS = {"google": 3.0, "duckduckgo": 1.0, "bing": 0.3}

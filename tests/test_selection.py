@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from serpfuse.rankers.base import Candidate, Scored
-from serpfuse.selection import (
+from serpfuse.ranking.rankers.base import Candidate, Scored
+from serpfuse.ranking.selection import (
     jaccard,
     min_score_floor,
     mmr_select,

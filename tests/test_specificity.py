@@ -7,14 +7,14 @@ import datetime as dt
 
 import pytest
 
-from serpfuse.candidates import build_candidates
 from serpfuse.config import RankingConfig
-from serpfuse.filters.junk import echo_verdict
-from serpfuse.filters.relevance import RowText, analyze_pool, learn_spellings, query_terms
 from serpfuse.models import EngineAnswer, EngineRow, SearchRequest
 from serpfuse.pipeline import rank_answers
-from serpfuse.query import analyze_query
-from serpfuse.specificity import language_of, lemma, load_tables, specificity, tables_loaded, zipf
+from serpfuse.ranking.candidates import build_candidates
+from serpfuse.ranking.filters.junk import echo_verdict
+from serpfuse.ranking.filters.relevance import RowText, analyze_pool, learn_spellings, query_terms
+from serpfuse.ranking.query import analyze_query
+from serpfuse.ranking.specificity import language_of, lemma, load_tables, specificity, tables_loaded, zipf
 
 NOW = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
 

@@ -10,7 +10,7 @@ import pytest
 
 from fakeserver import FakeServer, Reply
 from serpfuse.engines.base import EngineError, EngineTimeout, RequestSpec
-from serpfuse.transport import (
+from serpfuse.sources.transport import (
     API_USER_AGENT,
     BROWSER_HEADERS,
     IMPERSONATE_HINT,

@@ -17,9 +17,9 @@ import time
 import pytest
 
 from fakeserver import Reply, fake_engine
-from serpfuse import transport as transport_module
 from serpfuse.engines.base import EngineError, EngineTimeout, RequestSpec
-from serpfuse.transport import (
+from serpfuse.sources import transport as transport_module
+from serpfuse.sources.transport import (
     API_USER_AGENT,
     BROWSER_PROFILES,
     IMPERSONATE_HINT,
@@ -380,10 +380,10 @@ async def test_the_environment_proxy_carries_curl_requests_so_nothing_leaves_loo
 
 
 async def test_the_live_source_sends_html_engines_as_a_browser_and_apis_as_the_library(server, tmp_path):
-    from serpfuse.cooldown import InMemoryCooldownStore
     from serpfuse.models import SearchRequest
     from serpfuse.secrets import KeyStore
     from serpfuse.sources.live import LiveSource
+    from serpfuse.state.cooldown import InMemoryCooldownStore
 
     server.route("/page", Reply(200, {"Content-Type": "application/json"}, b'{"results": []}'))
     server.route("/api", Reply(200, {"Content-Type": "application/json"}, b'{"results": []}'))
@@ -419,11 +419,11 @@ async def test_an_engine_with_a_preflight_page_asks_both_pages_as_one_browser(se
     # Startpage's token comes from its home page: the search that carries it must come from the same release.
     from types import ModuleType
 
-    from serpfuse.cooldown import InMemoryCooldownStore
     from serpfuse.engines.base import EngineInfo
     from serpfuse.models import SearchRequest
     from serpfuse.secrets import KeyStore
     from serpfuse.sources.live import LiveSource
+    from serpfuse.state.cooldown import InMemoryCooldownStore
 
     server.route("/home", Reply(200, {"Content-Type": "text/html"}, b"<input name=sc value=tok>"))
     server.route("/search", Reply(200, {"Content-Type": "application/json"}, b'{"results": []}'))
@@ -457,7 +457,7 @@ def test_a_transport_that_sends_nothing_never_imports_curl_cffi():
     # Importing curl_cffi takes most of a second: `serpfuse engines` and other commands that send nothing
     # must not pay it.
     code = (
-        "import sys; from serpfuse.transport import Transport; t = Transport(); "
+        "import sys; from serpfuse.sources.transport import Transport; t = Transport(); "
         "print('curl_cffi' in sys.modules); t.pick_profile(); print('curl_cffi' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)

@@ -18,14 +18,16 @@ import pytest
 from conftest import need, running
 from redis_server import start_serpfuse, stop
 from serpfuse.engines.base import EngineTimeout, RateLimited
-from serpfuse.ratelimit import QueueTooLong
 from serpfuse.serve.workers import default_workers
-from serpfuse.sqlite_store import SqliteCooldownStore, SqliteIntervals, SqliteTokenBuckets, state_file
+from serpfuse.state.ratelimit import QueueTooLong
+from serpfuse.state.sqlite_store import SqliteCooldownStore, SqliteIntervals, SqliteTokenBuckets, state_file
 
 
 def _in_another_process(code: str, state_dir: Path) -> str:
     """Run ``code`` (with ``state`` = the state file in ``state_dir``) in a fresh interpreter; its stdout."""
-    prelude = "import asyncio, sys\nfrom serpfuse.sqlite_store import *\nstate = state_file(sys.argv[1])\n"
+    prelude = (
+        "import asyncio, sys\nfrom serpfuse.state.sqlite_store import *\nstate = state_file(sys.argv[1])\n"
+    )
     proc = subprocess.run(
         [sys.executable, "-c", prelude + textwrap.dedent(code), str(state_dir)],
         capture_output=True,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"  # the one place the version lives: pyproject reads it
+from serpfuse.version import __version__
 
 # The public names are imported on first use (PEP 562), so `serpfuse --help` and the light subcommands,
 # which live in this package too, do not load the whole pipeline first.
@@ -25,9 +25,9 @@ _EXPORTS = {
 }
 
 if TYPE_CHECKING:
-    from .api import asearch, search, start_workers, stop_workers
-    from .config import RankingConfig
-    from .models import FusedResult, SearchRequest, SearchResponse
+    from serpfuse.api import asearch, search, start_workers, stop_workers
+    from serpfuse.config import RankingConfig
+    from serpfuse.models import FusedResult, SearchRequest, SearchResponse
 
 __all__ = [
     "FusedResult",

@@ -7,13 +7,13 @@ import os
 from pathlib import Path
 from typing import Any
 
-from . import rank_worker
-from .config import RankingConfig
-from .fanout import DEFAULT_DEADLINE_S
-from .models import SearchRequest, SearchResponse
-from .pipeline import search as _run
-from .sources import open_source, parsing
-from .sources.base import Source
+from serpfuse import rank_worker
+from serpfuse.config import RankingConfig
+from serpfuse.models import SearchRequest, SearchResponse
+from serpfuse.pipeline import search as _run
+from serpfuse.sources import open_source, parsing
+from serpfuse.sources.base import Source
+from serpfuse.sources.fanout import DEFAULT_DEADLINE_S
 
 REPLAY_ENV = "SERPFUSE_REPLAY"  # the Python API honours it as the CLI and servers do (through their settings)
 

@@ -14,8 +14,8 @@ from typing import Any, Literal, Self
 
 from pydantic import Field, PrivateAttr, model_validator
 
-from . import data
-from .models import Model
+from serpfuse import data
+from serpfuse.models import Model
 
 SCORE_VERSION = "serpfuse-1"
 

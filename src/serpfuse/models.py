@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
-from .validation import LOCALE_MAX_CHARS, check_locale, check_strings
+from serpfuse.validation import LOCALE_MAX_CHARS, check_locale, check_strings
 
 TimeRange = Literal["day", "week", "month", "year"]
 EngineStatus = Literal[

@@ -12,12 +12,8 @@ import time
 from collections import defaultdict
 from functools import cache
 
-from .candidates import build_candidates
-from .config import SCORE_VERSION, RankingConfig
-from .fanout import DEFAULT_DEADLINE_S, FanoutResult, fan_out
-from .filters import FilterContext, apply_filters, passes_cjk_gate
-from .filters.timerange import undated
-from .models import (
+from serpfuse.config import SCORE_VERSION, RankingConfig
+from serpfuse.models import (
     CandidateExplanation,
     EngineAnswer,
     EngineReport,
@@ -25,13 +21,17 @@ from .models import (
     SearchRequest,
     SearchResponse,
 )
-from .query import QueryAnalysis, analyze_query
-from .rank_worker import in_thread, off_loop, ranks_here
-from .rankers import get_ranker
-from .rankers.base import Candidate, Cut, RankContext, Scored, demote
-from .sources.base import Source
-from .specificity import load_tables, tables_loaded
-from .urls import suffix_list
+from serpfuse.rank_worker import in_thread, off_loop, ranks_here
+from serpfuse.ranking.candidates import build_candidates
+from serpfuse.ranking.filters import FilterContext, apply_filters, passes_cjk_gate
+from serpfuse.ranking.filters.timerange import undated
+from serpfuse.ranking.query import QueryAnalysis, analyze_query
+from serpfuse.ranking.rankers import get_ranker
+from serpfuse.ranking.rankers.base import Candidate, Cut, RankContext, Scored, demote
+from serpfuse.ranking.specificity import load_tables, tables_loaded
+from serpfuse.sources.base import Source
+from serpfuse.sources.fanout import DEFAULT_DEADLINE_S, FanoutResult, fan_out
+from serpfuse.urls import suffix_list
 
 # How an engine's several answers (one per query variant) sum up: the best status wins.
 _STATUS_ORDER = ["ok", "empty", "rate-limited", "challenge", "timeout", "parse-timeout", "error", "skipped"]

@@ -21,8 +21,8 @@ import asyncio
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from .engines.base import EngineError
-from .sources.parsing import ParsePool, _by_reference, _NoWorker
+from serpfuse.engines.base import EngineError
+from serpfuse.sources.parsing import ParsePool, _by_reference, _NoWorker
 
 T = TypeVar("T")
 

@@ -10,7 +10,7 @@ reasons, exceptions, log lines, recorded bodies. An echo is caught raw, JSON-esc
 percent-encoded, as an HTML character reference, base64 (standard or URL-safe, at any alignment in a longer
 encoded text) or hex, and in part: any ``PARTIAL_CHARS`` characters of a key in a row are masked (a key minus
 its last character is still the key). ``Masker`` does the matching;
-``KeyMaskingFilter`` puts it on the logging handlers (``serpfuse.logs``).
+``KeyMaskingFilter`` puts it on the logging handlers (``serpfuse.serve.logs``).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 
 import platformdirs
 
-from .engines.base import MASK, EngineInfo
+from serpfuse.engines.base import MASK, EngineInfo
 
 KeyStatus = Literal["configured", "missing", "not needed"]
 PARTIAL_CHARS = 12  # this many characters of a secret in a row are masked wherever they appear
@@ -290,7 +290,7 @@ def read_keys_file(path: Path) -> dict[str, str]:
 
 
 def _registry_info(engine: str) -> EngineInfo | None:
-    from .engines import ENGINES  # late: the registry imports every engine module
+    from serpfuse.engines import ENGINES  # late: the registry imports every engine module
 
     module = ENGINES.get(engine)
     return getattr(module, "INFO", None) if module is not None else None
@@ -324,7 +324,7 @@ class KeyStore:
         return _registry_info(engine)
 
     def _known_engines(self) -> set[str]:
-        from .engines import ENGINES
+        from serpfuse.engines import ENGINES
 
         return set(self._file_keys) | set(self._infos if self._infos is not None else ENGINES)
 

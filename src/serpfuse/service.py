@@ -20,23 +20,36 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from . import rank_worker
-from .cache import RedisResultCache, ResultCache, SqliteResultCache, cache_key, decode, json_bytes
-from .config import RankingConfig
-from .cooldown import CooldownPolicy, CooldownState, CooldownStore, InMemoryCooldownStore, next_state
-from .engines.base import EngineError, ErrorStatus
-from .fanout import select_slots
-from .metrics import Metrics
-from .models import EngineReport, Model, SearchRequest, SearchResponse
-from .pipeline import search as run_pipeline
-from .rankers import get_ranker
-from .ratelimit import buckets
-from .settings import ConfigError, Settings
-from .sources import open_source
-from .sources.base import EngineSlot, Source
-from .sources.replay import ReplaySource
-from .sqlite_store import SqliteCooldownStore, SqliteFile, SqliteIntervals, state_file
-from .urls import suffix_list
+from serpfuse import rank_worker
+from serpfuse.config import RankingConfig
+from serpfuse.engines.base import EngineError, ErrorStatus
+from serpfuse.models import EngineReport, Model, SearchRequest, SearchResponse
+from serpfuse.pipeline import search as run_pipeline
+from serpfuse.ranking.rankers import get_ranker
+from serpfuse.serve.metrics import Metrics
+from serpfuse.settings import ConfigError, Settings
+from serpfuse.sources import open_source
+from serpfuse.sources.base import EngineSlot, Source
+from serpfuse.sources.fanout import select_slots
+from serpfuse.sources.replay import ReplaySource
+from serpfuse.state.cache import (
+    RedisResultCache,
+    ResultCache,
+    SqliteResultCache,
+    cache_key,
+    decode,
+    json_bytes,
+)
+from serpfuse.state.cooldown import (
+    CooldownPolicy,
+    CooldownState,
+    CooldownStore,
+    InMemoryCooldownStore,
+    next_state,
+)
+from serpfuse.state.ratelimit import buckets
+from serpfuse.state.sqlite_store import SqliteCooldownStore, SqliteFile, SqliteIntervals, state_file
+from serpfuse.urls import suffix_list
 
 log = logging.getLogger(__name__)
 
@@ -197,7 +210,7 @@ class SearchService:
                 "cache = redis needs redis_url (--redis redis://host:6379/0 or SERPFUSE_REDIS_URL)"
             )
         if settings.redis_url:
-            from .redis_store import RedisCooldownStore, redis_client
+            from serpfuse.state.redis_store import RedisCooldownStore, redis_client
 
             redis = redis_client(settings.redis_url)
             cooldowns: CooldownStore = FailSoftCooldowns(RedisCooldownStore(redis))

@@ -30,10 +30,10 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-from .config import RankingConfig
-from .fanout import DEFAULT_DEADLINE_S
-from .models import DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_CHARS
-from .rankers import available
+from serpfuse.config import RankingConfig
+from serpfuse.models import DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_CHARS
+from serpfuse.ranking.rankers import available
+from serpfuse.sources.fanout import DEFAULT_DEADLINE_S
 
 APP_NAME = "serpfuse"
 CONFIG_ENV = "SERPFUSE_CONFIG"

@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, unquote, unquote_plus, urlsplit, urlunsplit
 from publicsuffixlist import PublicSuffixList
 from w3lib.url import canonicalize_url, url_query_cleaner
 
-from . import data
+from serpfuse import data
 
 try:  # IDNA 2008 with UTS 46 mapping when the package is present; the stdlib codec (IDNA 2003) otherwise
     import idna as _idna

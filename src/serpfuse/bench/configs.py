@@ -11,9 +11,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..config import RankingConfig
-from ..rankers import available, get_ranker
-from .crw56 import BASELINE
+from serpfuse.bench.crw56 import BASELINE
+from serpfuse.config import RankingConfig
+from serpfuse.ranking.rankers import available, get_ranker
 
 SINGLE_SPEC = re.compile(r"^single:(\d+)$")  # MQ2008 metasearch: one ranker's own list, e.g. single:9
 

@@ -32,14 +32,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..config import RankingConfig, engine_table
-from ..models import EngineAnswer, EngineRow, SearchRequest
-from ..query import analyze_query
-from ..rankers import get_ranker
-from ..rankers.base import Candidate, RankContext
-from ..text import cjk_bigrams
-from ..urls import dedup_key, host_of, registrable_domain
-from .report import BenchReport, MetricSpec, QueryScore, ShownRow, aggregate, by_group
+from serpfuse.bench.report import BenchReport, MetricSpec, QueryScore, ShownRow, aggregate, by_group
+from serpfuse.config import RankingConfig, engine_table
+from serpfuse.models import EngineAnswer, EngineRow, SearchRequest
+from serpfuse.ranking.query import analyze_query
+from serpfuse.ranking.rankers import get_ranker
+from serpfuse.ranking.rankers.base import Candidate, RankContext
+from serpfuse.text import cjk_bigrams
+from serpfuse.urls import dedup_key, host_of, registrable_domain
 
 BASELINE_FILES = ("fused-baseline-v1.json", "fused-baseline-community-v1.json")
 SCORE_CONFIG_FILE = "score-config-consensus-v2.1.json"

@@ -27,20 +27,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..config import RankingConfig
-from ..urls import dedup_key
-from . import metrics as m
-from .report import (
-    BenchReport,
-    MetricSpec,
-    QueryScore,
-    ShownRow,
-    aggregate,
-    worst_queries,
-)
+from serpfuse.bench import metrics as m
+from serpfuse.bench.report import BenchReport, MetricSpec, QueryScore, ShownRow, aggregate, worst_queries
+from serpfuse.config import RankingConfig
+from serpfuse.urls import dedup_key
 
 if TYPE_CHECKING:
-    from ..query import QueryAnalysis
+    from serpfuse.ranking.query import QueryAnalysis
 
 RECORDING = "crw56/searxng_raw.json"
 QRELS_DEV = "crw56/qrels-dev.jsonl"
@@ -114,7 +107,7 @@ class Crw56Query:
     @cached_property
     def analysis(self) -> QueryAnalysis:
         """The query as the pipeline reads it, analysed once (every row's flags and the groups use it)."""
-        from ..query import analyze_query
+        from serpfuse.ranking.query import analyze_query
 
         return analyze_query(self.query)
 
@@ -214,7 +207,7 @@ def baseline_order(query: Crw56Query, limit: int = LIMIT) -> list[Shown]:
 
 def engine_lists(corpus: Crw56Corpus) -> dict[int, dict[str, list[Shown]]]:
     """qid -> engine -> that engine's own list, as the replay source rebuilds it from ``positions``."""
-    from ..sources.replay import load_recording, normalise_query
+    from serpfuse.sources.replay import load_recording, normalise_query
 
     recording = load_recording(corpus.recording)
     out: dict[int, dict[str, list[Shown]]] = {}
@@ -238,15 +231,15 @@ class PipelineRunner:
         limit: int = LIMIT,
         recording: dict | None = None,  # the recording as loaded and then altered (the robustness benches)
     ):
-        from ..sources.replay import ReplaySource
+        from serpfuse.sources.replay import ReplaySource
 
         self.source = ReplaySource(corpus.recording, recording)
         self.now = now
         self.limit = limit
 
     def __call__(self, query: Crw56Query, config: RankingConfig) -> list[Shown]:
-        from ..models import SearchRequest
-        from ..pipeline import search_sync
+        from serpfuse.models import SearchRequest
+        from serpfuse.pipeline import search_sync
 
         response = search_sync(
             SearchRequest(query=query.query, limit=self.limit),
@@ -268,8 +261,8 @@ RowFlags = Callable[["QueryAnalysis", Shown], tuple[bool, bool]]  # (query, row)
 
 def filter_flags(analysis: QueryAnalysis, row: Shown) -> tuple[bool, bool]:
     """Seed 001's row flags from the project's own filters: junk, and coverage of the important terms."""
-    from ..filters.coverage import passes_coverage
-    from ..filters.junk import is_junk
+    from serpfuse.ranking.filters.coverage import passes_coverage
+    from serpfuse.ranking.filters.junk import is_junk
 
     junk = is_junk(row.title, row.url, query=analysis)
     covered = analysis.is_cjk or passes_coverage(analysis.terms, row.title, row.snippet, 0.5)

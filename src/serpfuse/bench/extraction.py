@@ -19,7 +19,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from .stats import Bootstrap, paired_bootstrap
+from serpfuse.bench.stats import Bootstrap, paired_bootstrap
 
 CORPUS_DIR = "article-extraction"
 GROUND_TRUTH = "ground-truth-dev.json"
@@ -76,7 +76,7 @@ def load_corpus(data_root: Path) -> Corpus:
 
 
 def _serpfuse(html: str, url: str) -> str:
-    from ..reader.extract import ExtractionError, extract_html
+    from serpfuse.reader.extract import ExtractionError, extract_html
 
     try:
         return extract_html(html, url, metadata=False).text
@@ -337,7 +337,7 @@ class ExtractionOutcome:
         return self.report.as_dict()
 
     def markdown(self) -> str:
-        from .report import _md
+        from serpfuse.bench.report import _md
 
         header, rows = _table_rows(self.report)
         return f"{_md(header, rows)}\n\n{self.report.pages} pages. {NOTE}"
@@ -358,7 +358,7 @@ class ExtractionOutcome:
 def run_bench(options: Any) -> ExtractionOutcome:
     """``serpfuse bench --corpus article-extraction [--extractors a,b] [--compare A B]``: the extractors side by
     side against the first of ``--compare`` (default trafilatura alone). Raises BenchError on bad input."""
-    from .setups import BenchError
+    from serpfuse.bench.setups import BenchError
 
     if options.sweep or options.settings or options.random_subsets is not None:
         raise BenchError("article-extraction takes --extractors and --compare A B, not ranking options")

@@ -22,9 +22,9 @@ import random
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from ..urls import dedup_key
-from . import crw56, robustness
-from .report import Tables
+from serpfuse.bench import crw56, robustness
+from serpfuse.bench.report import Tables
+from serpfuse.urls import dedup_key
 
 HALVES = {"dev": ("dev",), "test": ("test",), "all": ("dev", "test")}
 RBO_P = 0.9  # rank-biased overlap's persistence: the top 8 carries ~57 % of the weight at depth 8
@@ -159,8 +159,8 @@ def _table(results, default: str, injected: str, reference: str) -> tuple[list[s
 
 
 def _load(root, split: str):
-    from ..sources.replay import load_recording
-    from .setups import load_crw56
+    from serpfuse.bench.setups import load_crw56
+    from serpfuse.sources.replay import load_recording
 
     corpus = load_crw56(root)
     return corpus, load_recording(corpus.recording), HALVES[split]
@@ -175,7 +175,7 @@ def _shown(runner: crw56.PipelineRunner, query: crw56.Crw56Query, config) -> lis
 
 
 def _answers(recording: Mapping[str, object], query: crw56.Crw56Query):
-    from ..sources.replay import normalise_query
+    from serpfuse.sources.replay import normalise_query
 
     return recording[normalise_query(query.query)].variants.get("", {})
 
@@ -185,7 +185,7 @@ def run_misspelled(
 ) -> Tables:
     """Every run on each half's correctly spelled queries and their misspelled twins with echo rows (the judged
     bench's typos and echo rows), counted without judgments (``only``: just these qids, for tests)."""
-    from ..sources.replay import RecordedQuery, normalise_query
+    from serpfuse.sources.replay import RecordedQuery, normalise_query
 
     corpus, recording, halves = _load(root, split)
     plans = {}  # half -> [(query, misspelled twin, echo keys)]
@@ -252,7 +252,7 @@ def run_generic(
 ) -> Tables:
     """Every run clean and with the judged bench's generic rows in ``engine``'s lists (each variant), on each
     half, counted without judgments (``only``: just these qids, for tests)."""
-    from .setups import BenchError
+    from serpfuse.bench.setups import BenchError
 
     corpus, recording, halves = _load(root, split)
     _check_engine(corpus, engine, "--generic-rows")
@@ -316,7 +316,7 @@ def run_generic(
 
 
 def _check_engine(corpus: crw56.Crw56Corpus, engine: str, option: str) -> None:
-    from .setups import BenchError
+    from serpfuse.bench.setups import BenchError
 
     known = crw56.engines_of(corpus.queries)
     if engine not in known:
@@ -328,7 +328,7 @@ def run_garbage(
 ) -> Tables:
     """Every run with ``engine`` off-topic (the judged bench's derangement, within each half) and with it
     removed, on each half, counted without judgments (``only``: just these qids, for tests)."""
-    from .setups import BenchError
+    from serpfuse.bench.setups import BenchError
 
     corpus, recording, halves = _load(root, split)
     _check_engine(corpus, engine, "--garbage-engine")

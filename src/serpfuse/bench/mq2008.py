@@ -39,10 +39,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
 
-from . import metrics
+from serpfuse.bench import metrics
 
 if TYPE_CHECKING:
-    from ..config import RankingConfig
+    from serpfuse.config import RankingConfig
 
 SUBSETS: tuple[str, ...] = ("S1", "S2", "S3", "S4", "S5")
 RANKERS: tuple[int, ...] = tuple(range(1, 26))
@@ -249,8 +249,10 @@ def single_fuser(ranker: int) -> Fuser:
 
 
 def strategy_fuser(strategy: str, config: RankingConfig | None = None) -> Fuser:
-    """A serpfuse ranker (by strategy name) as a fuser, through ``serpfuse.fusion.fuse_lists``."""
-    from ..fusion import fuse_lists  # late: the rankers are not needed to load or score the corpus
+    """A serpfuse ranker (by strategy name) as a fuser, through ``serpfuse.ranking.fusion.fuse_lists``."""
+    from serpfuse.ranking.fusion import (
+        fuse_lists,  # late: the rankers are not needed to load or score the corpus
+    )
 
     return lambda lists: [docid for docid, _ in fuse_lists(lists, strategy, config)]
 
@@ -450,7 +452,7 @@ def evaluate_subsets(
     ``progress`` ticks once per fused run and once per ranker tried alone: ``3 + len(rankers) + len(runs)``
     ticks a setup.
     """
-    from ..config import RankingConfig
+    from serpfuse.config import RankingConfig
 
     tick = progress or (lambda: None)
     results = []

@@ -103,7 +103,7 @@ def ranx_seconds(runs: list[Path], out: Path, timeout_s: float = 120) -> float:
 
 def common_query_runs(runs: list[Path], out: Path) -> list[Path]:
     """The run files cut to the queries every run answers: ranx fuses only runs with the same query ids."""
-    from . import trec
+    from serpfuse.bench import trec
 
     loaded = {path: trec.read_run(path) for path in runs}
     common = set.intersection(*(set(run) for run in loaded.values()))
@@ -119,7 +119,7 @@ def common_query_runs(runs: list[Path], out: Path) -> list[Path]:
 
 def write_mq2008_runs(data_dir: Path, out: Path) -> list[Path]:
     """The 25 MQ2008-agg rankers as TREC run files (all five subsets), for the ``fuse`` row."""
-    from . import mq2008, trec
+    from serpfuse.bench import mq2008, trec
 
     corpus = mq2008.load_mq2008(data_dir)
     queries = mq2008.queries_of(corpus)
@@ -299,7 +299,7 @@ def measure(
     progress: Callable[[str], None] = lambda _: None,
 ) -> tuple[list[Row], float]:
     """Every row, ``repeat`` times, this tree and the baseline interleaved. Returns the rows and peak RSS (MB)."""
-    from ..serve.workers import default_workers
+    from serpfuse.serve.workers import default_workers
 
     recording = (Path(data_dir) / RECORDING).resolve()  # the serve processes run in their own directories
     if not recording.is_file():

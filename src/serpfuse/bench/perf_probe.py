@@ -99,10 +99,10 @@ def engine_module(name: str, latency_ms: int, base: str) -> ModuleType:
 
 
 def live_source(port: int, latencies: dict[str, int]) -> Any:
-    from serpfuse.cooldown import InMemoryCooldownStore
     from serpfuse.secrets import KeyStore
     from serpfuse.sources.live import LiveSource
-    from serpfuse.transport import Transport
+    from serpfuse.sources.transport import Transport
+    from serpfuse.state.cooldown import InMemoryCooldownStore
 
     base = f"http://127.0.0.1:{port}"
     modules = [engine_module(name, ms, base) for name, ms in latencies.items()]
@@ -133,10 +133,10 @@ def recorded_queries(recording: str) -> list[str]:
 async def probe_e2e(args: dict) -> dict:
     """Search end-to-end and the fan-out alone, each divided by the slowest engine's own latency, per query."""
     from serpfuse.config import RankingConfig
-    from serpfuse.fanout import fan_out
     from serpfuse.models import SearchRequest
     from serpfuse.pipeline import search
-    from serpfuse.query import analyze_query
+    from serpfuse.ranking.query import analyze_query
+    from serpfuse.sources.fanout import fan_out
 
     source = live_source(args["port"], args["latencies"])
     config = RankingConfig()
@@ -248,10 +248,10 @@ async def probe_concurrent(args: dict) -> dict:
 
 def _replay_answers(recording: str) -> tuple[Any, list]:
     from serpfuse.config import RankingConfig
-    from serpfuse.fanout import fan_out
     from serpfuse.models import SearchRequest
-    from serpfuse.query import analyze_query
+    from serpfuse.ranking.query import analyze_query
     from serpfuse.sources import open_source
+    from serpfuse.sources.fanout import fan_out
 
     source = open_source(recording)
     recorded = recorded_queries(recording)
@@ -271,11 +271,11 @@ def probe_ranking(args: dict) -> dict:
     """``rank_answers`` per crw56 query (best of ``repeat``), median over the queries; and its stages. Also the
     first call per query (``first_ms``): its rows' texts seen for the first time by this process, what a search
     with new rows pays, since the best of ``repeat`` finds every per-text memo warm."""
-    from serpfuse.candidates import build_candidates
-    from serpfuse.filters import FilterContext, apply_filters
     from serpfuse.pipeline import rank_answers
-    from serpfuse.rankers import get_ranker
-    from serpfuse.rankers.base import RankContext
+    from serpfuse.ranking.candidates import build_candidates
+    from serpfuse.ranking.filters import FilterContext, apply_filters
+    from serpfuse.ranking.rankers import get_ranker
+    from serpfuse.ranking.rankers.base import RankContext
 
     _, cases, config = _replay_answers(args["recording"])
     now = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from .stats import Bootstrap, Sweep
+from serpfuse.bench.stats import Bootstrap, Sweep
 
 Aggregate = Literal["mean", "sum", "ratio"]
 
@@ -199,7 +199,7 @@ class Comparison:
 
 
 def compare(a: BenchReport, b: BenchReport, primary: str, **bootstrap_args: Any) -> Comparison:
-    from .stats import paired_bootstrap
+    from serpfuse.bench.stats import paired_bootstrap
 
     intervals = {}
     for spec in a.metrics:

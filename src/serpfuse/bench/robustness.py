@@ -31,15 +31,15 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from ..models import EngineAnswer, EngineRow
-from ..urls import dedup_key
-from . import crw56
-from . import mq2008 as mq
-from .report import STRONG, Tables, aggregate
-from .setups import compact_ranges
+from serpfuse.bench import crw56
+from serpfuse.bench import mq2008 as mq
+from serpfuse.bench.report import STRONG, Tables, aggregate
+from serpfuse.bench.setups import compact_ranges
+from serpfuse.models import EngineAnswer, EngineRow
+from serpfuse.urls import dedup_key
 
 if TYPE_CHECKING:
-    from ..config import RankingConfig
+    from serpfuse.config import RankingConfig
 
 MISSPELL_SEED = 8  # issue 8
 ECHO_RANK = 3
@@ -192,7 +192,7 @@ def garbage_recording(
     recording: Mapping[str, object], queries: Sequence[crw56.Crw56Query], engine: str
 ) -> tuple[dict, Swap]:
     """crw56: a copy of the replay recording in which ``engine`` answers each query with its answer to another."""
-    from ..sources.replay import normalise_query
+    from serpfuse.sources.replay import normalise_query
 
     def answers_of(q: crw56.Crw56Query) -> dict[str, EngineAnswer]:
         return recording[normalise_query(q.query)].variants.get("", {})
@@ -219,7 +219,7 @@ def removed_recording(
 ) -> tuple[dict, set[int]]:
     """crw56: a copy of the replay recording in which ``engine`` returns nothing for ``queries`` (the
     reference for a garbage engine: what losing its rows costs), and the qids another engine answered."""
-    from ..sources.replay import normalise_query
+    from serpfuse.sources.replay import normalise_query
 
     out = dict(recording)
     others = set()
@@ -253,8 +253,8 @@ GENERIC_RANKS = (2, 3, 4, 5, 6)  # where issue 8 saw the generic rows land
 def specific_word(query: crw56.Crw56Query, nth: int = 0) -> str | None:
     """The query's most specific one-word key term by wordfreq (9 - Zipf; issue 8's "specific meaning"), or
     with ``nth`` the next ones (1: the second most specific); None when it has no such term."""
-    from ..filters.relevance import query_terms
-    from ..specificity import specificity
+    from serpfuse.ranking.filters.relevance import query_terms
+    from serpfuse.ranking.specificity import specificity
 
     words = [t.text for t in query_terms(query.analysis) if not t.weak and t.text.isalpha()]
     ranked = sorted(words, key=specificity, reverse=True)  # stable: equal ones keep the query's order
@@ -264,7 +264,7 @@ def specific_word(query: crw56.Crw56Query, nth: int = 0) -> str | None:
 def swap_word(text: str, word: str, other: str) -> str:
     """``text`` with every word of ``word``'s stems (any case; "Belgrade" for "belgrad") written as ``other``,
     capitalised as it was."""
-    from ..filters.relevance import word_stems
+    from serpfuse.ranking.filters.relevance import word_stems
 
     stems = word_stems(word)
 
@@ -334,7 +334,7 @@ def generic_recording(
     the query's most specific one, or (``nth``) the second most specific, etc. The titles come from the other
     engine with the longest list (ties: by name), the donors are the next such query in qid order (cyclic)
     whose most specific word is not in the query."""
-    from ..sources.replay import normalise_query
+    from serpfuse.sources.replay import normalise_query
 
     def answers_of(q: crw56.Crw56Query) -> dict[str, EngineAnswer]:
         return recording[normalise_query(q.query)].variants.get("", {})
@@ -391,8 +391,8 @@ def _crw56_summary(scores) -> dict[str, float]:
 def run_misspelled(root, runs: Runs, default: str, progress, only: Collection[int] | None = None) -> Tables:
     """crw56 dev: every run on the correctly spelled queries and on their misspelled twins with echo rows
     (``only``: just these qids, for tests)."""
-    from ..sources.replay import RecordedQuery, load_recording, normalise_query
-    from .setups import load_crw56
+    from serpfuse.bench.setups import load_crw56
+    from serpfuse.sources.replay import RecordedQuery, load_recording, normalise_query
 
     corpus = load_crw56(root)
     recording = load_recording(corpus.recording)
@@ -543,8 +543,8 @@ def _garbage_table(
 def pool_ceiling(queries: Sequence[crw56.Crw56Query], recording: Mapping[str, object]) -> float:
     """Mean nDCG@8 of the best top 8 the engines' rows allow (ordered by their grades), over the queries with
     a relevant row: what no ranker can beat on that pool."""
-    from ..sources.replay import normalise_query
-    from . import metrics as m
+    from serpfuse.bench import metrics as m
+    from serpfuse.sources.replay import normalise_query
 
     values = []
     for query in queries:
@@ -560,8 +560,8 @@ def pool_ceiling(queries: Sequence[crw56.Crw56Query], recording: Mapping[str, ob
 def _dev_recording(root, engine: str, option: str, only: Collection[int] | None):
     """crw56's corpus, its dev queries (``only``: just these qids) and its recording, once ``engine`` is known
     to be one of the engines that answered them (else the one-line error names ``option``)."""
-    from ..sources.replay import load_recording
-    from .setups import BenchError, load_crw56
+    from serpfuse.bench.setups import BenchError, load_crw56
+    from serpfuse.sources.replay import load_recording
 
     corpus = load_crw56(root)
     queries = [q for q in corpus.split("dev") if only is None or q.qid in only]
@@ -576,7 +576,7 @@ def run_garbage_crw56(
 ) -> Tables:
     """crw56 dev: every run clean and with ``engine`` answering each query with its list for another query
     (``only``: just these qids are scored, for tests; the donors are drawn from them too)."""
-    from .setups import BenchError
+    from serpfuse.bench.setups import BenchError
 
     corpus, queries, recording = _dev_recording(root, engine, "--garbage-engine", only)
     try:
@@ -663,7 +663,7 @@ def run_generic_crw56(
 ) -> Tables:
     """crw56 dev: every run clean and with ``engine``'s lists carrying rows that match only the query's generic
     words, in each of the ``GENERIC_VARIANTS`` (``generic_recording``; ``only``: just these qids, for tests)."""
-    from .setups import BenchError
+    from serpfuse.bench.setups import BenchError
 
     corpus, queries, recording = _dev_recording(root, engine, "--generic-rows", only)
     variants = [

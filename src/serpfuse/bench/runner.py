@@ -16,13 +16,10 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
-from ..config import RankingConfig
-from ..rankers import UnknownStrategy, available
-from ..settings import validation_message
-from . import mq2008 as mq
-from .configs import apply_settings, config_from, current_value, grid_of, parse_spec
-from .crw56 import BASELINE
-from .report import (
+from serpfuse.bench import mq2008 as mq
+from serpfuse.bench.configs import apply_settings, config_from, current_value, grid_of, parse_spec
+from serpfuse.bench.crw56 import BASELINE
+from serpfuse.bench.report import (
     STRONG,
     BenchReport,
     Comparison,
@@ -42,7 +39,7 @@ from .report import (
     summary_table,
     sweep_json,
 )
-from .setups import (
+from serpfuse.bench.setups import (
     CORPORA,
     DEPTH,
     Bench,
@@ -52,7 +49,10 @@ from .setups import (
     load_mq2008_queries,
     parse_rankers,
 )
-from .stats import Sweep, sweep
+from serpfuse.bench.stats import Sweep, sweep
+from serpfuse.config import RankingConfig
+from serpfuse.ranking.rankers import UnknownStrategy, available
+from serpfuse.settings import validation_message
 
 
 class Tracker(Protocol):
@@ -460,7 +460,7 @@ def _check_garbage(options: BenchOptions, parsed: Parsed) -> None:
 
 
 def _run_garbage(job: Job) -> Outcome:
-    from . import label_free, robustness
+    from serpfuse.bench import label_free, robustness
 
     options = job.options
     runs, default = _every_ranker(job)
@@ -487,7 +487,7 @@ def _check_generic(options: BenchOptions, parsed: Parsed) -> None:
 
 
 def _run_generic(job: Job) -> Outcome:
-    from . import label_free, robustness
+    from serpfuse.bench import label_free, robustness
 
     runs, default = _every_ranker(job)
     if job.options.split != "dev":  # the unseen half has no judgments here: count the injected rows
@@ -511,7 +511,7 @@ def _check_signal_cost(options: BenchOptions, parsed: Parsed) -> None:
 
 
 def _run_signal_cost(job: Job) -> Outcome:
-    from . import signal_cost
+    from serpfuse.bench import signal_cost
 
     path = job.options.root / signal_cost.RECORDING
     if not path.is_file():
@@ -524,7 +524,7 @@ def _run_signal_cost(job: Job) -> Outcome:
 
 
 def _run_misspelled(job: Job) -> Outcome:
-    from . import label_free, robustness
+    from serpfuse.bench import label_free, robustness
 
     runs, default = _every_ranker(job)
     if job.options.split != "dev":  # the unseen half has no judgments here: count the echo rows
@@ -587,7 +587,7 @@ def _check_perf(options: BenchOptions) -> None:
 
 
 def run_perf(options: BenchOptions, progress: ProgressFactory) -> Outcome:
-    from .perf import PerfOutcome, measure
+    from serpfuse.bench.perf import PerfOutcome, measure
 
     trees = 2 if options.perf_baseline else 1
     with progress(options.perf_repeat * trees) as tracker:
@@ -621,7 +621,7 @@ def _check_common(options: BenchOptions, parsed: Parsed) -> None:
 
 
 def _extraction(options: BenchOptions) -> Outcome:
-    from .extraction import run_bench
+    from serpfuse.bench.extraction import run_bench
 
     return run_bench(options)
 

@@ -11,11 +11,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config import RankingConfig
-from . import crw56
-from . import mq2008 as mq
-from .configs import SINGLE_SPEC
-from .report import BenchReport, MetricSpec, QueryScore, ShownRow, aggregate, worst_queries
+from serpfuse.bench import crw56
+from serpfuse.bench import mq2008 as mq
+from serpfuse.bench.configs import SINGLE_SPEC
+from serpfuse.bench.report import BenchReport, MetricSpec, QueryScore, ShownRow, aggregate, worst_queries
+from serpfuse.config import RankingConfig
 
 DATA_ENV = "SERPFUSE_DATA"
 DEFAULT_DATA = Path("../shared/data")
@@ -205,7 +205,7 @@ def _mq_reporter(queries: dict[str, mq.QueryData], split: str):
 
 
 def _mq2008_classic(queries: dict[str, mq.QueryData], rankers: list[int]) -> Bench:
-    from . import metrics as m
+    from serpfuse.bench import metrics as m
 
     report = _mq_reporter(queries, f"classic · rankers {compact_ranges(rankers)}")
 
@@ -224,7 +224,7 @@ def _mq2008_classic(queries: dict[str, mq.QueryData], rankers: list[int]) -> Ben
         return scores
 
     def strategy_run(config: RankingConfig):
-        from ..fusion import fuse_lists
+        from serpfuse.ranking.fusion import fuse_lists
 
         def run_fn(q):
             lists = {mq.engine_name(r): q.ranking(r) for r in rankers if q.ranking(r)}
@@ -344,7 +344,7 @@ def _mq2008_metasearch(queries: dict[str, mq.QueryData], rankers: list[int], dep
 
 def consensus_bench(options: BenchOptions) -> Bench:
     """consensus-v2.1's frozen fused baselines (``bench.consensus_frozen``): agreement with the reference lists."""
-    from . import consensus_frozen
+    from serpfuse.bench import consensus_frozen
 
     folder = options.root / "consensus-v2.1"
     if not folder.is_dir():

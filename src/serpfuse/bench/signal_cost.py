@@ -27,8 +27,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..config import RankingConfig
-from .report import Tables
+from serpfuse.bench.report import Tables
+from serpfuse.config import RankingConfig
 
 RECORDING = "crw56/searxng_raw.json"
 NOW = dt.datetime(2026, 5, 31, tzinfo=dt.UTC)
@@ -47,17 +47,17 @@ def signals_off(config: RankingConfig) -> RankingConfig:
 
 
 def recorded_queries(root: Path) -> list[str]:
-    from ..sources.replay import load_recording
+    from serpfuse.sources.replay import load_recording
 
     return [recorded.query for recorded in load_recording(Path(root) / RECORDING).values()]
 
 
 def replay_cases(root: Path) -> list[tuple[Any, Any, list]]:
     """(request, analysed query, engine answers) for every recorded crw56 query, as the pipeline fans out."""
-    from ..fanout import fan_out
-    from ..models import SearchRequest
-    from ..query import analyze_query
-    from ..sources.replay import ReplaySource, load_recording
+    from serpfuse.models import SearchRequest
+    from serpfuse.ranking.query import analyze_query
+    from serpfuse.sources.fanout import fan_out
+    from serpfuse.sources.replay import ReplaySource, load_recording
 
     path = Path(root) / RECORDING
     source = ReplaySource(path)
@@ -91,9 +91,9 @@ def fastest(calls: dict[str, Callable[[], object]], repeat: int) -> dict[str, fl
 
 def measure(root: Path, repeat: int = 5, tick: Callable[[], None] | None = None) -> dict[str, Any]:
     """Per-query times of the A/B and of the pool analysis (see the module doc), and their medians."""
-    from ..candidates import build_candidates
-    from ..filters.relevance import RowText, analyze_pool, found_terms, query_terms
-    from ..pipeline import rank_answers
+    from serpfuse.pipeline import rank_answers
+    from serpfuse.ranking.candidates import build_candidates
+    from serpfuse.ranking.filters.relevance import RowText, analyze_pool, found_terms, query_terms
 
     on = RankingConfig()
     off = signals_off(on)

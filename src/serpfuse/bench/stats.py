@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .metrics import mean
+from serpfuse.bench.metrics import mean
 
 DEFAULT_RESAMPLES = 10_000
 DEFAULT_SEED = 20260531  # fixed, so an interval printed today is the interval printed tomorrow

@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import metrics as m
-from .metrics import order_by_score
+from serpfuse.bench import metrics as m
+from serpfuse.bench.metrics import order_by_score
 
 Run = dict[str, dict[str, float]]  # qid -> docid -> score
 QrelsSet = dict[str, dict[str, int]]  # qid -> docid -> grade

@@ -78,7 +78,7 @@ app = typer.Typer(
 @app.callback()
 def _root() -> None:
     """Fused web search for LLM agents: many engines, one explainable list of the best results."""
-    from ..logs import setup_logging  # every command logs through the one masked set-up
+    from serpfuse.serve.logs import setup_logging  # every command logs through the one masked set-up
 
     setup_logging()
 

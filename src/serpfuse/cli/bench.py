@@ -32,12 +32,12 @@ from typing import Annotated, Any
 
 import typer
 
-from ..bench import mq2008 as mq
-from ..bench.configs import strategy_names
-from ..bench.runner import BenchOptions, run
-from ..bench.setups import CORPORA, DATA_ENV, DEPTH, BenchError, data_root
-from ..rankers import available
-from .errors import fail
+from serpfuse.bench import mq2008 as mq
+from serpfuse.bench.configs import strategy_names
+from serpfuse.bench.runner import BenchOptions, run
+from serpfuse.bench.setups import CORPORA, DATA_ENV, DEPTH, BenchError, data_root
+from serpfuse.cli.errors import fail
+from serpfuse.ranking.rankers import available
 
 Corpus = StrEnum("Corpus", {name: name for name in CORPORA})
 

@@ -9,13 +9,13 @@ from typing import Annotated
 
 import typer
 
-from ..secrets import KeysFileError, KeyStore
-from ..settings import ConfigError, find_config_file, load_settings, public_view
-from .errors import fail
+from serpfuse.cli.errors import fail
+from serpfuse.secrets import KeysFileError, KeyStore
+from serpfuse.settings import ConfigError, find_config_file, load_settings, public_view
 
 
 def _engine_names() -> list[str]:
-    from ..engines import ENGINES
+    from serpfuse.engines import ENGINES
 
     return sorted(ENGINES)
 

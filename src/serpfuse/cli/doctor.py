@@ -1,4 +1,4 @@
-"""`serpfuse doctor`: the live canary. Parses options, runs ``serpfuse.doctor``, prints a table or JSON."""
+"""`serpfuse doctor`: the live canary. Parses options, runs ``serpfuse.sources.doctor``, prints a table or JSON."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from .errors import EXIT_NO_RESULTS, fail
+from serpfuse.cli.errors import EXIT_NO_RESULTS, fail
 
 COLOURS = {"ok": "green", "skipped": "dim", "empty": "yellow", "off-topic": "yellow"}
 
@@ -73,12 +73,12 @@ def register(app: typer.Typer) -> None:
         config: Annotated[str | None, typer.Option(help="Settings file (TOML).")] = None,
     ) -> None:
         """Check every engine live on a fixed query set; exit 1 when a default primary is broken."""
-        from ..doctor import DoctorQuery, check_engines, cooldowns, shipped_queries
-        from ..engines import UnknownEngine
-        from ..settings import ConfigError, load_settings
-        from ..sources.base import SourceError
-        from ..sources.live import LiveSource
-        from .record import QueryFileError, _base_urls, read_queries
+        from serpfuse.cli.record import QueryFileError, _base_urls, read_queries
+        from serpfuse.engines import UnknownEngine
+        from serpfuse.settings import ConfigError, load_settings
+        from serpfuse.sources.base import SourceError
+        from serpfuse.sources.doctor import DoctorQuery, check_engines, cooldowns, shipped_queries
+        from serpfuse.sources.live import LiveSource
 
         if timeout is not None and timeout <= 0:
             fail("timeout must be positive")

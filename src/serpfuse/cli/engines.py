@@ -12,14 +12,14 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from ..config import RankingConfig
-from ..cooldown import CooldownStore, InMemoryCooldownStore
-from ..models import SearchRequest
-from ..secrets import KeysFileError, KeyStore
-from ..settings import ConfigError, Settings, load_settings
-from ..sources.live import LiveSource
-from ..transport import Transport
-from .errors import fail
+from serpfuse.cli.errors import fail
+from serpfuse.config import RankingConfig
+from serpfuse.models import SearchRequest
+from serpfuse.secrets import KeysFileError, KeyStore
+from serpfuse.settings import ConfigError, Settings, load_settings
+from serpfuse.sources.live import LiveSource
+from serpfuse.sources.transport import Transport
+from serpfuse.state.cooldown import CooldownStore, InMemoryCooldownStore
 
 _ANY_REQUEST = SearchRequest(query="serpfuse engines")  # no time range, no dates: only static reasons show
 
@@ -27,7 +27,7 @@ _ANY_REQUEST = SearchRequest(query="serpfuse engines")  # no time range, no date
 def _cooldown_store(settings: Settings) -> tuple[CooldownStore, Any]:
     """The store searches use: Redis when configured (shared by every process), else this process's own."""
     if settings.redis_url:
-        from ..redis_store import RedisCooldownStore, redis_client
+        from serpfuse.state.redis_store import RedisCooldownStore, redis_client
 
         redis = redis_client(settings.redis_url)
         return RedisCooldownStore(redis), redis

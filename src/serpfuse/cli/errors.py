@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import NoReturn
 
-from ..settings import validation_message  # every interface words bad input the same way
+from serpfuse.settings import validation_message  # every interface words bad input the same way
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_NO_RESULTS", "fail", "validation_message"]
 

@@ -15,10 +15,10 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 
-from ..bench import trec
-from ..config import DEFAULT_STRATEGY, RankingConfig
-from ..rankers import UnknownStrategy, get_ranker
-from .errors import fail, validation_message
+from serpfuse.bench import trec
+from serpfuse.cli.errors import fail, validation_message
+from serpfuse.config import DEFAULT_STRATEGY, RankingConfig
+from serpfuse.ranking.rankers import UnknownStrategy, get_ranker
 
 
 def engine_name(path: Path) -> str:
@@ -56,7 +56,7 @@ def fuse_runs(
     config: RankingConfig | None = None,
 ) -> dict[str, list[tuple[str, float]]]:
     """qid -> fused (docid, score) best first, at most ``limit`` rows."""
-    from ..fusion import fuse_lists
+    from serpfuse.ranking.fusion import fuse_lists
 
     lists = per_query_lists(runs, depth)
     config = (config or RankingConfig()).with_strategy(strategy)
@@ -85,7 +85,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         """Fuse ranked lists given as TREC run files and print the fused run in TREC format."""
-        from ..bench.configs import config_from
+        from serpfuse.bench.configs import config_from
 
         try:
             get_ranker(strategy)

@@ -9,10 +9,18 @@ from typing import Annotated
 
 import typer
 
-from ..logs import settings_secrets, setup_logging
-from ..settings import ConfigError, check_bind
-from .errors import fail
-from .serve import ConfigOpt, NoCacheOpt, RedisOpt, ReplayOpt, build_settings, open_service, settings_flags
+from serpfuse.cli.errors import fail
+from serpfuse.cli.serve import (
+    ConfigOpt,
+    NoCacheOpt,
+    RedisOpt,
+    ReplayOpt,
+    build_settings,
+    open_service,
+    settings_flags,
+)
+from serpfuse.serve.logs import settings_secrets, setup_logging
+from serpfuse.settings import ConfigError, check_bind
 
 MCP_HTTP_PORT = 8766
 
@@ -35,7 +43,7 @@ def register(app: typer.Typer) -> None:
             settings_flags(config, host=host, port=None, replay=replay, redis=redis, no_cache=no_cache)
         )
         setup_logging(secrets=settings_secrets(settings))
-        from ..serve.mcp_server import run_http, run_stdio
+        from serpfuse.serve.mcp_server import run_http, run_stdio
 
         if not http:
             # stdout is the protocol channel: nothing else may be printed there.

@@ -11,8 +11,8 @@ from typing import Annotated
 
 import typer
 
-from ..settings import ConfigError, load_settings
-from .errors import fail
+from serpfuse.cli.errors import fail
+from serpfuse.settings import ConfigError, load_settings
 
 
 class FormatChoice(StrEnum):
@@ -39,8 +39,8 @@ def register(app: typer.Typer) -> None:
         config: Annotated[str | None, typer.Option("--config", help="settings file (TOML)")] = None,
     ) -> None:
         """Read a page (or file) and print its main content as markdown, text or HTML."""
-        from ..reader.models import ReadError
-        from ..reader.service import Reader, cache_for, is_url, read_file
+        from serpfuse.reader.models import ReadError
+        from serpfuse.reader.service import Reader, cache_for, is_url, read_file
 
         try:
             settings = load_settings(config, read_robots=False if no_robots else None)

@@ -30,16 +30,16 @@ from typing import Annotated, Any
 
 import typer
 
-from .. import __version__
-from ..engines import UnknownEngine
-from ..models import ANSWERED, EngineAnswer, SearchRequest
-from ..query import analyze_query
-from ..sources.base import SourceError
-from ..sources.live import LiveSource
-from ..sources.replay import FORMAT
-from ..text import fold
-from ..transport import HttpResponse
-from .errors import EXIT_NO_RESULTS, fail
+from serpfuse.cli.errors import EXIT_NO_RESULTS, fail
+from serpfuse.engines import UnknownEngine
+from serpfuse.models import ANSWERED, EngineAnswer, SearchRequest
+from serpfuse.ranking.query import analyze_query
+from serpfuse.sources.base import SourceError
+from serpfuse.sources.live import LiveSource
+from serpfuse.sources.replay import FORMAT
+from serpfuse.sources.transport import HttpResponse
+from serpfuse.text import fold
+from serpfuse.version import __version__
 
 _EXTENSIONS = (("json", "json"), ("html", "html"), ("xml", "xml"), ("event-stream", "sse"), ("text/", "txt"))
 
@@ -236,7 +236,7 @@ def register(app: typer.Typer) -> None:
         config: Annotated[str | None, typer.Option(help="Settings file (TOML).")] = None,
     ) -> None:
         """Run live searches and save, per query and engine, the raw response and the parsed rows."""
-        from ..settings import ConfigError, load_settings
+        from serpfuse.settings import ConfigError, load_settings
 
         try:
             query_list = read_queries(queries)

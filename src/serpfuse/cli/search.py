@@ -15,13 +15,13 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
-from ..fanout import UnknownEngine
-from ..models import ANSWERED, SearchResponse
-from ..rankers import UnknownStrategy, available
-from ..service import QueryTooLong, SearchService
-from ..settings import ConfigError, load_settings
-from ..sources.base import SourceError
-from .errors import EXIT_NO_RESULTS, fail, validation_message
+from serpfuse.cli.errors import EXIT_NO_RESULTS, fail, validation_message
+from serpfuse.models import ANSWERED, SearchResponse
+from serpfuse.ranking.rankers import UnknownStrategy, available
+from serpfuse.service import QueryTooLong, SearchService
+from serpfuse.settings import ConfigError, load_settings
+from serpfuse.sources.base import SourceError
+from serpfuse.sources.fanout import UnknownEngine
 
 NO_ANSWER_HINT = (
     "serpfuse: no engine answered; check the network connection (and any proxy settings), "
@@ -168,8 +168,8 @@ def register(app: typer.Typer) -> None:
                     request, explain=explain, use_cache=not no_cache, interface="cli"
                 )
                 if read:  # the pages share what is left of the search's deadline
-                    from ..reader.faces import read_results
-                    from ..reader.service import Reader
+                    from serpfuse.reader.service import Reader
+                    from serpfuse.serve.read_shapes import read_results
 
                     reader = Reader.from_settings(settings, service.cache if not no_cache else None)
                     left = settings.deadline_s - (time.monotonic() - started)

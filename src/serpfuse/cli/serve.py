@@ -11,13 +11,13 @@ from typing import Annotated
 
 import typer
 
-from ..logs import settings_secrets, setup_logging
-from ..serve.workers import default_workers, shared_dir
-from ..serve.workers import run as run_workers
-from ..service import SearchService
-from ..settings import ConfigError, Settings, check_bind, load_settings
-from ..sources.base import SourceError
-from .errors import fail
+from serpfuse.cli.errors import fail
+from serpfuse.serve.logs import settings_secrets, setup_logging
+from serpfuse.serve.workers import default_workers, shared_dir
+from serpfuse.serve.workers import run as run_workers
+from serpfuse.service import SearchService
+from serpfuse.settings import ConfigError, Settings, check_bind, load_settings
+from serpfuse.sources.base import SourceError
 
 
 def build_settings(flags: dict) -> Settings:
@@ -130,7 +130,7 @@ def register(app: typer.Typer) -> None:
                     flags, sock, workers=processes, log_level=log_level, state_dir=shared_dir(settings)
                 )
             return
-        from ..serve.http_api import serve as run
+        from serpfuse.serve.http_api import serve as run
 
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(run(service, log_level=log_level, sock=sock))

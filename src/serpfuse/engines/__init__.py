@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from types import ModuleType
 
-from . import (
+from serpfuse.engines import (
     anysearch,
     bing,
     bing_cn,
@@ -27,7 +27,7 @@ from . import (
     wikipedia,
     yahoo,
 )
-from .base import EngineError, classify_http
+from serpfuse.engines.base import EngineError, classify_http
 
 ENGINES: dict[str, ModuleType] = {
     module.INFO.name: module

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..models import EngineRow
-from .base import (
+from serpfuse.engines.base import (
     EngineError,
     EngineInfo,
     EngineQuery,
@@ -22,6 +21,7 @@ from .base import (
     json_body,
     rows_from_json_list,
 )
+from serpfuse.models import EngineRow
 
 INFO = EngineInfo(
     name="anysearch",

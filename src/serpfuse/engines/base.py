@@ -46,10 +46,16 @@ from urllib.parse import urlsplit
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from ..models import EngineRow
-from ..text import clean_text
-from ..urls import unwrap_redirect
-from .bounds import MAX_ITEMS, MAX_SNIPPET_CHARS, MAX_TITLE_CHARS, MAX_URL_CHARS, markup_problem
+from serpfuse.engines.bounds import (
+    MAX_ITEMS,
+    MAX_SNIPPET_CHARS,
+    MAX_TITLE_CHARS,
+    MAX_URL_CHARS,
+    markup_problem,
+)
+from serpfuse.models import EngineRow
+from serpfuse.text import clean_text
+from serpfuse.urls import unwrap_redirect
 
 Tier = Literal["primary", "fallback"]
 Region = Literal["cjk", "global", "both"]

@@ -22,9 +22,7 @@ from collections.abc import Mapping
 
 from selectolax.lexbor import LexborNode
 
-from ..models import EngineRow
-from ..text import is_cjk
-from .base import (
+from serpfuse.engines.base import (
     ChallengeDetected,
     EngineInfo,
     EngineQuery,
@@ -41,6 +39,8 @@ from .base import (
     shows_challenge,
     split_locale,
 )
+from serpfuse.models import EngineRow
+from serpfuse.text import is_cjk
 
 INFO = EngineInfo(
     name="bing",

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..models import EngineRow
-from . import bing
-from .base import EngineInfo, EngineQuery, RequestSpec
+from serpfuse.engines import bing
+from serpfuse.engines.base import EngineInfo, EngineQuery, RequestSpec
+from serpfuse.models import EngineRow
 
 INFO = EngineInfo(
     name="bing-cn",

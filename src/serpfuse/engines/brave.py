@@ -10,8 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 
-from ..models import EngineRow
-from .base import (
+from serpfuse.engines.base import (
     EngineInfo,
     EngineQuery,
     ParseFailure,
@@ -24,6 +23,7 @@ from .base import (
     rows_from_json_list,
     split_locale,
 )
+from serpfuse.models import EngineRow
 
 INFO = EngineInfo(
     name="brave",

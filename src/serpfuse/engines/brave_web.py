@@ -19,8 +19,7 @@ from collections.abc import Mapping
 
 from selectolax.lexbor import LexborNode
 
-from ..models import EngineRow
-from .base import (
+from serpfuse.engines.base import (
     ChallengeDetected,
     EngineInfo,
     EngineQuery,
@@ -35,6 +34,7 @@ from .base import (
     shows_challenge,
     split_locale,
 )
+from serpfuse.models import EngineRow
 
 INFO = EngineInfo(
     name="brave-web",

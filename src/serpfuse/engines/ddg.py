@@ -22,9 +22,8 @@ from functools import cache
 
 from selectolax.lexbor import LexborNode
 
-from .. import data
-from ..models import EngineRow
-from .base import (
+from serpfuse import data
+from serpfuse.engines.base import (
     ChallengeDetected,
     EngineInfo,
     EngineQuery,
@@ -40,6 +39,7 @@ from .base import (
     shows_challenge,
     split_locale,
 )
+from serpfuse.models import EngineRow
 
 INFO = EngineInfo(
     name="ddg",

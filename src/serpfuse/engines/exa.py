@@ -10,8 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 
-from ..models import EngineRow
-from .base import (
+from serpfuse.engines.base import (
     EngineInfo,
     EngineQuery,
     Picked,
@@ -23,6 +22,7 @@ from .base import (
     range_start,
     rows_from_json_list,
 )
+from serpfuse.models import EngineRow
 
 INFO = EngineInfo(
     name="exa",

@@ -19,8 +19,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..models import EngineRow
-from .base import (
+from serpfuse.engines.base import (
     BODY_HEAD_BYTES,
     EngineClient,
     EngineError,
@@ -38,6 +37,7 @@ from .base import (
     parse_published,
     rows_from_json_list,
 )
+from serpfuse.models import EngineRow
 
 INFO = EngineInfo(
     name="exa-free",

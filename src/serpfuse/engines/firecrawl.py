@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..models import EngineRow
-from .base import (
+from serpfuse.engines.base import (
     EngineError,
     EngineInfo,
     EngineQuery,
@@ -22,6 +21,7 @@ from .base import (
     rows_from_json_list,
     split_locale,
 )
+from serpfuse.models import EngineRow
 
 INFO = EngineInfo(
     name="firecrawl",

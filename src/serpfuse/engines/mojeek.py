@@ -11,8 +11,7 @@ from collections.abc import Mapping
 
 from selectolax.lexbor import LexborNode
 
-from ..models import EngineRow
-from .base import (
+from serpfuse.engines.base import (
     ChallengeDetected,
     EngineInfo,
     EngineQuery,
@@ -28,6 +27,7 @@ from .base import (
     shows_challenge,
     split_locale,
 )
+from serpfuse.models import EngineRow
 
 INFO = EngineInfo(
     name="mojeek",

@@ -20,8 +20,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from ..models import EngineRow
-from .base import (
+from serpfuse.engines.base import (
     BODY_HEAD_BYTES,
     AccessDenied,
     ChallengeDetected,
@@ -36,7 +35,8 @@ from .base import (
     parse_published,
     split_locale,
 )
-from .bounds import MAX_ITEMS
+from serpfuse.engines.bounds import MAX_ITEMS
+from serpfuse.models import EngineRow
 
 INFO = EngineInfo(
     name="searxng",

@@ -24,8 +24,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..models import EngineRow
-from .base import (
+from serpfuse.engines.base import (
     ChallengeDetected,
     EngineInfo,
     EngineQuery,
@@ -41,6 +40,7 @@ from .base import (
     rows_from_items,
     shows_challenge,
 )
+from serpfuse.models import EngineRow
 
 INFO = EngineInfo(
     name="startpage",

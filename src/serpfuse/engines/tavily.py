@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..models import EngineRow
-from .base import (
+from serpfuse.engines.base import (
     EngineInfo,
     EngineQuery,
     Picked,
@@ -21,6 +20,7 @@ from .base import (
     parse_published,
     rows_from_json_list,
 )
+from serpfuse.models import EngineRow
 
 INFO = EngineInfo(
     name="tavily",

@@ -11,9 +11,7 @@ import re
 from collections.abc import Mapping
 from urllib.parse import quote
 
-from ..models import EngineRow
-from ..text import has_cjk
-from .base import (
+from serpfuse.engines.base import (
     EngineError,
     EngineInfo,
     EngineQuery,
@@ -27,6 +25,8 @@ from .base import (
     rows_from_json_list,
     split_locale,
 )
+from serpfuse.models import EngineRow
+from serpfuse.text import has_cjk
 
 INFO = EngineInfo(
     name="wikipedia",

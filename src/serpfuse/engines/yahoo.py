@@ -20,9 +20,8 @@ from urllib.parse import urlencode
 
 from selectolax.lexbor import LexborNode
 
-from .. import data
-from ..models import EngineRow
-from .base import (
+from serpfuse import data
+from serpfuse.engines.base import (
     ChallengeDetected,
     EngineInfo,
     EngineQuery,
@@ -36,6 +35,7 @@ from .base import (
     shows_challenge,
     split_locale,
 )
+from serpfuse.models import EngineRow
 
 INFO = EngineInfo(
     name="yahoo",

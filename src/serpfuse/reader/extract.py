@@ -29,7 +29,7 @@ from trafilatura.readability_lxml import Document as ReadabilityDocument
 from trafilatura.utils import load_html
 from trafilatura.xml import xmltotxt
 
-from .models import CallerError
+from serpfuse.reader.models import CallerError
 
 # trafilatura warns per page ("discarding data: URL"); the reader says the same once, as its one-line error.
 logging.getLogger("trafilatura").setLevel(logging.ERROR)

@@ -27,9 +27,9 @@ from urllib.parse import urljoin
 import httpcore2
 import httpx2
 
-from .. import __version__
-from .guard import IPAddress, Policy, Refused, Target, check_address, parse_target
-from .models import ReadError, Unsupported
+from serpfuse.reader.guard import IPAddress, Policy, Refused, Target, check_address, parse_target
+from serpfuse.reader.models import ReadError, Unsupported
+from serpfuse.version import __version__
 
 USER_AGENT = f"serpfuse/{__version__} (page reader; +https://pypi.org/project/serpfuse/)"
 ROBOTS_AGENT = "serpfuse"

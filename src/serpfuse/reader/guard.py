@@ -19,8 +19,8 @@ import socket
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from ..urls import _encode_host
-from .models import CallerError
+from serpfuse.reader.models import CallerError
+from serpfuse.urls import _encode_host
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from ..models import Model
+from serpfuse.models import Model
 
 Format = Literal["markdown", "text", "html"]
 FORMATS: tuple[str, ...] = ("markdown", "text", "html")

@@ -12,9 +12,9 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from urllib.robotparser import RobotFileParser
 
-from .fetch import ROBOTS_AGENT, Fetched, HttpStatusError, Limits, decode
-from .guard import Target
-from .models import RobotsDisallowed, Unsupported
+from serpfuse.reader.fetch import ROBOTS_AGENT, Fetched, HttpStatusError, Limits, decode
+from serpfuse.reader.guard import Target
+from serpfuse.reader.models import RobotsDisallowed, Unsupported
 
 ROBOTS_TTL_S = 3600.0
 ROBOTS_LIMITS = Limits(max_bytes=512 * 1024, timeout_s=5.0)  # RFC 9309: at least 500 KiB are parsed

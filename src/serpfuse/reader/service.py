@@ -9,17 +9,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..cache import json_bytes
-from ..urls import canonical_url
-from .fetch import HTML_TYPES, PDF_TYPES, TEXT_TYPES, Dial, Fetched, Limits, Resolver, decode, direct, fetch
-from .guard import Policy, Target
-from .models import CallerError, Page, Unsupported
-from .robots import ROBOTS_LIMITS, ROBOTS_TYPES, RobotsCache
+from serpfuse.reader.fetch import (
+    HTML_TYPES,
+    PDF_TYPES,
+    TEXT_TYPES,
+    Dial,
+    Fetched,
+    Limits,
+    Resolver,
+    decode,
+    direct,
+    fetch,
+)
+from serpfuse.reader.guard import Policy, Target
+from serpfuse.reader.models import CallerError, Page, Unsupported
+from serpfuse.reader.robots import ROBOTS_LIMITS, ROBOTS_TYPES, RobotsCache
+from serpfuse.state.cache import json_bytes
+from serpfuse.urls import canonical_url
 
 if TYPE_CHECKING:
-    from ..cache import ResultCache
-    from ..settings import Settings
-    from .extract import Extraction
+    from serpfuse.reader.extract import Extraction
+    from serpfuse.settings import Settings
+    from serpfuse.state.cache import ResultCache
 
 CACHE_VERSION = 1  # bump when a Page's layout or the extraction changes, so old entries are not served
 
@@ -113,7 +124,11 @@ def _sniff(body: bytes) -> str:
 
 def page_of(fetched: Fetched, asked: str) -> Page:
     """Extract a fetched body by its media type (sniffed when the server sent none)."""
-    from .extract import extract_html, extract_pdf, extract_text  # the extractors load on the first page
+    from serpfuse.reader.extract import (  # the extractors load on the first page
+        extract_html,
+        extract_pdf,
+        extract_text,
+    )
 
     kind = fetched.content_type or _sniff(fetched.body)
     if kind in PDF_TYPES:
@@ -177,13 +192,13 @@ def read_file(path: Path, max_bytes: int = 50 * 1024 * 1024) -> Page:
 
 def cache_for(settings: Settings) -> ResultCache | None:
     """The deployment's result cache, where pages are kept too (None when the cache is off)."""
-    from ..cache import RedisResultCache, SqliteResultCache
+    from serpfuse.state.cache import RedisResultCache, SqliteResultCache
 
     backend = settings.cache_backend
     if backend == "sqlite":
         return SqliteResultCache(settings.cache_path)
     if backend == "redis" and settings.redis_url:
-        from ..redis_store import redis_client
+        from serpfuse.state.redis_store import redis_client
 
         return RedisResultCache(redis_client(settings.redis_url))
     return None

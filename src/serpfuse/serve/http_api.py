@@ -37,19 +37,25 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..fanout import UnknownEngine
-from ..metrics import CONTENT_TYPE
-from ..models import ANSWERED, MAX_LIMIT, MAX_QUERY_CHARS, FusedResult, SearchRequest, SearchResponse
-from ..rankers import UnknownStrategy
-from ..ratelimit import Buckets, buckets
-from ..reader import faces
-from ..reader.models import ReadError
-from ..service import QueryTooLong, SearchService
-from ..settings import Settings, validation_message
-from ..sources.base import SourceError
-from ..sources.replay import ReplayError
-from ..validation import LOCALE_MAX_CHARS, InputError, bounded_int, parse_json_object, reject_unknown_keys
-from .page import Page
+from serpfuse.models import ANSWERED, MAX_LIMIT, MAX_QUERY_CHARS, FusedResult, SearchRequest, SearchResponse
+from serpfuse.ranking.rankers import UnknownStrategy
+from serpfuse.reader.models import ReadError
+from serpfuse.serve import read_shapes
+from serpfuse.serve.metrics import CONTENT_TYPE
+from serpfuse.serve.page import Page
+from serpfuse.service import QueryTooLong, SearchService
+from serpfuse.settings import Settings, validation_message
+from serpfuse.sources.base import SourceError
+from serpfuse.sources.fanout import UnknownEngine
+from serpfuse.sources.replay import ReplayError
+from serpfuse.state.ratelimit import Buckets, buckets
+from serpfuse.validation import (
+    LOCALE_MAX_CHARS,
+    InputError,
+    bounded_int,
+    parse_json_object,
+    reject_unknown_keys,
+)
 
 log = logging.getLogger(__name__)
 
@@ -528,7 +534,7 @@ def create_app(service: SearchService) -> ASGIApp:
 
     @functools.cache
     def reader():  # built on first use: the extractors are not imported until a page is read
-        from ..reader.service import Reader
+        from serpfuse.reader.service import Reader
 
         return Reader.from_settings(settings, service.cache)
 
@@ -626,21 +632,27 @@ def create_app(service: SearchService) -> ASGIApp:
         body = await read_json_object(request, max_body)
         resp = await search(tavily_request_fields(body), explain=False, use_cache=True, interface="tavily")
         shaped = tavily_shape(resp, time.perf_counter() - started, body)
-        raw = faces.raw_content_format(body.get("include_raw_content"))
+        raw = read_shapes.raw_content_format(body.get("include_raw_content"))
         if raw:  # the pages are read within what is left of the search deadline
             left = max(1.0, settings.deadline_s - (time.perf_counter() - started))
-            await faces.add_raw_content(reader(), shaped["results"], raw, left)
+            await read_shapes.add_raw_content(reader(), shaped["results"], raw, left)
             shaped["response_time"] = round(time.perf_counter() - started, 3)
         return JSONResponse(shaped)
 
     async def read(request: Request) -> Response:
-        return JSONResponse(await faces.native_read(reader(), await read_json_object(request, max_body)))
+        return JSONResponse(
+            await read_shapes.native_read(reader(), await read_json_object(request, max_body))
+        )
 
     async def tavily_extract(request: Request) -> Response:
-        return JSONResponse(await faces.tavily_extract(reader(), await read_json_object(request, max_body)))
+        return JSONResponse(
+            await read_shapes.tavily_extract(reader(), await read_json_object(request, max_body))
+        )
 
     async def scrape(request: Request) -> Response:
-        return JSONResponse(await faces.firecrawl_scrape(reader(), await read_json_object(request, max_body)))
+        return JSONResponse(
+            await read_shapes.firecrawl_scrape(reader(), await read_json_object(request, max_body))
+        )
 
     async def healthz(request: Request) -> Response:
         ok = await service.ping()
@@ -717,6 +729,6 @@ async def serve(
     settings = service.settings
     config = uvicorn.Config(
         create_app(service), host=settings.host, port=settings.port, log_level=log_level, lifespan="on",
-        server_header=False, proxy_headers=False, log_config=None, access_log=False,  # logs: serpfuse.logs
+        server_header=False, proxy_headers=False, log_config=None, access_log=False,  # logs: serpfuse.serve.logs
     )  # fmt: skip
     await uvicorn.Server(config).serve(sockets=[sock] if sock else None)

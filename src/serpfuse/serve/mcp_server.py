@@ -24,15 +24,15 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from mcp_types import INVALID_PARAMS, INVALID_REQUEST, ErrorData, JSONRPCError
 from pydantic import Field, ValidationError
 
-from .. import __version__
-from ..models import ANSWERED, MAX_LIMIT, CandidateExplanation, FusedResult, Model, SearchResponse
-from ..rankers import available
-from ..reader.faces import ReadUrlOutput
-from ..reader.models import ReadError
-from ..service import EngineHealth, SearchService
-from ..settings import MCP_MAX_CHARS, MCP_MIN_CHARS, split_list, validation_message
-from ..sources.base import SourceError
-from ..validation import InputError, check_strings
+from serpfuse.models import ANSWERED, MAX_LIMIT, CandidateExplanation, FusedResult, Model, SearchResponse
+from serpfuse.ranking.rankers import available
+from serpfuse.reader.models import ReadError
+from serpfuse.serve.read_shapes import ReadUrlOutput
+from serpfuse.service import EngineHealth, SearchService
+from serpfuse.settings import MCP_MAX_CHARS, MCP_MIN_CHARS, split_list, validation_message
+from serpfuse.sources.base import SourceError
+from serpfuse.validation import InputError, check_strings
+from serpfuse.version import __version__
 
 SNIPPET_CHARS = 300
 TITLE_CHARS = 200
@@ -427,7 +427,7 @@ def build_server(service: SearchService, *, name: str = "serpfuse") -> MCPServer
 
     @functools.cache
     def reader():  # built on first use: the extractors are not imported until a page is read
-        from ..reader.service import Reader
+        from serpfuse.reader.service import Reader
 
         return Reader.from_settings(service.settings, service.cache)
 
@@ -443,7 +443,7 @@ def build_server(service: SearchService, *, name: str = "serpfuse") -> MCPServer
         ] = "markdown",
     ) -> Annotated[CallToolResult, ReadUrlOutput]:
         """Read a web page's main content as markdown, with title, author and date; long pages in pieces."""
-        from ..reader.faces import chunk
+        from serpfuse.serve.read_shapes import chunk
 
         try:
             page = await reader().read(url)
@@ -545,7 +545,7 @@ async def run_http(service: SearchService, *, host: str, port: int, log_level: s
     """Streamable HTTP at ``http://host:port/mcp``; with ``SERPFUSE_API_TOKEN`` set, every request needs it."""
     import uvicorn
 
-    from .http_api import Guard
+    from serpfuse.serve.http_api import Guard
 
     server = build_server(service)
     app = server.streamable_http_app(host=host)
@@ -555,7 +555,7 @@ async def run_http(service: SearchService, *, host: str, port: int, log_level: s
     )
     config = uvicorn.Config(
         guarded, host=host, port=port, log_level=log_level, lifespan="on", server_header=False,
-        log_config=None, access_log=False,  # one masked set-up for every process: serpfuse.logs
+        log_config=None, access_log=False,  # one masked set-up for every process: serpfuse.serve.logs
     )  # fmt: skip
     service.start()
     try:

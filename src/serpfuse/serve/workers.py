@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..settings import Settings
+    from serpfuse.settings import Settings
 
 ARGS_ENV = "_SERPFUSE_WORKER_ARGS"  # no SERPFUSE_ prefix: settings must not read it as a setting
 PARSERS_ENV = "_SERPFUSE_PARSE_WORKERS"  # each server process's share of the cores for parse workers
@@ -44,7 +44,7 @@ def prepare_shared_state(cache_dir: Path) -> None:
     """Create the workers' state file (WAL mode, its tables) once, before they start. Otherwise the first
     requests of N new workers race to create it, and one that waits past its lock timeout for another's first
     write (switching a new file to WAL syncs it to disk) falls back to a rate limit of its own."""
-    from ..sqlite_store import state_file
+    from serpfuse.state.sqlite_store import state_file
 
     shared = state_file(cache_dir)
     try:
@@ -65,7 +65,7 @@ def run(flags: dict[str, Any], sock: socket.socket, *, workers: int, log_level: 
     os.environ[COUNT_ENV] = str(workers)
     config = uvicorn.Config(
         f"{__name__}:worker_app", factory=True, workers=workers, log_level=log_level, lifespan="on",
-        server_header=False, proxy_headers=False, log_config=None, access_log=False,  # logs: serpfuse.logs
+        server_header=False, proxy_headers=False, log_config=None, access_log=False,  # logs: serpfuse.serve.logs
     )  # fmt: skip
     sock.set_inheritable(True)
     Multiprocess(config, sockets=[sock]).run()
@@ -73,12 +73,12 @@ def run(flags: dict[str, Any], sock: socket.socket, *, workers: int, log_level: 
 
 def worker_app() -> Any:
     """One worker's app (uvicorn calls it in each worker process)."""
-    from ..logs import settings_secrets, setup_logging
-    from ..metrics import Metrics
-    from ..service import SearchService
-    from ..settings import load_settings
-    from ..sources import parsing
-    from .http_api import create_app
+    from serpfuse.serve.http_api import create_app
+    from serpfuse.serve.logs import settings_secrets, setup_logging
+    from serpfuse.serve.metrics import Metrics
+    from serpfuse.service import SearchService
+    from serpfuse.settings import load_settings
+    from serpfuse.sources import parsing
 
     parsing.WORKERS.size = int(os.environ.get(PARSERS_ENV) or parsing.WORKERS.size)
     flags = json.loads(os.environ[ARGS_ENV])

@@ -1,7 +1,7 @@
 """The one seam between the pipeline and the outside world.
 
 A ``Source`` answers "what did engine E return for query variant V?". The live source asks the engine over
-HTTP; the replay source looks it up in a recording. The fan-out stage (``serpfuse.fanout``) drives either one
+HTTP; the replay source looks it up in a recording. The fan-out stage (``serpfuse.sources.fanout``) drives either one
 the same way: tiers, deadlines, the core-word retry.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from ..models import EngineAnswer, SearchRequest
+from serpfuse.models import EngineAnswer, SearchRequest
 
 Tier = Literal["primary", "fallback"]
 Region = Literal["cjk", "global", "both"]

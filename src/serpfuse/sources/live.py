@@ -23,9 +23,8 @@ from collections.abc import Callable, Iterable, Mapping
 from types import ModuleType
 from typing import Any
 
-from ..cooldown import CooldownState, CooldownStore, InMemoryCooldownStore, fit_to_engine
-from ..engines import ENGINES, classifier, get_engine, has_preflight
-from ..engines.base import (
+from serpfuse.engines import ENGINES, classifier, get_engine, has_preflight
+from serpfuse.engines.base import (
     BODY_HEAD_BYTES,
     EngineError,
     EngineQuery,
@@ -35,12 +34,13 @@ from ..engines.base import (
     QueryNotServed,
     RateLimited,
 )
-from ..models import EngineAnswer, EngineRow, SearchRequest
-from ..ratelimit import Buckets, QueueTooLong, RateLimiter
-from ..secrets import KeysFileError, KeyStore
-from ..transport import DEFAULT_TIMEOUT_S, HttpResponse, ImpersonationUnavailable, Transport
-from . import parsing
-from .base import EngineSlot, SourceError
+from serpfuse.models import EngineAnswer, EngineRow, SearchRequest
+from serpfuse.secrets import KeysFileError, KeyStore
+from serpfuse.sources import parsing
+from serpfuse.sources.base import EngineSlot, SourceError
+from serpfuse.sources.transport import DEFAULT_TIMEOUT_S, HttpResponse, ImpersonationUnavailable, Transport
+from serpfuse.state.cooldown import CooldownState, CooldownStore, InMemoryCooldownStore, fit_to_engine
+from serpfuse.state.ratelimit import Buckets, QueueTooLong, RateLimiter
 
 log = logging.getLogger(__name__)
 

@@ -44,8 +44,8 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
-from ..engines.base import EngineError, ParseFailure, ParseOverrun
-from ..models import EngineRow
+from serpfuse.engines.base import EngineError, ParseFailure, ParseOverrun
+from serpfuse.models import EngineRow
 
 log = logging.getLogger(__name__)
 

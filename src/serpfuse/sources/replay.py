@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from ..engines.base import parse_published
-from ..engines.searxng import assign_positions
-from ..models import EngineAnswer, EngineRow, SearchRequest
-from ..query import analyze_query
-from .base import EngineSlot, SourceError
+from serpfuse.engines.base import parse_published
+from serpfuse.engines.searxng import assign_positions
+from serpfuse.models import EngineAnswer, EngineRow, SearchRequest
+from serpfuse.ranking.query import analyze_query
+from serpfuse.sources.base import EngineSlot, SourceError
 
 FORMAT = "serpfuse-replay/1"
 
@@ -90,8 +90,8 @@ def reparse(engine: str, variant: str, raw: dict, root: Path) -> list[EngineRow]
     Returns the rows, an error answer when today's parser rejects the page, or None when there is nothing to
     re-parse (no raw body kept, a multi-step engine, an engine serpfuse no longer has).
     """
-    from ..engines import ENGINES, is_multi_step
-    from ..engines.base import EngineError, EngineQuery
+    from serpfuse.engines import ENGINES, is_multi_step
+    from serpfuse.engines.base import EngineError, EngineQuery
 
     module = ENGINES.get(engine)
     raw_file, status = raw.get("raw_file"), raw.get("http_status")
@@ -128,7 +128,7 @@ def reparse(engine: str, variant: str, raw: dict, root: Path) -> list[EngineRow]
 @lru_cache(maxsize=1)
 def _masker():
     """This process's secrets (environment and keys file), as the live source masks with."""
-    from ..secrets import KeysFileError, KeyStore, Masker, environment_secrets
+    from serpfuse.secrets import KeysFileError, KeyStore, Masker, environment_secrets
 
     try:
         return KeyStore().masker()

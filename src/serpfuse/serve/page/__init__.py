@@ -22,13 +22,13 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.staticfiles import StaticFiles
 
-from ...fanout import UnknownEngine
-from ...models import ANSWERED, SearchResponse
-from ...rankers import UnknownStrategy
-from ...service import QueryTooLong, SearchService
-from ...settings import validation_message
-from ...sources.base import SourceError
-from ...sources.replay import ReplayError
+from serpfuse.models import ANSWERED, SearchResponse
+from serpfuse.ranking.rankers import UnknownStrategy
+from serpfuse.service import QueryTooLong, SearchService
+from serpfuse.settings import validation_message
+from serpfuse.sources.base import SourceError
+from serpfuse.sources.fanout import UnknownEngine
+from serpfuse.sources.replay import ReplayError
 
 TIME_RANGES = ("day", "week", "month", "year")
 VIEWS = ("results", "explain")

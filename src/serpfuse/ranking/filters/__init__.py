@@ -1,0 +1,63 @@
+"""The filter stage: seed 000's CJK gate, seed 001's junk, coverage and geo filters, domains and time range."""
+
+from __future__ import annotations
+
+from serpfuse.ranking.filters.base import (
+    ASCII_TERM_UNITS,
+    Filter,
+    FilterContext,
+    Overlap,
+    cjk_overlap,
+    passes_cjk_gate,
+)
+from serpfuse.ranking.filters.chain import FilterOutcome, apply_filters, enabled_filters
+from serpfuse.ranking.filters.cjk_gate import CJK_GATE, CjkGateFilter
+from serpfuse.ranking.filters.coverage import COVERAGE, CoverageFilter, covered_terms, passes_coverage
+from serpfuse.ranking.filters.domains import DOMAINS, DomainFilter, wanted_domains
+from serpfuse.ranking.filters.geo import GEO, GeoFilter, competing_place
+from serpfuse.ranking.filters.junk import (
+    JUNK,
+    JunkFilter,
+    JunkVerdict,
+    asks_for_definition,
+    is_junk,
+    junk_verdict,
+)
+from serpfuse.ranking.filters.tables import host_category, is_official, junk_hosts, official_domains
+from serpfuse.ranking.filters.timerange import TIMERANGE, TimeRangeFilter
+
+__all__ = [
+    "ASCII_TERM_UNITS",
+    "CJK_GATE",
+    "COVERAGE",
+    "DOMAINS",
+    "GEO",
+    "JUNK",
+    "TIMERANGE",
+    "CjkGateFilter",
+    "CoverageFilter",
+    "DomainFilter",
+    "Filter",
+    "FilterContext",
+    "FilterOutcome",
+    "GeoFilter",
+    "JunkFilter",
+    "JunkVerdict",
+    "Overlap",
+    "TimeRangeFilter",
+    "apply_filters",
+    "asks_for_definition",
+    "cjk_overlap",
+    "competing_place",
+    "covered_terms",
+    "enabled_filters",
+    "host_category",
+    "is_junk",
+    "is_official",
+    "junk_hosts",
+    "junk_verdict",
+    "official_domains",
+    "passes_cjk_gate",
+    "passes_coverage",
+    "wanted_domains",
+]

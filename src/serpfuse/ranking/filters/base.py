@@ -1,0 +1,84 @@
+"""What every filter sees, the filter protocol, and seed 000's CJK relevance test on a raw row.
+
+A filter is a small object with a ``name`` and ``check(candidate, ctx)``: None keeps the candidate, a string
+drops it and says why in one line a person can read ("covers 1 of 3 query terms"). Filters never reorder.
+A filter that knows from the request alone that it keeps every row says so with ``idle(ctx)`` (optional):
+then no row is asked.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+from urllib.parse import unquote
+
+from serpfuse.text import words
+
+if TYPE_CHECKING:
+    from serpfuse.config import FilterConfig
+    from serpfuse.models import SearchRequest
+    from serpfuse.ranking.filters.relevance import PoolTerms
+    from serpfuse.ranking.query import QueryAnalysis
+    from serpfuse.ranking.rankers.base import Candidate
+
+
+@dataclass
+class FilterContext:
+    request: SearchRequest
+    query: QueryAnalysis
+    config: FilterConfig
+    now: dt.datetime
+    pool: PoolTerms | None = None  # the query read against every candidate (filters.relevance.analyze_pool)
+
+
+class Filter(Protocol):
+    name: str
+
+    def check(self, candidate: Candidate, ctx: FilterContext) -> str | None: ...
+
+
+# --- seed 000's CJK relevance gate, on raw fields so the fan-out can judge an engine's answer too ----------
+
+ASCII_TERM_UNITS = 2  # seed 000: "an ASCII word is worth two units"
+
+
+@dataclass(frozen=True)
+class Overlap:
+    units: int  # units the row collected
+    needed: int  # units it needs (the gate's threshold, capped by what the query can give)
+    matched: tuple[str, ...]  # query tokens found, for the explanation
+
+    @property
+    def passes(self) -> bool:
+        return self.units >= self.needed
+
+
+def _ascii_hit(term: str, row_words: set[str]) -> bool:
+    # A row word that starts with the term counts: "postgres" is found in "PostgreSQL" (seed 000's example).
+    # One- and two-letter terms must match whole words, or "go" would be found in every "google".
+    return term in row_words or (len(term) >= 3 and any(w.startswith(term) for w in row_words))
+
+
+def cjk_overlap(query: QueryAnalysis, title: str, snippet: str, url: str, units: int = 2) -> Overlap:
+    """Units of overlap between a CJK/mixed query and a row's title, snippet and (decoded) URL.
+
+    Each distinct query CJK two-character token found counts one unit; each distinct important ASCII word
+    counts ``ASCII_TERM_UNITS``. The threshold is capped by what the query itself can give, so a one-bigram
+    query such as ``天气`` is not a query no row can pass.
+    """
+    haystack = f"{title}\n{snippet}\n{unquote(url)}"
+    cjk_tokens, ascii_terms = query.cjk_tokens, query.terms  # each distinct already (analyze_query)
+    row_words = set(words(haystack))
+    matched = [t for t in cjk_tokens if t in haystack]
+    matched += [t for t in ascii_terms if _ascii_hit(t, row_words)]
+    got = sum(ASCII_TERM_UNITS if t.isascii() else 1 for t in matched)
+    possible = len(cjk_tokens) + ASCII_TERM_UNITS * len(ascii_terms)
+    return Overlap(units=got, needed=min(units, possible), matched=tuple(matched))
+
+
+def passes_cjk_gate(query: QueryAnalysis, title: str, snippet: str, url: str, units: int = 2) -> bool:
+    """Seed 000's gate on one raw row: ASCII-only queries always pass; a CJK or mixed query needs `units`."""
+    if not query.is_cjk:
+        return True
+    return cjk_overlap(query, title, snippet, url, units).passes

@@ -1,0 +1,120 @@
+"""The filter stage: run every filter in order, record why each dropped row was dropped, apply the fallback.
+
+Order: domains, timerange, cjk_gate (hard: what the caller asked for and what is not even about the query),
+then junk, then the relevance guards (the coverage guard, filters.coverage_rule picking the relevance guard
+or seed 001's, then geo). A relevance guard may look at the whole pool of non-junk rows first (``for_pool``)
+and decide that no row is about the query; that verdict is final. Otherwise, when the relevance guards leave
+nothing, seed 001's fallback may show the non-junk rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from serpfuse.ranking.filters.base import Filter, FilterContext
+from serpfuse.ranking.filters.cjk_gate import CJK_GATE
+from serpfuse.ranking.filters.coverage import COVERAGE
+from serpfuse.ranking.filters.domains import DOMAINS
+from serpfuse.ranking.filters.geo import GEO
+from serpfuse.ranking.filters.junk import ECHO, JUNK
+from serpfuse.ranking.filters.relevance import RELEVANCE, PoolTerms, analyze_pool
+from serpfuse.ranking.filters.timerange import TIMERANGE
+from serpfuse.ranking.rankers.base import Candidate, Cut
+
+
+@dataclass
+class FilterOutcome:
+    kept: list[Candidate]
+    cut: dict[str, Cut]  # candidate key -> the filter that dropped it and why
+    warnings: list[str] = field(default_factory=list)
+    fallback_used: bool = False
+    demoted: dict[str, str] = field(default_factory=dict)  # kept candidate key -> why it ranks lower
+    pool: PoolTerms | None = None  # the query read against the non-junk rows, for the ranker
+
+
+def bind_to_pool(flt: Filter, pool: Sequence[Candidate], ctx: FilterContext) -> Filter:
+    """The filter itself, or, for one that judges the pool as a whole, its bound form for this pool."""
+    for_pool = getattr(flt, "for_pool", None)
+    return for_pool(pool, ctx) if for_pool is not None else flt
+
+
+def _run(
+    flt: Filter, candidates: list[Candidate], ctx: FilterContext, cut: dict[str, Cut]
+) -> list[Candidate]:
+    idle = getattr(flt, "idle", None)
+    if idle is not None and idle(ctx):  # it cuts nothing for this request: no row is asked
+        return list(candidates)
+    kept = []
+    for cand in candidates:
+        reason = flt.check(cand, ctx)
+        if reason is None:
+            kept.append(cand)
+        else:
+            cut[cand.key] = Cut(step=flt.name, reason=reason)
+    return kept
+
+
+def enabled_filters(ctx: FilterContext) -> tuple[list[Filter], list[Filter], list[Filter]]:
+    """(hard, junk, relevance) filters switched on by the config, each group in running order."""
+    cfg = ctx.config
+    hard: list[Filter] = [DOMAINS, TIMERANGE, *([CJK_GATE] if cfg.cjk_gate else [])]
+    junk: list[Filter] = [JUNK] if cfg.junk else []
+    guard: Filter = RELEVANCE if cfg.coverage_rule == "relevance" else COVERAGE
+    relevance: list[Filter] = [*([guard] if cfg.coverage else []), *([GEO] if cfg.geo else [])]
+    return hard, junk, relevance
+
+
+def apply_filters(candidates: list[Candidate], ctx: FilterContext) -> FilterOutcome:
+    hard, junk, relevance = enabled_filters(ctx)
+    cut: dict[str, Cut] = {}
+    warnings: list[str] = []
+
+    rows = candidates
+    for flt in hard:
+        rows = _run(flt, rows, ctx, cut)
+    before_junk = rows
+    for flt in junk:
+        rows = _run(flt, rows, ctx, cut)
+    # The query read against the rows that are not junk, once, for the echo rule, the relevance guard and
+    # the ranker (a junk row counts in its engine's list as a row carrying none of the query).
+    ctx.pool = analyze_pool(rows, ctx.query, ctx.request.language, listed=before_junk)
+    if junk:
+        rows = _run(ECHO, rows, ctx, cut)
+    non_junk = rows
+    verdicts: list[str] = []
+    demoted: dict[str, str] = {}
+    for flt in relevance:
+        bound = bind_to_pool(flt, rows, ctx)
+        rows = _run(bound, rows, ctx, cut)
+        if verdict := getattr(bound, "verdict", None):
+            verdicts.append(verdict)
+        demoted.update(getattr(bound, "demoted", {}))
+
+    if before_junk and not non_junk:
+        # Seed 001 falls back to the raw rows when every row is junk; serpfuse deliberately does not: an
+        # agent is better served by an empty answer it can retry than by dictionary pages and shop homepages.
+        warnings.append(f"all {len(before_junk)} results were junk; none is shown")
+        return FilterOutcome(kept=[], cut=cut, warnings=warnings, pool=ctx.pool)
+
+    if non_junk and not rows and verdicts:
+        # The pool gate found that no row is about the query: falling back would show exactly those rows.
+        warnings.append(f"{verdicts[0]}; none of {len(non_junk)} results is shown")
+        return FilterOutcome(kept=[], cut=cut, warnings=warnings, pool=ctx.pool)
+
+    if non_junk and not rows and ctx.config.fallback_when_empty:
+        # Seed 001's fallback: when the relevance guards leave nothing, show the non-junk rows rather than
+        # nothing, and say so; they are no longer "cut".
+        for cand in non_junk:
+            cut.pop(cand.key, None)
+        steps = " and ".join(f.name for f in relevance)
+        warnings.append(
+            f"no result passed the {steps} filters; showing {len(non_junk)} results that are only known not to be junk"
+        )
+        return FilterOutcome(
+            kept=list(non_junk), cut=cut, warnings=warnings, fallback_used=True, pool=ctx.pool
+        )
+
+    kept = {c.key for c in rows}
+    demoted = {key: why for key, why in demoted.items() if key in kept}
+    return FilterOutcome(kept=rows, cut=cut, warnings=warnings, demoted=demoted, pool=ctx.pool)

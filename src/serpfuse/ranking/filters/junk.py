@@ -1,0 +1,267 @@
+"""Seed 001's junk filter: rows that are never an answer, whatever the query.
+
+Each rule is reported with its own name so a benchmark can count what each one drops:
+``dictionary-title`` (a short "X Definition & Meaning" title), ``bot-check-title`` (a block page),
+``asset-url`` (a leaked script, font or map tile), ``shop-homepage`` (a shop's front page the query does not
+name), ``host:<category>`` (data/junk_hosts.txt) and ``echo`` (a page generated from the query, not about it:
+an ideas board or Q&A farm titled with the query, or a page repeating a misspelling the engines corrected).
+The dictionary rules stand down when the query itself asks for a meaning or definition. The rules are data (data/filter_junk_rules.json).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from serpfuse.ranking.filters.base import FilterContext
+from serpfuse.ranking.filters.tables import host_category, junk_hosts, junk_rules
+from serpfuse.text import fold, words
+from serpfuse.urls import host_of, is_plain_url, registrable_domain
+
+if TYPE_CHECKING:
+    from serpfuse.ranking.query import QueryAnalysis
+    from serpfuse.ranking.rankers.base import Candidate
+
+
+@dataclass(frozen=True)
+class JunkVerdict:
+    rule: str
+    reason: str
+
+
+# The row rules below read only the row (the rule tables are fixed per process): each title and URL is judged
+# once while it keeps coming back, and the query-only test once per query.
+_ROW_MEMO = 16384
+
+
+@lru_cache(maxsize=64)
+def asks_for_definition(query: QueryAnalysis | None) -> bool:
+    if query is None:
+        return False
+    rules = junk_rules()
+    if any(w in rules.definition_query_words for w in words(query.raw)):
+        return True
+    return any(marker in query.raw for marker in rules.definition_query_cjk)
+
+
+def page_title_words(title: str) -> list[str]:
+    """Words of the title without its trailing site name ("BEST meaning | Collins English Dictionary")."""
+    cut = max((title.rfind(sep) for sep in junk_rules().title_site_separators), default=-1)
+    own = title[:cut] if cut > 0 else title
+    return words(own)
+
+
+@lru_cache(maxsize=_ROW_MEMO)
+def _dictionary_title(title: str) -> str | None:
+    rules = junk_rules()
+    own = page_title_words(title)
+    if len(own) > rules.dictionary_title_max_tokens:
+        return None
+    hit = next((w for w in own if w in rules.dictionary_title_words), None)
+    return f"dictionary page ({len(own)}-word title with '{hit}')" if hit else None
+
+
+@lru_cache(maxsize=_ROW_MEMO)
+def _bot_check_title(title: str) -> str | None:
+    rules = junk_rules()
+    if len(words(title)) > rules.bot_check_max_tokens:
+        return None
+    folded = fold(title)
+    hit = next((p for p in rules.bot_check_titles if p in folded), None)
+    return f"bot-check or block page ('{hit}')" if hit else None
+
+
+@lru_cache(maxsize=_ROW_MEMO)
+def _asset_url(url: str) -> str | None:
+    rules = junk_rules()
+    lowered = url.lower()
+    marker = next((m for m in rules.asset_url_markers if m in lowered), None)
+    if marker:
+        return f"asset URL ({marker})"
+    path = _lower_path(url)
+    if path is None:
+        return None
+    ext = next((e for e in rules.asset_url_extensions if path.endswith(e)), None)
+    return f"asset URL (*{ext} file)" if ext else None
+
+
+def _lower_path(url: str) -> str | None:
+    """The path of the lowercased URL (None when it does not parse); a plain URL's is read off it."""
+    lowered = url.lower()
+    if is_plain_url(url):
+        return lowered[lowered.index("/", 8) :]
+    try:
+        return urlsplit(lowered).path
+    except ValueError:
+        return None
+
+
+_LOCALE_ONLY_PATH = re.compile(r"^(/[a-z]{2}([-_][a-z]{2})?)*/?$")
+
+
+def _names_site(query: QueryAnalysis | None, host: str) -> bool:
+    """True when the query names the site: its label is a query word or up to three adjacent ones run
+    together ("best buy" -> bestbuy.com). Such a navigational query wants the front page."""
+    if query is None:
+        return False
+    label = registrable_domain(host).split(".", 1)[0]
+    qwords = words(query.raw)
+    spans = {"".join(qwords[i : i + n]) for n in (1, 2, 3) for i in range(len(qwords) - n + 1)}
+    return bool(label) and label in spans
+
+
+@lru_cache(maxsize=_ROW_MEMO)
+def _shop_word(title: str, url: str) -> str | None:
+    """The shopping word of a front page's title (the query aside), else None."""
+    path = _lower_path(url)
+    if path is None:
+        return None
+    if not _LOCALE_ONLY_PATH.match(path):
+        return None
+    return next((w for w in words(title) if w in junk_rules().shop_homepage_words), None)
+
+
+def _shop_homepage(title: str, url: str, host: str, query: QueryAnalysis | None) -> str | None:
+    hit = _shop_word(title, url)
+    if hit is None or _names_site(query, host):
+        return None
+    return f"shop front page ('{hit}' on {host or 'the site root'})"
+
+
+# A page titled with the query as typed whose snippet says it this many times was generated from the query
+# (a results page, a tag page, an "everything about X" farm): real listicles say it once or twice ("the best
+# rooftop bars in Singapore ... one of the best rooftop bars in Singapore"). Queries of this many words or
+# more only, as a short phrase ("java island") recurs naturally in a page about it.
+ECHO_REPEATS = 3
+ECHO_MIN_WORDS = 3
+
+
+@lru_cache(maxsize=64)
+def typed_words(query: QueryAnalysis) -> list[str]:
+    """The query's words as typed (folded), once per query rather than once per row."""
+    return words(query.text)
+
+
+def _occurrences(tokens: list[str], phrase: list[str]) -> int:
+    n = len(phrase)
+    return sum(tokens[i : i + n] == phrase for i in range(len(tokens) - n + 1)) if n else 0
+
+
+def _contains_in_order(tokens: list[str], phrase: list[str]) -> int:
+    """Where ``phrase`` starts as consecutive words of ``tokens``, or -1."""
+    n = len(phrase)
+    return next((i for i in range(len(tokens) - n + 1) if tokens[i : i + n] == phrase), -1) if n else -1
+
+
+def echo_verdict(
+    title: str,
+    snippet: str,
+    query: QueryAnalysis | None,
+    row_words: Iterable[str] = (),
+    spelled: Mapping[str, str] | None = None,
+) -> str | None:
+    """Why a row is a page generated from the query rather than about it, or None.
+
+    Three signs, whatever the query's spelling: its title is the query's words in order plus only words like
+    "ideas" or "answers" (an ideas board, a Q&A farm); its title holds the query as typed and its snippet
+    says it ECHO_REPEATS times; or it repeats, with the query's other key words, a misspelling that
+    the engines' rows corrected (``spelled``: typed word -> the pool's spelling).
+    """
+    if query is None:
+        return None
+    typed = typed_words(query)
+    return _title_echo(title, snippet, tuple(typed)) or _typo_echo(typed, query, row_words, spelled)
+
+
+@lru_cache(maxsize=_ROW_MEMO)  # a row's text against the query's words: judged once while both come back
+def _title_echo(title: str, snippet: str, query_words: tuple[str, ...]) -> str | None:
+    """The first two signs of ``echo_verdict``: the query in the title, with echo words or repeated."""
+    typed = list(query_words)
+    folded = fold(title)
+    if not all(w in folded for w in typed):  # the quick test: most titles lack some query word
+        return None
+    # whole words: "restaurants in belgrad" is not in "... restaurants in belgrade"
+    if (
+        len(typed) >= ECHO_MIN_WORDS
+        and _contains_in_order(words(title), typed) >= 0
+        and _occurrences(words(snippet), typed) >= ECHO_REPEATS
+    ):
+        return f"repeats the query in its title and {ECHO_REPEATS} times or more in its snippet"
+    echo_words = junk_rules().echo_title_words
+    for tokens in (page_title_words(title), words(title)):  # "<query> Ideas" and "<query> - Answers"
+        at = _contains_in_order(tokens, typed)
+        rest = tokens[:at] + tokens[at + len(typed) :] if at >= 0 and len(typed) >= 2 else []
+        if rest and all(w in echo_words for w in rest):
+            return f"echoes the query in its title ('{title}')"
+    return None
+
+
+def _typo_echo(
+    typed: list[str], query: QueryAnalysis, row_words: Iterable[str], spelled: Mapping[str, str] | None
+) -> str | None:
+    if not spelled:
+        return None
+    present = set(row_words)
+    typo = next((w for w in typed if w in spelled and w in present), None)
+    others = [w for w in query.terms if w != typo]
+    if typo and sum(w in present for w in others) >= len(others) - 1:
+        return f"repeats the query's misspelling '{typo}' (the other results write '{spelled[typo]}')"
+    return None
+
+
+def junk_verdict(
+    title: str, url: str, host: str = "", query: QueryAnalysis | None = None, snippet: str = ""
+) -> JunkVerdict | None:
+    """Why a raw row is junk (rule name and one-line reason), or None when it is not."""
+    host = host or host_of(url)
+    definition_query = asks_for_definition(query)
+    if not definition_query and (reason := _dictionary_title(title)):
+        return JunkVerdict("dictionary-title", reason)
+    if reason := _bot_check_title(title):
+        return JunkVerdict("bot-check-title", reason)
+    if reason := _asset_url(url):
+        return JunkVerdict("asset-url", reason)
+    if reason := _shop_homepage(title, url, host, query):
+        return JunkVerdict("shop-homepage", reason)
+    if reason := echo_verdict(title, snippet, query):
+        return JunkVerdict("echo", reason)
+    listed = _listed_host(host)
+    if listed and not (definition_query and listed[1] == "dictionary"):
+        domain, category = listed
+        return JunkVerdict(f"host:{category}", f"{category} site ({domain})")
+    return None
+
+
+@lru_cache(maxsize=_ROW_MEMO)
+def _listed_host(host: str) -> tuple[str, str] | None:
+    return host_category(host, junk_hosts())
+
+
+def is_junk(title: str, url: str, host: str = "", query: QueryAnalysis | None = None) -> bool:
+    return junk_verdict(title, url, host, query) is not None
+
+
+class JunkFilter:
+    name = "junk"
+
+    def check(self, candidate: Candidate, ctx: FilterContext) -> str | None:
+        verdict = junk_verdict(candidate.title, candidate.url, candidate.host, ctx.query, candidate.snippet)
+        return verdict.reason if verdict else None
+
+
+class EchoFilter:
+    """The echo rule's second half, run once the pool has been read: a row repeating a misspelling that the
+    engines' rows corrected (``ctx.pool.echoes``). Reported as junk, like a page titled with the query."""
+
+    name = "junk"
+
+    def check(self, candidate: Candidate, ctx: FilterContext) -> str | None:
+        return ctx.pool.echoes.get(candidate.key) if ctx.pool is not None else None
+
+
+JUNK = JunkFilter()
+ECHO = EchoFilter()

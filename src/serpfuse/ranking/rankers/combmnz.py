@@ -1,0 +1,56 @@
+"""CombMNZ (Fox & Shaw, 1994): the sum of an item's normalised scores times the number of lists holding it.
+
+Each engine's list, cut to ``depth``, is scored by rank: ``(n - rank + 1) / n`` with n the length of that engine's
+shown list (1 at the top, 1/n at its end), the rank-based normalisation that suits engines reporting no
+comparable scores.
+"""
+
+from __future__ import annotations
+
+import math
+
+from serpfuse.ranking.rankers.base import Candidate, RankContext, Scored, Selection
+from serpfuse.ranking.selection import select_top
+
+
+def rank_score(rank: int, depth: int) -> float:
+    return max(0.0, (depth - rank + 1) / depth)
+
+
+def list_sizes(candidates: list[Candidate], ctx: RankContext, depth: int | None) -> dict[str, int]:
+    """How many rows each engine showed (at most ``depth``): its list length when known, else its worst rank."""
+    sizes: dict[str, int] = {}
+    for cand in candidates:
+        for e, r in cand.engine_ranks.items():
+            sizes[e] = max(sizes.get(e, 0), r)
+    shown = {e: max(n, ctx.engine_list_sizes.get(e, 0)) for e, n in sizes.items()}
+    return shown if depth is None else {e: min(depth, n) for e, n in shown.items()}
+
+
+class CombMNZRanker:
+    name = "combmnz"
+    score_version = "combmnz-2"
+
+    def rank(self, candidates: list[Candidate], ctx: RankContext) -> list[Scored]:
+        depth = ctx.config.combmnz.depth
+        sizes = list_sizes(candidates, ctx, depth)
+        scored = []
+        for cand in candidates:
+            parts = {e: rank_score(r, sizes[e]) for e, r in cand.engine_ranks.items() if r <= sizes[e]}
+            total = math.fsum(parts.values()) * len(parts)
+            scored.append(
+                Scored(
+                    cand,
+                    total,
+                    total,
+                    contributions=parts,
+                    parts={"combsum": math.fsum(parts.values()), "hits": len(parts)},
+                )
+            )
+        return sorted(scored, key=lambda s: (-s.score, s.candidate.key))
+
+    def select(self, scored: list[Scored], ctx: RankContext) -> Selection:
+        return select_top(scored, ctx.request.limit, per_domain=ctx.config.selection.per_domain)
+
+
+RANKER = CombMNZRanker()

@@ -1,0 +1,229 @@
+"""The reader's request and response shapes for each interface: native ``/v1/read``, Tavily's ``/extract`` and
+``include_raw_content``, Firecrawl's ``/v1/scrape``, the MCP tool's bounded chunk, and ``search --read N``.
+
+Pure functions over ``Reader.read``: the HTTP API, the MCP server and the CLI only route to them. No request
+field can widen the policy (loopback, ports, robots): the reader a server holds is built from its own settings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from serpfuse.models import Model
+from serpfuse.reader.models import FORMATS, CallerError, Page, ReadError
+
+if TYPE_CHECKING:
+    from serpfuse.reader.service import Reader
+
+MAX_URLS = 20  # Tavily's own limit per extract call
+
+
+class BadRequest(CallerError):
+    status = 400
+
+
+def _format(value: Any, default: str = "markdown") -> str:
+    fmt = default if value is None else str(value).lower()
+    if fmt not in FORMATS:
+        raise BadRequest(f"format must be one of {', '.join(FORMATS)}")
+    return fmt
+
+
+def _url(value: Any, name: str = "url") -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise BadRequest(f"{name} must be a non-empty string")
+    return value.strip()
+
+
+async def read_many(
+    reader: Reader, urls: Sequence[str], timeout_s: float | None = None
+) -> list[Page | ReadError]:
+    """Read every URL concurrently; each answer is its Page or its one-line error. ``timeout_s`` bounds the lot:
+    a page still loading then is a timeout error, never a hang."""
+
+    async def one(url: str) -> Page | ReadError:
+        try:
+            return await reader.read(url)
+        except ReadError as exc:
+            return exc
+
+    tasks = [asyncio.ensure_future(one(u)) for u in urls]
+    if not tasks:
+        return []
+    done, pending = await asyncio.wait(tasks, timeout=timeout_s)
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+    return [
+        t.result() if t in done else ReadError("the page was not read before the deadline") for t in tasks
+    ]
+
+
+async def read_results(reader: Reader, urls: Sequence[str], timeout_s: float) -> list[dict[str, Any]]:
+    """``search --read N``: each URL's title and markdown, or why it was not read (the deadline included)."""
+    out = []
+    for url, got in zip(urls, await read_many(reader, urls, max(0.0, timeout_s)), strict=True):
+        if isinstance(got, ReadError):
+            out.append({"url": url, "title": None, "markdown": None, "error": str(got)})
+        else:
+            out.append({"url": url, "title": got.title, "markdown": got.markdown, "error": None})
+    return out
+
+
+# --- native ---------------------------------------------------------------------------------------------------
+
+NATIVE_FIELDS = {"url", "format", "cache"}
+
+
+async def native_read(reader: Reader, body: dict[str, Any]) -> dict[str, Any]:
+    """``POST /v1/read {"url", "format"?, "cache"?}`` -> the Page with ``content`` in the asked format."""
+    unknown = sorted(set(body) - NATIVE_FIELDS)
+    if unknown:
+        raise BadRequest(f"unknown field {unknown[0]!r}; fields: {', '.join(sorted(NATIVE_FIELDS))}")
+    url, fmt = _url(body.get("url")), _format(body.get("format"))
+    page = await reader.read(url, use_cache=body.get("cache", True) is not False)
+    return {**page.to_json_dict(), "content": page.content(fmt)}  # type: ignore[arg-type]
+
+
+# --- Tavily -----------------------------------------------------------------------------------------------------
+
+
+async def tavily_extract(reader: Reader, body: dict[str, Any]) -> dict[str, Any]:
+    """Tavily's ``/extract``: ``urls`` (one or a list), ``format`` markdown|text; results and failed_results."""
+    started = time.perf_counter()
+    urls = body.get("urls")
+    urls = [urls] if isinstance(urls, str) else urls
+    if not isinstance(urls, list) or not urls or not all(isinstance(u, str) and u.strip() for u in urls):
+        raise BadRequest("urls must be a URL or a non-empty list of URLs")
+    if len(urls) > MAX_URLS:
+        raise BadRequest(f"at most {MAX_URLS} urls per request")
+    fmt = _format(body.get("format"))
+    include_favicon = body.get("include_favicon") is True
+    results, failed = [], []
+    for url, got in zip(urls, await read_many(reader, urls), strict=True):
+        if isinstance(got, ReadError):
+            failed.append({"url": url, "error": str(got)})
+            continue
+        row: dict[str, Any] = {"url": url, "raw_content": got.content(fmt), "images": []}  # type: ignore[arg-type]
+        if include_favicon:
+            from serpfuse.serve.http_api import favicon_url
+
+            row["favicon"] = favicon_url(got.final_url or url)
+        results.append(row)
+    return {
+        "results": results,
+        "failed_results": failed,
+        "response_time": round(time.perf_counter() - started, 3),
+        "request_id": str(uuid.uuid4()),
+    }
+
+
+def raw_content_format(value: Any) -> str | None:
+    """Tavily's ``include_raw_content``: false/absent -> None, true or "markdown" -> markdown, "text" -> text."""
+    if value in (None, False, "false", ""):
+        return None
+    if value is True or value in ("true", "markdown"):
+        return "markdown"
+    if value == "text":
+        return "text"
+    raise BadRequest('include_raw_content must be true, false, "markdown" or "text"')
+
+
+async def add_raw_content(reader: Reader, results: list[dict[str, Any]], fmt: str, timeout_s: float) -> None:
+    """Fill each Tavily result's ``raw_content`` (None where the page could not be read in time)."""
+    pages = await read_many(reader, [r["url"] for r in results], timeout_s)
+    for row, got in zip(results, pages, strict=True):
+        row["raw_content"] = None if isinstance(got, ReadError) else got.content(fmt)  # type: ignore[arg-type]
+
+
+# --- Firecrawl ------------------------------------------------------------------------------------------------
+
+FIRECRAWL_FORMATS = {"markdown": "markdown", "html": "html", "rawHtml": "html"}
+
+
+async def firecrawl_scrape(reader: Reader, body: dict[str, Any]) -> dict[str, Any]:
+    """Firecrawl's ``/v1/scrape``: ``url`` and ``formats`` (markdown, html); the rest of its options accepted."""
+    url = _url(body.get("url"))
+    formats = body.get("formats", ["markdown"])
+    if not isinstance(formats, list) or not all(isinstance(f, str) for f in formats):
+        raise BadRequest('formats must be a list such as ["markdown"]')
+    unknown = [f for f in formats if f not in FIRECRAWL_FORMATS]
+    if unknown:
+        raise BadRequest(f"format {unknown[0]!r} is not served; formats: {', '.join(FIRECRAWL_FORMATS)}")
+    page = await reader.read(url)
+    data: dict[str, Any] = {f: page.content(FIRECRAWL_FORMATS[f]) for f in formats}  # type: ignore[arg-type]
+    metadata = {
+        "title": page.title,
+        "language": page.language,
+        "sourceURL": url,
+        "url": page.final_url or url,
+        "statusCode": 200,
+    }
+    if page.author:
+        metadata["author"] = page.author
+    if page.date:
+        metadata["publishedTime"] = page.date
+    if page.canonical_url:
+        metadata["canonical"] = page.canonical_url
+    data["metadata"] = {k: v for k, v in metadata.items() if v is not None}
+    return {"success": True, "data": data}
+
+
+def firecrawl_error(exc: ReadError) -> dict[str, Any]:
+    return {"success": False, "error": str(exc)}
+
+
+# --- MCP ----------------------------------------------------------------------------------------------------------
+
+
+class ReadUrlOutput(Model):
+    """The MCP tool's structured answer: the piece of content and where the next piece starts (None: the end)."""
+
+    url: str
+    final_url: str | None = None
+    title: str | None = None
+    author: str | None = None
+    date: str | None = None
+    language: str | None = None
+    canonical_url: str | None = None
+    format: str
+    offset: int
+    total_chars: int
+    next_offset: int | None = None
+    content: str
+
+
+def chunk(page: Page, fmt: str, offset: int, max_chars: int) -> tuple[str, dict[str, Any]]:
+    """A bounded piece of the page for a model: a header, ``max_chars`` of content from ``offset``, and, when more
+    remains, the offset to ask for next."""
+    content = page.content(fmt)  # type: ignore[arg-type]
+    if offset > len(content):
+        raise BadRequest(f"offset {offset} is past the end of the page ({len(content)} characters)")
+    piece = content[offset : offset + max_chars]
+    end = offset + len(piece)
+    next_offset = end if end < len(content) else None
+    meta = [f"title: {page.title}" if page.title else None, f"url: {page.final_url or page.url}",
+            f"author: {page.author}" if page.author else None, f"date: {page.date}" if page.date else None,
+            f"characters {offset}-{end} of {len(content)}"]  # fmt: skip
+    text = "\n".join(m for m in meta if m) + "\n\n" + piece
+    if next_offset is not None:
+        text += f"\n\n[truncated: call read_url again with offset={next_offset} for the rest]"
+    structured = ReadUrlOutput(
+        url=page.url,
+        final_url=page.final_url,
+        title=page.title,
+        author=page.author,
+        date=page.date,
+        language=page.language,
+        canonical_url=page.canonical_url,
+        format=fmt,
+        offset=offset,
+        total_chars=len(content),
+        next_offset=next_offset,
+        content=piece,
+    )
+    return text, structured.to_json_dict()

@@ -1,0 +1,236 @@
+"""Fan out (seed 000): ask every engine at once, under one deadline, primaries first.
+
+- Primaries run concurrently, each query variant too; the overall deadline cancels whoever is late, and the
+  fan-out waits at most ``UNWIND_GRACE_S`` for them to unwind (closing a connection, a store write): one that
+  takes longer finishes unwinding in the background, so no engine's clean-up can hold the search.
+- The core-word retry runs only when the first answer has no row that survives the relevance gate (the cost
+  guard): one more request per engine is not free.
+- The fallback tier runs only when every primary came back with nothing usable.
+- An engine the source cannot use (no key, cooling down, no time-range support) is reported as skipped, with why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from serpfuse.config import engine_table
+from serpfuse.models import ANSWERED, EngineAnswer, EngineRow, SearchRequest
+from serpfuse.ranking.query import QueryAnalysis
+from serpfuse.sources.base import EngineSlot, Source
+
+RowGate = Callable[[EngineRow], bool]
+# Called with the answers so far when one engine is left and it is expected to take a while yet: the pipeline
+# ranks them meanwhile, which reads every row's text once (the ranking's per-text memos), so the ranking after
+# the last answer only reads that engine's new rows. Only when this is the one fan-out in flight: under load
+# the cores have better things to do than rank twice.
+PartialHook = Callable[[list[EngineAnswer]], None]
+SPECULATE_MIN_S = 0.03  # the last engine's expected time left, under which ranking early would only compete
+_RUNNING = [0]  # fan-outs in flight in this process
+DEFAULT_DEADLINE_S = 20.0
+UNWIND_GRACE_S = 0.05  # how long cancelled engine calls may take to unwind before the search goes on
+_UNWINDING: set[asyncio.Task] = set()  # cancelled calls still unwinding after their search went on
+CJK_LEAD_REGIONS = ("cjk", "both")
+
+
+@dataclass
+class FanoutResult:
+    answers: list[EngineAnswer] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    retried: bool = False
+    fallback_used: bool = False
+    lead_engines: list[str] = field(default_factory=list)
+
+
+class UnknownEngine(ValueError):
+    def __init__(self, names: list[str], valid: list[str]):
+        super().__init__(f"unknown engine {', '.join(map(repr, names))}; choose from: {', '.join(valid)}")
+
+
+def select_slots(slots: list[EngineSlot], request: SearchRequest) -> list[EngineSlot]:
+    """Keep the requested engines (all when none named). An unknown name is an error, never a silent 'auto'.
+
+    A name also finds the engine under its alias (data/engine_weights.json): ``ddg`` asks a recording's
+    ``duckduckgo``, and ``duckduckgo`` asks the live ``ddg``.
+    """
+    if not request.engines:
+        return slots
+    aliases = engine_table()["aliases"]
+    by_name = {s.name: s for s in slots}
+    for s in slots:
+        by_name.setdefault(aliases.get(s.name, s.name), s)
+    unknown = [e for e in request.engines if by_name.get(e, by_name.get(aliases.get(e, e))) is None]
+    if unknown:
+        raise UnknownEngine(unknown, sorted(s.name for s in slots))
+    chosen = [by_name.get(e, by_name.get(aliases.get(e, e))) for e in request.engines]
+    return list({s.name: s for s in chosen if s is not None}.values())
+
+
+def lead_engines(slots: list[EngineSlot], query: QueryAnalysis) -> list[str]:
+    """Region policy: a CJK query leads with the engines that answer Chinese sources, an ASCII one with the rest."""
+    if query.is_cjk:
+        return [s.name for s in slots if s.region in CJK_LEAD_REGIONS]
+    return [s.name for s in slots if s.region != "cjk"]
+
+
+def _expected_s(source: Source, engine: str) -> float | None:
+    expected = getattr(source, "expected_s", None)
+    return expected(engine) if expected is not None else None
+
+
+async def _ask_all(
+    source: Source,
+    names: list[str],
+    variants: list[str],
+    request: SearchRequest,
+    deadline: float,
+    on_partial: PartialHook | None = None,
+) -> list[EngineAnswer]:
+    keys = [(e, v) for e in names for v in variants]
+    if not keys:
+        return []
+    # Each call runs on the loop until its request is sent (~1 ms each): the engine expected to answer last is
+    # asked first, so it is not also the last to start. The answers keep the engines' order (the ranking's).
+    expected = {e: _expected_s(source, e) for e in names}
+    by_expected = sorted(keys, key=lambda k: -(expected[k[0]] or 0.0))
+    tasks = {k: asyncio.ensure_future(source.ask(k[0], k[1], request)) for k in by_expected}
+    jobs = {k: tasks[k] for k in keys}
+    started = time.monotonic()
+    pending = set(jobs.values())
+    if on_partial is not None and len(names) > 1:
+        engine_of = {t: k[0] for k, t in jobs.items()}
+        pending = await _until_one_engine_left(pending, engine_of, deadline)
+        left = {engine_of[t] for t in pending}
+        if len(left) == 1 and _RUNNING[0] == 1:
+            left_s = (expected[left.pop()] or 0.0) - (time.monotonic() - started)
+            if left_s >= SPECULATE_MIN_S:
+                on_partial([t.result() for t in jobs.values() if t.done() and t.exception() is None])
+    if pending:
+        _, pending = await asyncio.wait(pending, timeout=max(0.0, deadline - time.monotonic()))
+    for task in pending:
+        task.cancel()
+    if pending:
+        _, unwinding = await asyncio.wait(pending, timeout=UNWIND_GRACE_S)
+        for task in unwinding:  # kept (a task nobody holds may be collected) until it ends by itself
+            _UNWINDING.add(task)
+            task.add_done_callback(_unwound)
+    waited_ms = (time.monotonic() - started) * 1000
+    out = []
+    for (engine, variant), task in jobs.items():
+        if task in pending:
+            out.append(
+                EngineAnswer(
+                    engine=engine,
+                    status="timeout",
+                    variant=variant,
+                    latency_ms=waited_ms,
+                    reason="no answer before the search deadline",
+                )
+            )
+        elif task.exception() is not None:
+            exc = task.exception()
+            out.append(
+                EngineAnswer(
+                    engine=engine,
+                    status="error",
+                    variant=variant,
+                    reason=f"engine failed: {type(exc).__name__}",
+                )
+            )
+        else:
+            out.append(task.result())
+    return out
+
+
+async def _until_one_engine_left(
+    pending: set[asyncio.Future], engine_of: dict[asyncio.Future, str], deadline: float
+) -> set[asyncio.Future]:
+    while len({engine_of[t] for t in pending}) > 1:
+        done, pending = await asyncio.wait(
+            pending, timeout=max(0.0, deadline - time.monotonic()), return_when=asyncio.FIRST_COMPLETED
+        )
+        if not done:  # the deadline
+            break
+    return pending
+
+
+def _unwound(task: asyncio.Task) -> None:
+    _UNWINDING.discard(task)
+    if not task.cancelled():
+        task.exception()  # retrieved: a late failure of an abandoned call is nobody's to report
+
+
+def _usable(answers: list[EngineAnswer], gate: RowGate | None) -> bool:
+    return any(gate is None or gate(row) for a in answers for row in a.rows)
+
+
+async def fan_out(
+    source: Source,
+    request: SearchRequest,
+    query: QueryAnalysis,
+    *,
+    deadline_s: float = DEFAULT_DEADLINE_S,
+    gate: RowGate | None = None,
+    on_partial: PartialHook | None = None,
+) -> FanoutResult:
+    _RUNNING[0] += 1
+    try:
+        return await _fan_out(source, request, query, deadline_s, gate, on_partial)
+    finally:
+        _RUNNING[0] -= 1
+
+
+async def _fan_out(
+    source: Source,
+    request: SearchRequest,
+    query: QueryAnalysis,
+    deadline_s: float,
+    gate: RowGate | None,
+    on_partial: PartialHook | None,
+) -> FanoutResult:
+    deadline = time.monotonic() + deadline_s
+    slots = select_slots(source.slots(request), request)
+    result = FanoutResult(lead_engines=lead_engines(slots, query))
+    usable_slots = [s for s in slots if s.available]
+    for s in slots:
+        if not s.available:
+            result.answers.append(
+                EngineAnswer(engine=s.name, status="skipped", tier=s.tier, reason=s.unavailable_reason)
+            )
+    primaries = [s.name for s in usable_slots if s.tier == "primary"]
+    fallbacks = [s.name for s in usable_slots if s.tier == "fallback"]
+    if not primaries:  # nothing leads: the fallback tier is all there is
+        primaries, fallbacks = fallbacks, []
+
+    first = await _ask_all(source, primaries, query.variants, request, deadline, on_partial)
+    result.answers.extend(first)
+    if primaries and not _usable(first, gate) and query.core_variant and time.monotonic() < deadline:
+        result.retried = True
+        answered = sorted({a.engine for a in first if a.status in ANSWERED})
+        retry = await _ask_all(source, answered, [query.core_variant], request, deadline)
+        result.answers.extend(retry)
+        result.warnings.append(
+            f"no relevant rows for the query; retried with core words {query.core_variant!r}"
+        )
+    if fallbacks and not _usable(result.answers, gate):
+        if time.monotonic() < deadline:
+            result.fallback_used = True
+            result.answers.extend(await _ask_all(source, fallbacks, query.variants, request, deadline))
+            answered = any(a.status in ANSWERED for a in result.answers)
+            why = "no primary engine returned a usable row" if answered else "every primary engine failed"
+            result.warnings.append(f"{why}; used the fallback tier")
+        else:
+            for name in fallbacks:
+                result.answers.append(
+                    EngineAnswer(engine=name, status="skipped", tier="fallback", reason="deadline reached")
+                )
+    else:
+        for name in fallbacks:
+            result.answers.append(
+                EngineAnswer(
+                    engine=name, status="skipped", tier="fallback", reason="fallback tier not needed"
+                )
+            )
+    return result

@@ -1,0 +1,485 @@
+"""Sending one engine request: a shared HTTP/2 client, a whole-call deadline, a body size cap, safe errors.
+
+One ``Transport`` per process (or session) owns one ``httpx2.AsyncClient``, so connections and TLS sessions
+are pooled across engines and queries. ``send`` never raises anything but ``EngineError`` for network
+trouble, and its messages are fixed strings naming at most the host: a URL's query string or a header can
+hold an API key, and error text ends up in answers, logs and recordings.
+
+The per-engine timeout covers the whole call (connect, headers and every body chunk), not only each read, so a
+server that drips one byte a second cannot hold an engine past its budget. Cancellation (the fan-out's overall
+deadline) closes the stream on the way out, which returns the connection to the pool or drops it.
+
+HTML engines (``EngineInfo.transport == "browser"``) go through a browser-impersonating client by default:
+curl_cffi, which speaks a real browser's TLS and HTTP/2 fingerprint and sends that browser's headers (its
+User-Agent, client hints and Sec-Fetch-* in the browser's own order). Bot walls (DuckDuckGo's 202, Yahoo's
+dropped connections) answer a plain Python client's fingerprint, not its User-Agent. Each request picks one of
+a few current browser releases at random; each release has its own session, so one connection never changes
+its fingerprint, and a multi-step engine's calls (``bind``) keep one release throughout. Each session keeps the
+cookies sites set (Yahoo's YBV on a redirect hop), as that browser would. JSON APIs keep httpx2
+and an honest library User-Agent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import importlib.util
+import random
+import ssl
+from collections.abc import AsyncIterator, Callable, Mapping
+from functools import cache
+from typing import Any, NamedTuple
+from urllib.parse import urlsplit
+
+import httpx2
+
+from serpfuse.engines.base import EngineError, EngineTimeout, InvalidRequest, ParseFailure, RequestSpec
+from serpfuse.urls import registrable_domain
+from serpfuse.version import __version__ as _version
+
+DEFAULT_MAX_BYTES = 5 * 1024 * 1024
+DEFAULT_TIMEOUT_S = 15.0
+
+API_USER_AGENT = f"serpfuse/{_version} (+https://pypi.org/project/serpfuse/)"
+# The browser releases impersonated, newest first: ones whose curl_cffi profile sends a page navigation's
+# headers (firefox153/155 send a fetch()'s "cors"/"empty", which no typed search looks like). Only those the
+# installed curl_cffi knows are used (``browser_profiles``).
+BROWSER_PROFILES = ("chrome152", "chrome151", "chrome150", "firefox154", "safari270")
+# Without impersonation (``impersonate=False``) HTML engines still send one Chrome release's navigation headers,
+# in Chrome's order; only the TLS fingerprint then gives the client away.
+BROWSER_HEADERS = {
+    "sec-ch-ua": '"Chromium";v="152", "Not?A_Brand";v="24", "Google Chrome";v="152"',
+    "sec-ch-ua-mobile": "?0",
+    "sec-ch-ua-platform": '"Windows"',
+    "Upgrade-Insecure-Requests": "1",
+    "User-Agent": (
+        "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
+        "Chrome/152.0.0.0 Safari/537.36"
+    ),
+    "Accept": (
+        "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8,"
+        "application/signed-exchange;v=b3;q=0.7"
+    ),
+    "Sec-Fetch-Site": "none",
+    "Sec-Fetch-Mode": "navigate",
+    "Sec-Fetch-User": "?1",
+    "Sec-Fetch-Dest": "document",
+    "Accept-Language": "en-US,en;q=0.9",
+}
+API_HEADERS = {"User-Agent": API_USER_AGENT, "Accept": "application/json"}
+IMPERSONATE_HINT = (
+    "browser impersonation needs curl_cffi (a serpfuse dependency): pip install 'curl_cffi>=0.17'"
+)
+
+
+def browser_profiles() -> tuple[str, ...]:
+    """The impersonation targets to rotate among: ``BROWSER_PROFILES`` the installed curl_cffi offers, else
+    its own newest Chrome ("chrome")."""
+    from curl_cffi.requests import BrowserType
+
+    offered = {b.value for b in BrowserType}
+    return tuple(p for p in BROWSER_PROFILES if p in offered) or ("chrome",)
+
+
+def fetch_site(spec: RequestSpec) -> str:
+    """Sec-Fetch-Site as a browser sets it for this navigation: "none" when typed (no Referer), else how the
+    Referer's site relates to the target's (a form posted from the engine's own page is "same-origin")."""
+    referer = next((v for k, v in (spec.headers or {}).items() if k.lower() == "referer"), None)
+    if not referer:
+        return "none"
+    try:
+        source, target = urlsplit(referer), urlsplit(spec.url)
+    except ValueError:
+        return "cross-site"
+    if (source.scheme, source.hostname, source.port) == (target.scheme, target.hostname, target.port):
+        return "same-origin"
+    same_site = source.hostname and target.hostname
+    if same_site and registrable_domain(source.hostname) == registrable_domain(target.hostname):
+        return "same-site"
+    return "cross-site"
+
+
+class HttpResponse(NamedTuple):
+    status: int
+    headers: dict[str, str]  # lowercase names; repeated headers joined with ", "
+    body: bytes
+
+
+class ResponseTooLarge(ParseFailure):
+    default_message = "response too large"
+
+
+class ImpersonationUnavailable(RuntimeError):
+    """``impersonate=True`` without curl_cffi installed."""
+
+    def __init__(self) -> None:
+        super().__init__(IMPERSONATE_HINT)
+
+
+def http2_available() -> bool:
+    return importlib.util.find_spec("h2") is not None
+
+
+def _host(url: str) -> str:
+    try:
+        return urlsplit(url).hostname or "?"
+    except ValueError:
+        return "?"
+
+
+def _engine_headers(spec: RequestSpec) -> dict[str, str]:
+    headers = dict(spec.headers or {})
+    if spec.cookies:
+        # httpx deprecates per-request cookies; a Cookie header keeps the shared client's jar out of it.
+        headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in spec.cookies.items())
+    return headers
+
+
+def _headers_for(spec: RequestSpec, browser: bool) -> dict[str, str]:
+    """The defaults (browser or API) with an engine's own header taking a default's place, then the rest."""
+    own = _engine_headers(spec)
+    own_names = {name.lower(): name for name in own}
+    defaults = {**BROWSER_HEADERS, "Sec-Fetch-Site": fetch_site(spec)} if browser else API_HEADERS
+    headers: dict[str, str] = {}
+    for name, value in defaults.items():
+        mine = own_names.pop(name.lower(), None)
+        headers[mine or name] = own[mine] if mine else value
+    headers.update({name: own[name] for name in own_names.values()})
+    return headers
+
+
+def _joined_headers(items: Any) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for name, value in items:
+        key = name.lower()
+        out[key] = f"{out[key]}, {value}" if key in out else value
+    return out
+
+
+def _map_httpx_error(exc: httpx2.HTTPError, host: str) -> EngineError:
+    """A fixed, key-free message per failure kind. Never ``str(exc)``: it can quote the URL."""
+    if isinstance(exc, httpx2.ConnectTimeout):
+        return EngineTimeout(f"connect timed out ({host})")
+    if isinstance(exc, httpx2.TimeoutException):
+        return EngineTimeout(f"timed out ({host})")
+    if isinstance(exc, httpx2.ProxyError):
+        return EngineError("proxy error")
+    if isinstance(exc, httpx2.ConnectError):
+        return EngineError(f"connection failed ({host})")
+    if isinstance(exc, httpx2.RemoteProtocolError | httpx2.ReadError | httpx2.WriteError):
+        return EngineError(f"connection reset or closed early ({host})")
+    if isinstance(exc, httpx2.TooManyRedirects):
+        return EngineError(f"too many redirects ({host})")
+    if isinstance(exc, httpx2.DecodingError):
+        return EngineError(f"undecodable response body ({host})")
+    return EngineError(f"HTTP transport error: {type(exc).__name__} ({host})")
+
+
+def _map_curl_error(exc: Exception, host: str) -> EngineError:
+    """curl_cffi's failures, by libcurl error code, onto the httpx path's messages, so callers (cooldowns,
+    answers, recordings) see one vocabulary whichever client sent the request. Never ``str(exc)``: it quotes
+    the URL."""
+    from curl_cffi.const import CurlECode as E  # only reached when curl_cffi raised, so it is installed
+
+    name = type(exc).__name__
+    code = getattr(exc, "code", None)
+    if code == E.OPERATION_TIMEDOUT or "Timeout" in name:
+        return EngineTimeout(f"{'connect timed out' if 'Connect' in name else 'timed out'} ({host})")
+    connect_failed = (E.COULDNT_RESOLVE_PROXY, E.COULDNT_RESOLVE_HOST, E.COULDNT_CONNECT)
+    if code in connect_failed or "SSL" in name or "Certificate" in name:
+        return EngineError(f"connection failed ({host})")
+    if name == "ProxyError":  # the proxy was reached but refused the tunnel
+        return EngineError("proxy error")
+    closed_early = (
+        E.GOT_NOTHING,
+        E.RECV_ERROR,
+        E.SEND_ERROR,
+        E.PARTIAL_FILE,
+        E.WEIRD_SERVER_REPLY,
+        E.HTTP2,
+        E.HTTP2_STREAM,
+    )
+    if code in closed_early:
+        return EngineError(f"connection reset or closed early ({host})")
+    if code == E.TOO_MANY_REDIRECTS:
+        return EngineError(f"too many redirects ({host})")
+    if code == E.BAD_CONTENT_ENCODING:
+        return EngineError(f"undecodable response body ({host})")
+    return EngineError(f"HTTP transport error: {name} ({host})")
+
+
+def _too_large(declared: str | None, limit: int) -> bool:
+    return bool(declared and declared.strip().isdigit() and int(declared) > limit)
+
+
+async def _read_capped(
+    status: int,
+    headers: dict[str, str],
+    chunks: Callable[[], AsyncIterator[bytes]],
+    limit: int,
+    read_error_body: bool,
+) -> HttpResponse:
+    """The response with its body read chunk by chunk, ``ResponseTooLarge`` past ``limit`` bytes (declared or
+    received); a non-2xx body is left unread when ``read_error_body`` is False. Both clients' paths end here."""
+    if not read_error_body and not 200 <= status < 300:
+        return HttpResponse(status, headers, b"")
+    if _too_large(headers.get("content-length"), limit):
+        raise ResponseTooLarge(f"response too large (over {limit} bytes)")
+    body = bytearray()
+    async for chunk in chunks():
+        body += chunk
+        if len(body) > limit:
+            raise ResponseTooLarge(f"response too large (over {limit} bytes)")
+    return HttpResponse(status, headers, bytes(body))
+
+
+@cache
+def _ssl_context(trust_env: bool) -> ssl.SSLContext:
+    """Loading the CA bundle costs 25-90 ms: once per process, not once per client (nor inside a search)."""
+    return httpx2.create_ssl_context(trust_env=trust_env)
+
+
+class Transport:
+    """The process's HTTP client. Use as ``async with Transport() as t`` or call ``aclose`` yourself."""
+
+    def __init__(
+        self,
+        *,
+        proxy: str | None = None,
+        trust_env: bool = True,
+        impersonate: bool = True,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        verify: bool = True,
+        mock: httpx2.AsyncBaseTransport | None = None,
+    ) -> None:
+        if impersonate and importlib.util.find_spec("curl_cffi") is None:
+            raise ImpersonationUnavailable()
+        self.proxy = proxy
+        self.trust_env = trust_env
+        self.impersonate = impersonate
+        self.max_bytes = max_bytes
+        self._verify = verify
+        self._mock = mock
+        self._curl: dict[str, Any] = {}  # one curl_cffi session per impersonated browser release
+        # Built now, so the fan-out's first engine task does not build it while the others wait.
+        self._client: httpx2.AsyncClient | None = self._new_client()
+
+    def __repr__(self) -> str:
+        # The proxy URL can carry a password; show only whether there is one.
+        return f"Transport(proxy={'set' if self.proxy else None}, impersonate={self.impersonate})"
+
+    async def __aenter__(self) -> Transport:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    def _new_client(self) -> httpx2.AsyncClient:
+        return httpx2.AsyncClient(
+            http2=http2_available(),
+            proxy=self.proxy,
+            trust_env=self.trust_env,
+            verify=_ssl_context(self.trust_env) if self._verify else False,
+            transport=self._mock,
+            timeout=httpx2.Timeout(DEFAULT_TIMEOUT_S),
+            limits=httpx2.Limits(max_connections=100, max_keepalive_connections=20),
+        )
+
+    @property
+    def client(self) -> httpx2.AsyncClient:
+        if self._client is None:  # used again after aclose()
+            self._client = self._new_client()
+        return self._client
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            await client.aclose()
+        sessions, self._curl = self._curl, {}
+        for session in sessions.values():
+            await session.close()
+
+    @functools.cached_property
+    def profiles(self) -> tuple[str, ...]:
+        """The releases to rotate among, looked up on first use: importing curl_cffi takes most of a second,
+        which a command that sends nothing (``serpfuse engines``) should not pay."""
+        return browser_profiles() if self.impersonate else ()
+
+    def pick_profile(self) -> str | None:
+        """A browser release to impersonate for one request (or one multi-step call); None without impersonation."""
+        return random.choice(self.profiles) if self.profiles else None
+
+    async def send(
+        self,
+        spec: RequestSpec,
+        *,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        max_bytes: int | None = None,
+        read_error_body: bool = True,
+        browser: bool = False,
+        follow_redirects: bool = False,
+        profile: str | None = None,
+    ) -> HttpResponse:
+        """Send ``spec``; the body of a non-2xx answer is left unread when ``read_error_body`` is False.
+
+        ``browser`` marks an HTML engine: browser headers, and the impersonating client when enabled, as
+        ``profile`` (a curl_cffi target) or a release picked at random.
+        Redirects are followed only when asked: httpx keeps custom key headers on a cross-host redirect.
+        Raises ``EngineError`` (``EngineTimeout``, ``ResponseTooLarge``...) and nothing else for network trouble.
+        """
+        limit = self.max_bytes if max_bytes is None else max_bytes
+        # A dead proxy fails every engine alike; saying so saves a user from blaming the engines.
+        host = f"{_host(spec.url)} via proxy" if self.proxy else _host(spec.url)
+        failure: EngineError | None = None
+        try:
+            async with asyncio.timeout(timeout_s):
+                if browser and self.impersonate:
+                    # The first pick imports curl_cffi: in a thread, so the other engines' calls go on meanwhile.
+                    return await self._send_curl(
+                        spec,
+                        profile or await asyncio.to_thread(self.pick_profile),
+                        timeout_s,
+                        limit,
+                        read_error_body,
+                        follow_redirects,
+                    )
+                return await self._send_httpx(
+                    spec, timeout_s, limit, read_error_body, browser, follow_redirects
+                )
+        except TimeoutError:
+            failure = EngineTimeout(f"no complete answer within {timeout_s:g} s ({host})")
+        except httpx2.HTTPError as exc:
+            failure = _map_httpx_error(exc, host)
+        except (httpx2.InvalidURL, httpx2.UnsupportedProtocol, ValueError) as exc:
+            failure = InvalidRequest(f"invalid request: {type(exc).__name__} ({host})")
+        except EngineError:
+            raise
+        except Exception as exc:
+            if not type(exc).__module__.startswith("curl_cffi"):
+                raise
+            failure = _map_curl_error(exc, host)
+        # Raised outside the except blocks, so the original exception (which quotes the URL) is not chained.
+        raise failure
+
+    async def _send_httpx(
+        self,
+        spec: RequestSpec,
+        timeout_s: float,
+        limit: int,
+        read_error_body: bool,
+        browser: bool,
+        follow_redirects: bool,
+    ) -> HttpResponse:
+        async with self.client.stream(
+            spec.method.upper(),
+            spec.url,
+            params=spec.params,
+            headers=_headers_for(spec, browser),
+            data=spec.data,
+            json=spec.json,
+            timeout=httpx2.Timeout(timeout_s),
+            follow_redirects=follow_redirects,
+        ) as response:
+            headers = _joined_headers(response.headers.multi_items())
+            return await _read_capped(
+                response.status_code, headers, response.aiter_bytes, limit, read_error_body
+            )
+
+    def _curl_session(self, profile: str) -> Any:
+        session = self._curl.get(profile)
+        if session is None:
+            from curl_cffi.requests import AsyncSession  # imported on first use: API-only runs never load it
+
+            session = self._curl[profile] = AsyncSession(
+                impersonate=profile, proxy=self.proxy, trust_env=self.trust_env, verify=self._verify
+            )
+        return session
+
+    async def _send_curl(
+        self,
+        spec: RequestSpec,
+        profile: str,
+        timeout_s: float,
+        limit: int,
+        read_error_body: bool,
+        follow_redirects: bool,
+    ) -> HttpResponse:
+        # The impersonated browser sends its own headers in its own order (User-Agent, client hints, Accept,
+        # Sec-Fetch-*); curl replaces a value in place, so only the engine's headers and the navigation's
+        # Sec-Fetch-Site go on top.
+        headers = {**(spec.headers or {}), "Sec-Fetch-Site": fetch_site(spec)}
+        session = self._curl_session(profile)
+        # curl's own timeout bounds a transfer abandoned while still waiting for headers (a cancelled call
+        # cannot reach its handle yet); the body phase is cut by _abandon_curl_transfer below.
+        response = await session.request(
+            spec.method.upper(),
+            spec.url,
+            params=spec.params,
+            headers=headers,
+            # Through the session's jar, not a Cookie header: a cookie a site sets on the way (Yahoo's YBV, on
+            # a redirect hop) then rides along on the next hop and the next search, as in a browser.
+            cookies=spec.cookies,
+            data=spec.data,
+            json=spec.json,
+            timeout=timeout_s,
+            allow_redirects=follow_redirects,
+            stream=True,
+        )
+        try:
+            # multi_items gives None for a header sent without a value.
+            headers_out = _joined_headers((k, v or "") for k, v in response.headers.multi_items())
+            return await _read_capped(
+                response.status_code, headers_out, response.aiter_content, limit, read_error_body
+            )
+        finally:
+            _abandon_curl_transfer(session, response)
+
+    def bind(
+        self, *, on_response: Callable[[HttpResponse], None] | None = None, **options: Any
+    ) -> BoundClient:
+        """An ``EngineClient`` for a multi-step engine's ``run``, with this call's send options fixed;
+        ``on_response`` sees every response it receives. A browser call keeps one impersonated release for
+        all its steps, as one browser would (a token from the first page is tied to its fingerprint)."""
+        if options.get("browser") and self.impersonate and not options.get("profile"):
+            options["profile"] = self.pick_profile()
+        return BoundClient(self, options, on_response)
+
+
+def _abandon_curl_transfer(session: Any, response: Any) -> None:
+    """Stop a streamed transfer we no longer read (size cap, deadline, cancellation, unread error body).
+
+    curl_cffi's ``Response.aclose`` waits for the whole body to arrive, so a dripping or endless server would
+    hold the call (and a connection) until curl's timeout. Removing the handle from curl's multi aborts the
+    transfer now and drops its connection; curl_cffi then returns the handle to its pool itself. A finished
+    transfer is left alone: its handle may already serve another request.
+    """
+    task = getattr(response, "astream_task", None)
+    if task is None or task.done():
+        return
+    quit_now = getattr(response, "quit_now", None)
+    if quit_now is not None:
+        quit_now.set()  # a write already queued in curl refuses its data
+    # Runs in a ``finally``: a failure to abort must not replace the error that got us here.
+    with contextlib.suppress(Exception):
+        session.acurl.remove_handle(response.curl)
+
+
+class BoundClient:
+    """``send(spec) -> (status, headers, body)`` with fixed options; the ``EngineClient`` of engines.base."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        options: Mapping[str, Any],
+        on_response: Callable[[HttpResponse], None] | None = None,
+    ) -> None:
+        self._transport = transport
+        self._options = dict(options)
+        self._on_response = on_response
+
+    async def send(self, spec: RequestSpec) -> tuple[int, Mapping[str, str], bytes]:
+        response = await self._transport.send(spec, **self._options)
+        if self._on_response is not None:
+            self._on_response(response)
+        return response
