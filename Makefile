@@ -29,9 +29,11 @@ setup: $(DEV_STAMP)
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check src tests
 	$(BIN)/ruff format --check src tests
+	$(BIN)/lint-imports
 
 test: $(DEV_STAMP)
 	$(BIN)/ruff check src tests
+	$(BIN)/lint-imports
 	$(BIN)/pytest -q
 
 search: $(RUN_STAMP)

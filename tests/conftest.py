@@ -12,9 +12,9 @@ import pytest
 
 from serpfuse.config import FilterConfig
 from serpfuse.models import DateStatus, SearchRequest
-from serpfuse.ranking.filters import FilterContext
+from serpfuse.ranking.context import FilterContext
 from serpfuse.ranking.query import analyze_query
-from serpfuse.ranking.rankers.base import Candidate
+from serpfuse.ranking.types import Candidate
 from serpfuse.urls import host_of, registrable_domain
 
 REPO = Path(__file__).resolve().parent.parent

@@ -10,9 +10,10 @@ import pytest
 from serpfuse.config import RankingConfig
 from serpfuse.models import SearchRequest
 from serpfuse.ranking.candidates import candidates_from_lists
+from serpfuse.ranking.context import RankContext
 from serpfuse.ranking.query import analyze_query
 from serpfuse.ranking.rankers import get_ranker
-from serpfuse.ranking.rankers.base import RankContext
+from serpfuse.ranking.selection import select
 
 NOW = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
@@ -86,5 +87,5 @@ def test_deterministic_and_selection_is_consensus_mmr() -> None:
     assert first == again
     c = ctx(lists, limit=2)
     ranker = get_ranker("adaptive")
-    picked = ranker.select(ranker.rank(candidates_from_lists(lists), c), c)
+    picked = select(ranker.rank(candidates_from_lists(lists), c), ranker, c)
     assert len(picked.selected) == 2 and picked.truncated

@@ -10,16 +10,11 @@ import pytest
 
 from serpfuse.config import AgreementConfig, RankingConfig
 from serpfuse.models import SearchRequest
-from serpfuse.ranking.candidates import candidates_from_lists
+from serpfuse.ranking.candidates import candidates_from_lists, engine_lists
+from serpfuse.ranking.context import RankContext
 from serpfuse.ranking.query import analyze_query
-from serpfuse.ranking.rankers.agreement import (
-    RANKER,
-    engine_lists,
-    estimate_engines,
-    fuse,
-    support,
-)
-from serpfuse.ranking.rankers.base import RankContext
+from serpfuse.ranking.rankers.agreement import RANKER, estimate_engines, fuse, support
+from serpfuse.ranking.selection import select
 
 NOW = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
 
@@ -184,7 +179,7 @@ def test_rank_matches_the_pure_fusion_and_select_cuts_to_the_limit() -> None:
     ctx = _ctx(lists, limit=5)
     scored = RANKER.rank(candidates_from_lists(lists), ctx)
     assert [(s.candidate.key, pytest.approx(s.score)) for s in scored] == fuse(lists, AgreementConfig())[0]
-    selection = RANKER.select(scored, ctx)
+    selection = select(scored, RANKER, ctx)
     assert [s.candidate.key for s in selection.selected] == [s.candidate.key for s in scored[:5]]
     assert selection.truncated
 

@@ -209,15 +209,15 @@ def test_cli_sweep_over_a_given_grid(cli, data_dir):
             str(data_dir),
             "--sweep",
             "--strategy",
-            "lexical",
+            "rrf",
             "--grid",
-            "lexical.per_domain=1,2",
+            "rrf.rrf_constant=60,40",
             "--json",
         )
     )
     assert out["metric"] == "nDCG@8"
-    assert [p["point"] for p in out["points"]] == [{"lexical.per_domain": 1}, {"lexical.per_domain": 2}]
-    assert out["default"] == {"lexical.per_domain": 1}
+    assert [p["point"] for p in out["points"]] == [{"rrf.rrf_constant": 60}, {"rrf.rrf_constant": 40}]
+    assert out["default"] == {"rrf.rrf_constant": 60.0}
     assert [m["isDefault"] if "isDefault" in m else m["is_default"] for m in out["marginals"]] == [
         True,
         False,

@@ -237,7 +237,7 @@ def test_the_specific_word_is_the_rarest_key_word(corpus):
 
 
 def test_generic_rows_go_at_ranks_2_to_6_of_the_engine_and_lack_the_specific_word(corpus, recording):
-    from serpfuse.ranking.filters.relevance import RowText, word_stems
+    from serpfuse.ranking.words import RowText, word_stems
 
     queries = [q for q in corpus.split("dev") if q.qid in QIDS]
     altered, plans = robustness.generic_recording(recording, queries, "bing")

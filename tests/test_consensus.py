@@ -20,8 +20,8 @@ from pydantic import ValidationError
 from conftest import data_root, need
 from serpfuse.config import ConsensusConfig, RankingConfig, engine_table
 from serpfuse.models import SearchRequest
+from serpfuse.ranking.context import RankContext
 from serpfuse.ranking.query import QueryAnalysis, analyze_query
-from serpfuse.ranking.rankers.base import Candidate, RankContext, Scored
 from serpfuse.ranking.rankers.consensus import (
     RANKER,
     SCORE_VERSION,
@@ -29,6 +29,8 @@ from serpfuse.ranking.rankers.consensus import (
     EvidenceBreakdown,
     evidence,
 )
+from serpfuse.ranking.selection import select
+from serpfuse.ranking.types import Candidate, Scored
 
 VECTORS = "consensus-v2.1/consensus-v2.1-test-vectors.json"
 NOW = dt.datetime(2026, 9, 22, 12, 0, tzinfo=dt.UTC)
@@ -503,17 +505,17 @@ def _sparse_rows() -> list[Scored]:
 
 def test_sparse_rows_domain_cap_and_single_site_exemption() -> None:
     rows = _sparse_rows()
-    capped = RANKER.select(rows, _ctx(limit=5))
+    capped = select(rows, RANKER, _ctx(limit=5))
     assert len(capped.selected) == 2 and capped.truncated
     assert {c.step for c in capped.cut.values()} == {"diversity"}
-    single = RANKER.select(rows, _ctx(limit=5, include_domains=("example.org",)))
+    single = select(rows, RANKER, _ctx(limit=5, include_domains=("example.org",)))
     assert len(single.selected) == 5 and not single.truncated
     assert all(r.score == 1 and r.evidence == 1 and r.selection_score == 1 for r in single.selected)
     # a site: operator in the query counts as the one include domain too
-    via_query = RANKER.select(rows, _ctx("alpha site:example.org", limit=5))
+    via_query = select(rows, RANKER, _ctx("alpha site:example.org", limit=5))
     assert len(via_query.selected) == 5
     # two include domains: no exemption
-    two = RANKER.select(rows, _ctx(limit=5, include_domains=("example.org", "example.net")))
+    two = select(rows, RANKER, _ctx(limit=5, include_domains=("example.org", "example.net")))
     assert len(two.selected) == 2
 
 
@@ -534,23 +536,23 @@ RICH = [
 
 
 def test_mmr_skips_a_duplicate_text() -> None:
-    chosen = RANKER.select(RICH, _ctx(limit=2))
+    chosen = select(RICH, RANKER, _ctx(limit=2))
     assert [r.candidate.url for r in chosen.selected] == ["https://a.org/1", "https://c.org/1"]
     assert chosen.selected[1].score == 0.95 and chosen.selected[1].selection_score == 0.95
     assert chosen.truncated and chosen.cut["b.org/1"].step == "limit"
-    again = RANKER.select(RICH[::-1], _ctx(limit=2))
+    again = select(RICH[::-1], RANKER, _ctx(limit=2))
     assert [(r.candidate.url, r.selection_score) for r in again.selected] == [
         (r.candidate.url, r.selection_score) for r in chosen.selected
     ]
     # the duplicate still comes, last and discounted by the full penalty, when there is room
-    three = RANKER.select(RICH, _ctx(limit=3))
+    three = select(RICH, RANKER, _ctx(limit=3))
     assert [r.candidate.url for r in three.selected][-1] == "https://b.org/1"
     assert three.selected[-1].selection_score == pytest.approx(0.98 - 0.15)
     assert three.selected[-1].score == 0.98 and not three.truncated
 
 
 def test_min_score_applies_to_quality_before_diversity() -> None:
-    sel = RANKER.select(RICH, _ctx(limit=3, min_score=0.97))
+    sel = select(RICH, RANKER, _ctx(limit=3, min_score=0.97))
     assert [r.candidate.url for r in sel.selected] == ["https://a.org/1", "https://b.org/1"]
     assert sel.selected[1].selection_score == pytest.approx(0.98 - 0.15)  # below the floor, yet kept
     assert sel.cut["c.org/1"].step == "min_score"
@@ -597,10 +599,6 @@ def test_fingerprint_changes_with_every_consensus_knob() -> None:
         "aliases": {**base.consensus.aliases, "brave-api": "brave"},
         "ranking": "research",
         "weights": {**base.consensus.weights, "bing": 1.0},
-        "diversity_penalty": 0.2,
-        "sparse_domain_cap": 3,
-        "shingle_n": 4,
-        "shingle_min_tokens": 6,
         "recency_half_life_days": {**base.consensus.recency_half_life_days, "day": 1.0},
     }
     assert set(changed) == set(ConsensusConfig.model_fields), "a new knob needs a case here"

@@ -20,9 +20,9 @@ from serpfuse.models import SearchRequest
 from serpfuse.pipeline import rank_answers, search
 from serpfuse.ranking.candidates import _match_share
 from serpfuse.ranking.query import analyze_query
-from serpfuse.ranking.rankers.base import Candidate, Scored
 from serpfuse.ranking.rankers.consensus import form_lexical_match, lexical_match, query_terms
 from serpfuse.ranking.selection import row_shingles, shingles
+from serpfuse.ranking.types import Candidate, Scored
 from serpfuse.sources.fanout import fan_out
 from serpfuse.sources.replay import ReplaySource
 

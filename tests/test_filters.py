@@ -24,8 +24,8 @@ from serpfuse.ranking.filters import (
     junk_verdict,
     passes_cjk_gate,
 )
-from serpfuse.ranking.filters.tables import geo_competitors, official_domains
 from serpfuse.ranking.query import analyze_query
+from serpfuse.ranking.tables import geo_competitors, official_domains
 from serpfuse.urls import host_of
 
 # --- junk ---------------------------------------------------------------------------------------------------

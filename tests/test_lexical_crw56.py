@@ -24,10 +24,12 @@ import pytest
 from conftest import need
 from serpfuse.config import RankingConfig
 from serpfuse.models import Observation, SearchRequest
-from serpfuse.ranking.filters import FilterContext, FilterOutcome, apply_filters, junk_verdict
+from serpfuse.ranking.context import FilterContext, RankContext
+from serpfuse.ranking.filters import FilterOutcome, apply_filters, junk_verdict
 from serpfuse.ranking.query import QueryAnalysis, analyze_query, clean_query
-from serpfuse.ranking.rankers.base import Candidate, RankContext
 from serpfuse.ranking.rankers.lexical import RANKER, sighting_score
+from serpfuse.ranking.selection import select
+from serpfuse.ranking.types import Candidate
 from serpfuse.text import fold
 from serpfuse.urls import host_of, registrable_domain
 
@@ -215,7 +217,7 @@ def run_lexical(query: Query, limit: int = 8) -> Run:
     analysis = analyze_query(clean_query(query.text))
     outcome = apply_filters(candidates_of(query), FilterContext(request, analysis, config.filters, NOW))
     ctx = RankContext(request=request, query=analysis, config=config, now=NOW)
-    selection = RANKER.select(RANKER.rank(outcome.kept, ctx), ctx)
+    selection = select(RANKER.rank(outcome.kept, ctx), RANKER, ctx)
     return Run(query, analysis, outcome, [s.candidate for s in selection.selected])
 
 
@@ -402,8 +404,8 @@ def _cand(url: str, *sightings: tuple[str, int]) -> Candidate:
     )
 
 
-def _ctx(limit: int = 8, min_score: float = 0.0, **lexical) -> RankContext:
-    config = RankingConfig(strategy="lexical", lexical=lexical)
+def _ctx(limit: int = 8, min_score: float = 0.0, per_domain: int | None = None, **lexical) -> RankContext:
+    config = RankingConfig(strategy="lexical", lexical=lexical, selection={"per_domain": per_domain})
     request = SearchRequest(query="q", limit=limit, min_score=min_score)
     return RankContext(request=request, query=analyze_query("q"), config=config, now=NOW)
 
@@ -439,16 +441,18 @@ def test_select_one_row_per_domain_up_to_limit() -> None:
         _cand("https://three.example/", ("google", 4)),
     ]
     ctx = _ctx(limit=2)
-    selection = RANKER.select(RANKER.rank(rows, ctx), ctx)
+    selection = select(RANKER.rank(rows, ctx), RANKER, ctx)
     assert [s.candidate.url for s in selection.selected] == [rows[0].url, rows[2].url]
-    assert selection.cut[rows[1].key].reason == "duplicate domain (one.example)"
+    assert selection.cut[rows[1].key].step == "per_domain"
+    assert selection.cut[rows[1].key].reason == "already a row from one.example"
     assert selection.cut[rows[3].key].step == "limit" and selection.truncated
     assert all(s.selection_score == s.score for s in selection.selected)
 
     wide = _ctx(limit=8, per_domain=2)
-    assert len(RANKER.select(RANKER.rank(rows, wide), wide).selected) == 4
+    assert len(select(RANKER.rank(rows, wide), RANKER, wide).selected) == 4
 
     strict = _ctx(min_score=0.4)  # 1/3 and 1/4 are below
-    kept = RANKER.select(RANKER.rank(rows, strict), strict)
+    kept = select(RANKER.rank(rows, strict), RANKER, strict)
     assert [s.candidate.url for s in kept.selected] == [rows[0].url]
-    assert kept.cut[rows[2].key].step == "min_score" and not kept.truncated
+    # the second one.example row passes the floor and is left out by the domain cap: truncated, as a diversity cut
+    assert kept.cut[rows[2].key].step == "min_score" and kept.truncated

@@ -11,27 +11,29 @@ from serpfuse.config import FilterConfig, RankingConfig
 from serpfuse.ranking.filters import apply_filters
 from serpfuse.ranking.filters.relevance import (
     RELEVANCE,
-    RowText,
-    asked_words,
     coverage,
-    found_terms,
     gate_need,
     is_english,
+    pool_verdict,
+    relative_min_coverage,
+)
+from serpfuse.ranking.pool import with_spelling_fixes
+from serpfuse.ranking.query import analyze_query
+from serpfuse.ranking.tables import parse_sections
+from serpfuse.ranking.words import (
+    RowText,
+    asked_words,
+    found_terms,
     light_stem,
     one_edit_apart,
     parse_variants,
-    pool_verdict,
     query_terms,
-    relative_min_coverage,
     same_word_ending_aside,
     strip_date_stamp,
-    with_spelling_fixes,
     word_role,
     word_stems,
     word_tables,
 )
-from serpfuse.ranking.filters.tables import parse_sections
-from serpfuse.ranking.query import analyze_query
 
 
 def terms_of(query: str):

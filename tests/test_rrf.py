@@ -11,9 +11,10 @@ import pytest
 
 from serpfuse.config import RankingConfig
 from serpfuse.models import Observation, SearchRequest
+from serpfuse.ranking.context import RankContext
 from serpfuse.ranking.query import analyze_query
-from serpfuse.ranking.rankers.base import Candidate, RankContext
 from serpfuse.ranking.rankers.rrf import RANKER, freshness, interleave_order
+from serpfuse.ranking.types import Candidate
 
 NOW = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from serpfuse.ranking.rankers.base import Candidate, Scored
 from serpfuse.ranking.selection import (
     jaccard,
     min_score_floor,
@@ -14,6 +13,7 @@ from serpfuse.ranking.selection import (
     shingles,
     single_site,
 )
+from serpfuse.ranking.types import Candidate, Scored
 
 
 def row(key: str, score: float, text: str = "", domain: str | None = None) -> Scored:

@@ -11,10 +11,11 @@ from serpfuse.config import RankingConfig
 from serpfuse.models import EngineAnswer, EngineRow, SearchRequest
 from serpfuse.pipeline import rank_answers
 from serpfuse.ranking.candidates import build_candidates
-from serpfuse.ranking.filters.junk import echo_verdict
-from serpfuse.ranking.filters.relevance import RowText, analyze_pool, learn_spellings, query_terms
+from serpfuse.ranking.echo import echo_verdict
+from serpfuse.ranking.pool import analyze_pool, learn_spellings
 from serpfuse.ranking.query import analyze_query
 from serpfuse.ranking.specificity import language_of, lemma, load_tables, specificity, tables_loaded, zipf
+from serpfuse.ranking.words import RowText, query_terms
 
 NOW = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
 

@@ -91,10 +91,6 @@ class ConsensusConfig(Model):
     weights: dict[str, float] = Field(
         default_factory=dict, description="default: the `ranking` preset's weights"
     )
-    diversity_penalty: float = Field(0.15, ge=0)
-    sparse_domain_cap: int = Field(2, ge=1)
-    shingle_n: int = Field(3, ge=1)
-    shingle_min_tokens: int = Field(8, ge=1)
     recency_half_life_days: dict[str, float] = Field(
         default_factory=lambda: {"day": 0.5, "week": 3.0, "month": 15.0, "year": 90.0}
     )
@@ -121,7 +117,6 @@ class SearxngConfig(Model):
 class LexicalConfig(Model):
     """Seed 001's lexical core: filters, upstream (SearXNG score) order, one row per registrable domain."""
 
-    per_domain: int = Field(1, ge=1)
     searxng_weights: dict[str, float] = Field(default_factory=dict)
 
 
@@ -157,9 +152,21 @@ class AgreementConfig(Model):
 
 
 class SelectionConfig(Model):
-    """How the fused list is cut to ``limit`` for the rankers without a selection rule of their own."""
+    """How the selection stage fills ``limit`` slots from any ranker's order (ranking/selection.py)."""
 
-    per_domain: int = Field(0, ge=0, description="0 = no per-domain cap")
+    method: Literal["auto", "top", "mmr"] = Field(
+        "auto", description="auto: the ranker's own (MMR for consensus and adaptive, top-k for the rest)"
+    )
+    per_domain: int | None = Field(
+        None, ge=0, description="top-k: rows per registrable domain (0 = no cap; default: the ranker's own)"
+    )
+    # MMR: selection score = score - diversity_penalty * the largest shingle Jaccard against the rows chosen
+    diversity_penalty: float = Field(0.15, ge=0)
+    sparse_domain_cap: int = Field(
+        2, ge=1, description="MMR: rows per domain for rows too short for shingles"
+    )
+    shingle_n: int = Field(3, ge=1)
+    shingle_min_tokens: int = Field(8, ge=1)
 
 
 # The one default ranker of every face (search, fuse, bench, HTTP, MCP): each takes it from RankingConfig.

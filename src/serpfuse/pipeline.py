@@ -23,12 +23,15 @@ from serpfuse.models import (
 )
 from serpfuse.rank_worker import in_thread, off_loop, ranks_here
 from serpfuse.ranking.candidates import build_candidates
-from serpfuse.ranking.filters import FilterContext, apply_filters, passes_cjk_gate
+from serpfuse.ranking.context import FilterContext, RankContext
+from serpfuse.ranking.filters import apply_filters, passes_cjk_gate
 from serpfuse.ranking.filters.timerange import undated
 from serpfuse.ranking.query import QueryAnalysis, analyze_query
 from serpfuse.ranking.rankers import get_ranker
-from serpfuse.ranking.rankers.base import Candidate, Cut, RankContext, Scored, demote
+from serpfuse.ranking.rankers.base import demote
+from serpfuse.ranking.selection import select
 from serpfuse.ranking.specificity import load_tables, tables_loaded
+from serpfuse.ranking.types import Candidate, Cut, Scored
 from serpfuse.sources.base import Source
 from serpfuse.sources.fanout import DEFAULT_DEADLINE_S, FanoutResult, fan_out
 from serpfuse.urls import suffix_list
@@ -178,7 +181,7 @@ def rank_answers(
         pool=outcome.pool,
     )
     ranked = demote(ranker.rank(outcome.kept, ctx), outcome.demoted, config.filters.anchor_demotion)
-    selection = ranker.select(ranked, ctx)
+    selection = select(ranked, ranker, ctx)
     results = [_result(s, strategy, outcome.demoted.get(s.candidate.key)) for s in selection.selected]
     unchecked = {c.key for c in undated((s.candidate for s in selection.selected), filter_ctx)}
     for s, r in zip(selection.selected, results, strict=True):

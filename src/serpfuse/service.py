@@ -26,7 +26,7 @@ from serpfuse.engines.base import EngineError, ErrorStatus
 from serpfuse.models import EngineReport, Model, SearchRequest, SearchResponse
 from serpfuse.pipeline import search as run_pipeline
 from serpfuse.ranking.rankers import get_ranker
-from serpfuse.serve.metrics import Metrics
+from serpfuse.state.metrics import Metrics
 from serpfuse.settings import ConfigError, Settings
 from serpfuse.sources import open_source
 from serpfuse.sources.base import EngineSlot, Source

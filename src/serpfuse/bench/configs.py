@@ -26,8 +26,8 @@ DEFAULT_GRIDS: dict[str, dict[str, list[Any]]] = {
     },
     "consensus": {
         "consensus.kappa": [5, 10, 20],
-        "consensus.diversity_penalty": [0.05, 0.15, 0.3],
-        "consensus.sparse_domain_cap": [1, 2, 3],
+        "selection.diversity_penalty": [0.05, 0.15, 0.3],
+        "selection.sparse_domain_cap": [1, 2, 3],
     },
 }
 

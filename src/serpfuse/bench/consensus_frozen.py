@@ -35,9 +35,11 @@ from typing import Any
 from serpfuse.bench.report import BenchReport, MetricSpec, QueryScore, ShownRow, aggregate, by_group
 from serpfuse.config import RankingConfig, engine_table
 from serpfuse.models import EngineAnswer, EngineRow, SearchRequest
+from serpfuse.ranking.context import RankContext
 from serpfuse.ranking.query import analyze_query
 from serpfuse.ranking.rankers import get_ranker
-from serpfuse.ranking.rankers.base import Candidate, RankContext
+from serpfuse.ranking.selection import select
+from serpfuse.ranking.types import Candidate
 from serpfuse.text import cjk_bigrams
 from serpfuse.urls import dedup_key, host_of, registrable_domain
 
@@ -233,7 +235,7 @@ def replay(case: FrozenCase, config: RankingConfig | None = None) -> list[Listed
     ctx = case_context(case, config)
     ranker = get_ranker(ctx.config.strategy)
     candidates = reference_candidates(case.args["query"], engine_answers(case))
-    selection = ranker.select(ranker.rank(candidates, ctx), ctx)
+    selection = select(ranker.rank(candidates, ctx), ranker, ctx)
     return [
         ListedRow(s.candidate.url, s.score, s.score if s.selection_score is None else s.selection_score)
         for s in selection.selected

@@ -273,9 +273,10 @@ def probe_ranking(args: dict) -> dict:
     with new rows pays, since the best of ``repeat`` finds every per-text memo warm."""
     from serpfuse.pipeline import rank_answers
     from serpfuse.ranking.candidates import build_candidates
-    from serpfuse.ranking.filters import FilterContext, apply_filters
+    from serpfuse.ranking.context import FilterContext, RankContext
+    from serpfuse.ranking.filters import apply_filters
     from serpfuse.ranking.rankers import get_ranker
-    from serpfuse.ranking.rankers.base import RankContext
+    from serpfuse.ranking.selection import select
 
     _, cases, config = _replay_answers(args["recording"])
     now = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
@@ -313,7 +314,7 @@ def probe_ranking(args: dict) -> dict:
                 engine_list_sizes=sizes,
                 **pool,
             )
-            ranker.select(ranker.rank(outcome.kept, ctx), ctx)
+            select(ranker.rank(outcome.kept, ctx), ranker, ctx)
             t3 = time.perf_counter()
             for name, seconds in zip(stages, (t1 - t0, t2 - t1, t3 - t2), strict=True):
                 stages[name].append(seconds * 1000)

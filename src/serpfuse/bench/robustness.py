@@ -253,8 +253,8 @@ GENERIC_RANKS = (2, 3, 4, 5, 6)  # where issue 8 saw the generic rows land
 def specific_word(query: crw56.Crw56Query, nth: int = 0) -> str | None:
     """The query's most specific one-word key term by wordfreq (9 - Zipf; issue 8's "specific meaning"), or
     with ``nth`` the next ones (1: the second most specific); None when it has no such term."""
-    from serpfuse.ranking.filters.relevance import query_terms
     from serpfuse.ranking.specificity import specificity
+    from serpfuse.ranking.words import query_terms
 
     words = [t.text for t in query_terms(query.analysis) if not t.weak and t.text.isalpha()]
     ranked = sorted(words, key=specificity, reverse=True)  # stable: equal ones keep the query's order
@@ -264,7 +264,7 @@ def specific_word(query: crw56.Crw56Query, nth: int = 0) -> str | None:
 def swap_word(text: str, word: str, other: str) -> str:
     """``text`` with every word of ``word``'s stems (any case; "Belgrade" for "belgrad") written as ``other``,
     capitalised as it was."""
-    from serpfuse.ranking.filters.relevance import word_stems
+    from serpfuse.ranking.words import word_stems
 
     stems = word_stems(word)
 

@@ -93,7 +93,8 @@ def measure(root: Path, repeat: int = 5, tick: Callable[[], None] | None = None)
     """Per-query times of the A/B and of the pool analysis (see the module doc), and their medians."""
     from serpfuse.pipeline import rank_answers
     from serpfuse.ranking.candidates import build_candidates
-    from serpfuse.ranking.filters.relevance import RowText, analyze_pool, found_terms, query_terms
+    from serpfuse.ranking.pool import analyze_pool
+    from serpfuse.ranking.words import RowText, found_terms, query_terms
 
     on = RankingConfig()
     off = signals_off(on)

@@ -7,11 +7,11 @@ engine answered first or by which text is longest; conflicting publication dates
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 
 from serpfuse.models import DateStatus, EngineAnswer, EngineRow, Observation
 from serpfuse.ranking.query import QueryAnalysis
-from serpfuse.ranking.rankers.base import Candidate
+from serpfuse.ranking.types import Candidate
 from serpfuse.text import cjk_bigrams, clean_text, word_set
 from serpfuse.urls import canonical_url, host_of, key_of_canonical, registrable_domain
 
@@ -119,3 +119,15 @@ def candidates_from_lists(lists: dict[str, list[str]]) -> list[Candidate]:
                 cand.engine_ranks[engine] = rank
                 cand.observations.append(Observation(engine=engine, rank=rank, url=docid))
     return list(merged.values())
+
+
+EngineLists = Mapping[str, Sequence[str]]  # engine -> keys, best first
+
+
+def engine_lists(candidates: Sequence[Candidate]) -> dict[str, list[str]]:
+    """Each engine's list of candidate keys, best first (ties of rank by key, so the order is deterministic)."""
+    rows: dict[str, list[tuple[int, str]]] = {}
+    for cand in candidates:
+        for engine, rank in cand.engine_ranks.items():
+            rows.setdefault(engine, []).append((rank, cand.key))
+    return {engine: [key for _, key in sorted(pairs)] for engine, pairs in sorted(rows.items())}

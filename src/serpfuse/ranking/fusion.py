@@ -8,9 +8,9 @@ from collections.abc import Mapping, Sequence
 from serpfuse.config import RankingConfig
 from serpfuse.models import SearchRequest
 from serpfuse.ranking.candidates import candidates_from_lists
+from serpfuse.ranking.context import RankContext
 from serpfuse.ranking.query import analyze_query
 from serpfuse.ranking.rankers import get_ranker
-from serpfuse.ranking.rankers.base import RankContext
 
 _REQUEST = SearchRequest(query="ranked lists", limit=20)
 _QUERY = analyze_query("ranked lists")

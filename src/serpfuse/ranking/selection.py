@@ -1,7 +1,9 @@
-"""Final-list selection shared by the rankers: shingle Jaccard, greedy MMR with a sparse domain cap, top-k.
+"""The selection stage, the same for every ranker: the score floor, then top-k with a per-domain cap or greedy
+MMR over shingle Jaccard with a sparse-text domain cap.
 
-A ranker orders candidates by a quality score; these functions decide which of them fill the ``limit``
-slots. Every row left out gets a ``Cut`` saying which step left it out, so ``--explain`` can show why.
+A ranker orders candidates by a quality score; this stage decides which of them fill the ``limit`` slots.
+Every row left out gets a ``Cut`` naming the step that left it out (``min_score``, ``per_domain``,
+``diversity``, ``limit``), so ``--explain`` can show why.
 """
 
 from __future__ import annotations
@@ -9,9 +11,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from serpfuse.ranking.rankers.base import Cut, Scored, Selection
+from serpfuse.ranking.types import Cut, Scored, Selection
 from serpfuse.text import RowForm, shingle_tokens
+
+if TYPE_CHECKING:
+    from serpfuse.ranking.context import RankContext
+    from serpfuse.ranking.rankers.base import Ranker
 
 Shingles = frozenset[str]
 
@@ -146,12 +153,36 @@ def select_top(scored: Sequence[Scored], limit: int, per_domain: int = 0) -> Sel
     cut: dict[str, Cut] = {}
     counts: dict[str, int] = {}
     for r in scored:
-        domain = r.candidate.domain
+        domain = r.candidate.domain or r.candidate.host
         if per_domain and counts.get(domain, 0) >= per_domain:
-            cut[r.candidate.key] = Cut("per_domain", f"already {per_domain} rows from {domain}")
+            rows = "a row" if per_domain == 1 else f"{per_domain} rows"
+            cut[r.candidate.key] = Cut("per_domain", f"already {rows} from {domain}")
         elif len(out) >= limit:
             cut[r.candidate.key] = Cut("limit", f"list already holds {limit} rows")
         else:
             counts[domain] = counts.get(domain, 0) + 1
             out.append(replace(r, selection_score=r.score))
     return Selection(selected=out, cut=cut, truncated=bool(cut))
+
+
+def select(ranked: Sequence[Scored], ranker: Ranker, ctx: RankContext) -> Selection:
+    """The final list from the ranker's order: rows below ``min_score`` (or scoring nothing) are cut first
+    and take no slot, then ``selection.method`` fills ``limit`` slots ("auto": the ranker's ``selects_by``)."""
+    cfg = ctx.config.selection
+    eligible, floor_cut = min_score_floor(ranked, ctx.request.min_score)
+    method = ranker.selects_by if cfg.method == "auto" else cfg.method
+    if method == "mmr":
+        n, min_tokens = cfg.shingle_n, cfg.shingle_min_tokens
+        one_site = single_site({*ctx.request.include_domains, *ctx.query.include_domains})
+        picked = mmr_select(
+            eligible,
+            limit=ctx.request.limit,
+            penalty=cfg.diversity_penalty,
+            shingles_of=lambda r: row_shingles(r, n, min_tokens),
+            sparse_domain_cap=None if one_site else cfg.sparse_domain_cap,
+        )
+    else:
+        own_cap = getattr(ranker, "per_domain", 0)  # a ranker may declare its own cap (lexical: one a domain)
+        per_domain = own_cap if cfg.per_domain is None else cfg.per_domain
+        picked = select_top(eligible, ctx.request.limit, per_domain)
+    return Selection(selected=picked.selected, cut={**floor_cut, **picked.cut}, truncated=picked.truncated)

@@ -41,7 +41,7 @@ from serpfuse.models import ANSWERED, MAX_LIMIT, MAX_QUERY_CHARS, FusedResult, S
 from serpfuse.ranking.rankers import UnknownStrategy
 from serpfuse.reader.models import ReadError
 from serpfuse.serve import read_shapes
-from serpfuse.serve.metrics import CONTENT_TYPE
+from serpfuse.state.metrics import CONTENT_TYPE
 from serpfuse.serve.page import Page
 from serpfuse.service import QueryTooLong, SearchService
 from serpfuse.settings import Settings, validation_message

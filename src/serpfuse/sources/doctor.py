@@ -36,8 +36,9 @@ from typing import Any
 
 from serpfuse import data
 from serpfuse.models import EngineAnswer, EngineRow, SearchRequest
-from serpfuse.ranking.filters.relevance import RowText, found_terms, gate_need, query_terms
+from serpfuse.ranking.filters.relevance import gate_need
 from serpfuse.ranking.query import analyze_query
+from serpfuse.ranking.words import RowText, found_terms, query_terms
 from serpfuse.sources.live import LiveSource
 from serpfuse.sources.transport import HttpResponse
 from serpfuse.state.cooldown import CooldownPolicy, InMemoryCooldownStore

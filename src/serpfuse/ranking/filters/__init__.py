@@ -2,14 +2,8 @@
 
 from __future__ import annotations
 
-from serpfuse.ranking.filters.base import (
-    ASCII_TERM_UNITS,
-    Filter,
-    FilterContext,
-    Overlap,
-    cjk_overlap,
-    passes_cjk_gate,
-)
+from serpfuse.ranking.context import FilterContext
+from serpfuse.ranking.filters.base import ASCII_TERM_UNITS, Filter, Overlap, cjk_overlap, passes_cjk_gate
 from serpfuse.ranking.filters.chain import FilterOutcome, apply_filters, enabled_filters
 from serpfuse.ranking.filters.cjk_gate import CJK_GATE, CjkGateFilter
 from serpfuse.ranking.filters.coverage import COVERAGE, CoverageFilter, covered_terms, passes_coverage
@@ -23,8 +17,8 @@ from serpfuse.ranking.filters.junk import (
     is_junk,
     junk_verdict,
 )
-from serpfuse.ranking.filters.tables import host_category, is_official, junk_hosts, official_domains
 from serpfuse.ranking.filters.timerange import TIMERANGE, TimeRangeFilter
+from serpfuse.ranking.tables import host_category, is_official, junk_hosts, official_domains
 
 __all__ = [
     "ASCII_TERM_UNITS",

@@ -8,28 +8,16 @@ then no row is asked.
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import unquote
 
+from serpfuse.ranking.context import FilterContext
 from serpfuse.text import words
 
 if TYPE_CHECKING:
-    from serpfuse.config import FilterConfig
-    from serpfuse.models import SearchRequest
-    from serpfuse.ranking.filters.relevance import PoolTerms
     from serpfuse.ranking.query import QueryAnalysis
-    from serpfuse.ranking.rankers.base import Candidate
-
-
-@dataclass
-class FilterContext:
-    request: SearchRequest
-    query: QueryAnalysis
-    config: FilterConfig
-    now: dt.datetime
-    pool: PoolTerms | None = None  # the query read against every candidate (filters.relevance.analyze_pool)
+    from serpfuse.ranking.types import Candidate
 
 
 class Filter(Protocol):

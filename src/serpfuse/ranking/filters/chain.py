@@ -12,15 +12,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from serpfuse.ranking.filters.base import Filter, FilterContext
+from serpfuse.ranking.context import FilterContext
+from serpfuse.ranking.filters.base import Filter
 from serpfuse.ranking.filters.cjk_gate import CJK_GATE
 from serpfuse.ranking.filters.coverage import COVERAGE
 from serpfuse.ranking.filters.domains import DOMAINS
 from serpfuse.ranking.filters.geo import GEO
 from serpfuse.ranking.filters.junk import ECHO, JUNK
-from serpfuse.ranking.filters.relevance import RELEVANCE, PoolTerms, analyze_pool
+from serpfuse.ranking.filters.relevance import RELEVANCE
 from serpfuse.ranking.filters.timerange import TIMERANGE
-from serpfuse.ranking.rankers.base import Candidate, Cut
+from serpfuse.ranking.pool import PoolTerms, analyze_pool
+from serpfuse.ranking.types import Candidate, Cut
 
 
 @dataclass

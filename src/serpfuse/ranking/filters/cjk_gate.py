@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from serpfuse.ranking.filters.base import FilterContext, cjk_overlap
+from serpfuse.ranking.context import FilterContext
+from serpfuse.ranking.filters.base import cjk_overlap
 
 if TYPE_CHECKING:
-    from serpfuse.ranking.rankers.base import Candidate
+    from serpfuse.ranking.types import Candidate
 
 
 class CjkGateFilter:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from serpfuse.ranking.filters.base import FilterContext
+from serpfuse.ranking.context import FilterContext
 from serpfuse.text import words
 
 if TYPE_CHECKING:
-    from serpfuse.ranking.rankers.base import Candidate
+    from serpfuse.ranking.types import Candidate
 
 
 def covered_terms(terms: tuple[str, ...] | list[str], title: str, snippet: str) -> list[str]:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from serpfuse.ranking.filters.base import FilterContext
+from serpfuse.ranking.context import FilterContext
 from serpfuse.urls import domain_matches, host_of
 
 if TYPE_CHECKING:
-    from serpfuse.ranking.rankers.base import Candidate
+    from serpfuse.ranking.types import Candidate
 
 
 def wanted_domains(ctx: FilterContext) -> tuple[list[str], list[str]]:

@@ -6,12 +6,12 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
-from serpfuse.ranking.filters.base import FilterContext
-from serpfuse.ranking.filters.tables import contains_phrase, geo_competitors
+from serpfuse.ranking.context import FilterContext
+from serpfuse.ranking.tables import contains_phrase, geo_competitors
 from serpfuse.text import words
 
 if TYPE_CHECKING:
-    from serpfuse.ranking.rankers.base import Candidate
+    from serpfuse.ranking.types import Candidate
 
 
 def competing_place(query_text: str, title: str, snippet: str, url: str) -> tuple[str, str] | None:

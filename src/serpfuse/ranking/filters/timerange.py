@@ -10,15 +10,15 @@ unchecked row as checked.
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from serpfuse.engines.base import parse_published
-from serpfuse.ranking.filters.base import FilterContext
+from serpfuse.ranking.context import FilterContext
+from serpfuse.ranking.words import DATE_STAMP
 
 if TYPE_CHECKING:
-    from serpfuse.ranking.rankers.base import Candidate
+    from serpfuse.ranking.types import Candidate
 
 # A "month" or "year" at an engine means the last calendar month or year; the longest one is the fair bound.
 TIME_RANGE_SPAN = {
@@ -27,14 +27,6 @@ TIME_RANGE_SPAN = {
     "month": dt.timedelta(days=31),
     "year": dt.timedelta(days=366),
 }
-
-
-# A leading date stamp, as Google and Bing put before a snippet ("Oct 7, 2025 · ", "2 days ago — ").
-DATE_STAMP = re.compile(
-    r"^\s*(?P<date>\d{1,2}\s+(?:minute|hour|day|week|month|year)s?\s+ago"
-    r"|[A-Za-z]{3,9}\.?\s+\d{1,2},\s+\d{4}"
-    r"|\d{1,2}\s+[A-Za-z]{3,9}\.?\s+\d{4})\s*[·•—–-]\s*"
-)
 
 
 def snippet_date(snippet: str, now: dt.datetime) -> dt.datetime | None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from importlib import import_module
 
-from serpfuse.ranking.rankers.base import Candidate, RankContext, Ranker, Scored, Selection
+from serpfuse.ranking.context import RankContext
+from serpfuse.ranking.rankers.base import Ranker
+from serpfuse.ranking.types import Candidate, Scored, Selection
 
 # strategy name -> module holding ``RANKER``; the CLI choices, MCP schema and errors all derive from this.
 _MODULES: dict[str, str] = {

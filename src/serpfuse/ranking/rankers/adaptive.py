@@ -22,10 +22,11 @@ on every setup and matches the best of RRF/CombMNZ/Borda/best-single chosen in h
 
 from __future__ import annotations
 
-from serpfuse.ranking.rankers.agreement import engine_lists, engine_parts, estimate_engines
-from serpfuse.ranking.rankers.base import Candidate, RankContext, Scored, Selection
-from serpfuse.ranking.rankers.consensus import RANKER as CONSENSUS
+from serpfuse.ranking.candidates import engine_lists
+from serpfuse.ranking.context import RankContext
+from serpfuse.ranking.rankers.agreement import engine_parts, estimate_engines
 from serpfuse.ranking.rankers.consensus import rank_candidates
+from serpfuse.ranking.types import Candidate, Scored
 
 # An engine whose rows carry none of the query's meaning still votes, faintly: zero would drop its rows.
 CONTENT_FLOOR = 1e-3
@@ -52,6 +53,7 @@ def content_reliability(ctx: RankContext) -> dict[str, float]:
 class AdaptiveRanker:
     name = "adaptive"
     score_version = "adaptive-1/consensus-v2.1"
+    selects_by = "mmr"
 
     def rank(self, candidates: list[Candidate], ctx: RankContext) -> list[Scored]:
         cfg = ctx.config.consensus
@@ -75,9 +77,6 @@ class AdaptiveRanker:
             s.parts.update(engine_parts(s.candidate.engine_ranks, weights, estimates))
             s.parts.update({f"content:{e}": content[e] for e in s.candidate.engine_ranks if e in content})
         return scored
-
-    def select(self, scored: list[Scored], ctx: RankContext) -> Selection:
-        return CONSENSUS.select(scored, ctx)
 
 
 RANKER = AdaptiveRanker()

@@ -31,25 +31,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from serpfuse.config import AgreementConfig
-from serpfuse.ranking.rankers.base import Candidate, RankContext, Scored, Selection
-from serpfuse.ranking.selection import select_top
-
-EngineLists = Mapping[str, Sequence[str]]  # engine -> keys, best first
+from serpfuse.ranking.candidates import EngineLists, engine_lists
+from serpfuse.ranking.context import RankContext
+from serpfuse.ranking.types import Candidate, Scored
 
 
 @dataclass(frozen=True)
 class EngineEstimate:
     weight: float
     support: float | None  # 0..1; None when not estimated (too few engines)
-
-
-def engine_lists(candidates: Sequence[Candidate]) -> dict[str, list[str]]:
-    """Each engine's list of candidate keys, best first (ties of rank by key, so the order is deterministic)."""
-    rows: dict[str, list[tuple[int, str]]] = {}
-    for cand in candidates:
-        for engine, rank in cand.engine_ranks.items():
-            rows.setdefault(engine, []).append((rank, cand.key))
-    return {engine: [key for _, key in sorted(pairs)] for engine, pairs in sorted(rows.items())}
 
 
 def _votes(
@@ -164,6 +154,7 @@ def engine_parts(
 class AgreementRanker:
     name = "agree"
     score_version = "agree-1"
+    selects_by = "top"
 
     def rank(self, candidates: list[Candidate], ctx: RankContext) -> list[Scored]:
         cfg = ctx.config.agree
@@ -180,9 +171,6 @@ class AgreementRanker:
             parts = {"agree": evidence, **engine_parts(votes, weights, estimates)}
             scored.append(Scored(cand, evidence, evidence, contributions=votes, parts=parts))
         return sorted(scored, key=lambda s: (-s.score, s.candidate.key))
-
-    def select(self, scored: list[Scored], ctx: RankContext) -> Selection:
-        return select_top(scored, ctx.request.limit, per_domain=ctx.config.selection.per_domain)
 
 
 RANKER = AgreementRanker()

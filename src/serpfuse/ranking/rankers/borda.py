@@ -6,14 +6,15 @@ Each engine's list gives ``n - rank + 1`` points, n being the length of that eng
 
 from __future__ import annotations
 
-from serpfuse.ranking.rankers.base import Candidate, RankContext, Scored, Selection
+from serpfuse.ranking.context import RankContext
 from serpfuse.ranking.rankers.combmnz import list_sizes
-from serpfuse.ranking.selection import select_top
+from serpfuse.ranking.types import Candidate, Scored
 
 
 class BordaRanker:
     name = "borda"
     score_version = "borda-3"
+    selects_by = "top"
 
     def rank(self, candidates: list[Candidate], ctx: RankContext) -> list[Scored]:
         depth = ctx.config.borda.depth
@@ -24,9 +25,6 @@ class BordaRanker:
             total = sum(points.values())
             scored.append(Scored(cand, total, total, contributions=points, parts={"borda": total}))
         return sorted(scored, key=lambda s: (-s.score, s.candidate.key))
-
-    def select(self, scored: list[Scored], ctx: RankContext) -> Selection:
-        return select_top(scored, ctx.request.limit, per_domain=ctx.config.selection.per_domain)
 
 
 RANKER = BordaRanker()

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 
-from serpfuse.ranking.rankers.base import Candidate, RankContext, Scored, Selection
-from serpfuse.ranking.selection import select_top
+from serpfuse.ranking.context import RankContext
+from serpfuse.ranking.types import Candidate, Scored
 
 
 def rank_score(rank: int, depth: int) -> float:
@@ -30,6 +30,7 @@ def list_sizes(candidates: list[Candidate], ctx: RankContext, depth: int | None)
 class CombMNZRanker:
     name = "combmnz"
     score_version = "combmnz-2"
+    selects_by = "top"
 
     def rank(self, candidates: list[Candidate], ctx: RankContext) -> list[Scored]:
         depth = ctx.config.combmnz.depth
@@ -48,9 +49,6 @@ class CombMNZRanker:
                 )
             )
         return sorted(scored, key=lambda s: (-s.score, s.candidate.key))
-
-    def select(self, scored: list[Scored], ctx: RankContext) -> Selection:
-        return select_top(scored, ctx.request.limit, per_domain=ctx.config.selection.per_domain)
 
 
 RANKER = CombMNZRanker()

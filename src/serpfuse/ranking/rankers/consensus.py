@@ -23,9 +23,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from serpfuse.config import ConsensusConfig
+from serpfuse.ranking.context import RankContext
 from serpfuse.ranking.query import QueryAnalysis
-from serpfuse.ranking.rankers.base import Candidate, Cut, RankContext, Scored, Selection
-from serpfuse.ranking.selection import min_score_floor, mmr_select, row_shingles, single_site
+from serpfuse.ranking.types import Candidate, Scored
 from serpfuse.text import RowForm, fold, has_cjk, words
 
 SCORE_VERSION = "consensus-v2.1"
@@ -253,24 +253,10 @@ def include_domains(ctx: RankContext) -> list[str]:
 class ConsensusRanker:
     name = "consensus"
     score_version = SCORE_VERSION
+    selects_by = "mmr"
 
     def rank(self, candidates: list[Candidate], ctx: RankContext) -> list[Scored]:
         return rank_candidates(candidates, ctx)
-
-    def select(self, scored: list[Scored], ctx: RankContext) -> Selection:
-        """min_score on the quality score first, then greedy MMR with the sparse-text domain cap."""
-        cfg = ctx.config.consensus
-        eligible, floor_cut = min_score_floor(scored, ctx.request.min_score)
-        n, min_tokens = cfg.shingle_n, cfg.shingle_min_tokens
-        picked = mmr_select(
-            eligible,
-            limit=ctx.request.limit,
-            penalty=cfg.diversity_penalty,
-            shingles_of=lambda r: row_shingles(r, n, min_tokens),
-            sparse_domain_cap=None if single_site(include_domains(ctx)) else cfg.sparse_domain_cap,
-        )
-        cut: dict[str, Cut] = {**floor_cut, **picked.cut}
-        return Selection(selected=picked.selected, cut=cut, truncated=picked.truncated)
 
 
 RANKER = ConsensusRanker()

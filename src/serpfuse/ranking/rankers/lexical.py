@@ -8,8 +8,9 @@ and its selection only removes second rows of a registrable domain.
 
 from __future__ import annotations
 
-from serpfuse.ranking.rankers.base import Candidate, Cut, RankContext, Scored, Selection
+from serpfuse.ranking.context import RankContext
 from serpfuse.ranking.rankers.searxng import searxng_score
+from serpfuse.ranking.types import Candidate, Scored
 
 
 def _sightings(candidate: Candidate) -> list[tuple[str, int]]:
@@ -39,6 +40,8 @@ def _best_rank(candidate: Candidate) -> int:
 class LexicalRanker:
     name = "lexical"
     score_version = "lexical-1"
+    selects_by = "top"
+    per_domain = 1  # one row per registrable domain: the method's own dedupe
 
     def rank(self, candidates: list[Candidate], ctx: RankContext) -> list[Scored]:
         weights = ctx.config.lexical.searxng_weights
@@ -55,32 +58,6 @@ class LexicalRanker:
         # Ties keep the upstream order: the better provider rank first, then the key, so replay is stable.
         scored.sort(key=lambda s: (-s.score, _best_rank(s.candidate), s.candidate.key))
         return scored
-
-    def select(self, scored: list[Scored], ctx: RankContext) -> Selection:
-        per_domain = ctx.config.lexical.per_domain
-        limit = ctx.request.limit
-        min_score = ctx.request.min_score
-        selected: list[Scored] = []
-        cut: dict[str, Cut] = {}
-        per_domain_seen: dict[str, int] = {}
-        truncated = False
-        for item in scored:
-            cand = item.candidate
-            if item.score < min_score:
-                cut[cand.key] = Cut("min_score", f"score {item.score:.3g} below min_score {min_score:g}")
-                continue
-            domain = cand.domain or cand.host
-            if per_domain_seen.get(domain, 0) >= per_domain:
-                cut[cand.key] = Cut("dedupe", f"duplicate domain ({domain})")
-                continue
-            if len(selected) >= limit:
-                truncated = True
-                cut[cand.key] = Cut("limit", f"beyond the limit of {limit}")
-                continue
-            per_domain_seen[domain] = per_domain_seen.get(domain, 0) + 1
-            item.selection_score = item.score
-            selected.append(item)
-        return Selection(selected=selected, cut=cut, truncated=truncated)
 
 
 RANKER = LexicalRanker()

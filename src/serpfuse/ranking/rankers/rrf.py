@@ -13,9 +13,9 @@ from __future__ import annotations
 import datetime as dt
 import math
 
-from serpfuse.ranking.filters.tables import is_official
-from serpfuse.ranking.rankers.base import Candidate, RankContext, Scored, Selection
-from serpfuse.ranking.selection import select_top
+from serpfuse.ranking.context import RankContext
+from serpfuse.ranking.tables import is_official
+from serpfuse.ranking.types import Candidate, Scored
 
 CJK_ENGINES = frozenset({"bing-cn", "anysearch", "baidu", "wikipedia-zh"})
 
@@ -59,6 +59,7 @@ def interleave_order(
 class RRFRanker:
     name = "rrf"
     score_version = "rrf-seed000-1"
+    selects_by = "top"
 
     def rank(self, candidates: list[Candidate], ctx: RankContext) -> list[Scored]:
         cfg = ctx.config.rrf
@@ -95,9 +96,6 @@ class RRFRanker:
                 )
             )
         return sorted(scored, key=lambda s: (-s.score, order.get(s.candidate.key, 0), s.candidate.key))
-
-    def select(self, scored: list[Scored], ctx: RankContext) -> Selection:
-        return select_top(scored, ctx.request.limit, per_domain=ctx.config.selection.per_domain)
 
 
 RANKER = RRFRanker()

@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 
-from serpfuse.ranking.rankers.base import Candidate, RankContext, Scored, Selection
-from serpfuse.ranking.selection import select_top
+from serpfuse.ranking.context import RankContext
+from serpfuse.ranking.types import Candidate, Scored
 
 
 def searxng_score(engines: Iterable[str], positions: Iterable[int], weights: Mapping[str, float]) -> float:
@@ -23,6 +23,7 @@ def searxng_score(engines: Iterable[str], positions: Iterable[int], weights: Map
 class SearxngRanker:
     name = "searxng"
     score_version = "searxng-1"
+    selects_by = "top"
 
     def rank(self, candidates: list[Candidate], ctx: RankContext) -> list[Scored]:
         weights = ctx.config.searxng.weights
@@ -34,9 +35,6 @@ class SearxngRanker:
         return sorted(
             scored, key=lambda s: (-s.score, min(s.candidate.engine_ranks.values()), s.candidate.key)
         )
-
-    def select(self, scored: list[Scored], ctx: RankContext) -> Selection:
-        return select_top(scored, ctx.request.limit, per_domain=ctx.config.selection.per_domain)
 
 
 RANKER = SearxngRanker()
