@@ -24,8 +24,9 @@ from serpfuse.models import (
 from serpfuse.rank_worker import in_thread, off_loop, ranks_here
 from serpfuse.ranking.candidates import build_candidates
 from serpfuse.ranking.context import FilterContext, RankContext
-from serpfuse.ranking.filters import apply_filters, passes_cjk_gate
+from serpfuse.ranking.filters import judge, passes_cjk_gate, screen
 from serpfuse.ranking.filters.timerange import undated
+from serpfuse.ranking.pool import analyze_pool
 from serpfuse.ranking.query import QueryAnalysis, analyze_query
 from serpfuse.ranking.rankers import get_ranker
 from serpfuse.ranking.rankers.base import demote
@@ -163,7 +164,11 @@ def rank_answers(
     if invalid:
         warnings.append(f"{invalid} rows had no usable http(s) URL and were dropped")
     filter_ctx = FilterContext(request=request, query=query, config=config.filters, now=now)
-    outcome = apply_filters(candidates, filter_ctx)
+    screened = screen(candidates, filter_ctx)
+    # The query read against the rows that are not junk, once, for the echo rule, the relevance guard and the
+    # ranker (a junk row counts in its engine's list as a row carrying none of the query).
+    filter_ctx.pool = analyze_pool(screened.kept, query, request.language, listed=screened.listed)
+    outcome = judge(screened, filter_ctx)
     warnings.extend(outcome.warnings)
 
     tiers = {a.engine: a.tier for a in answers}
@@ -178,7 +183,7 @@ def rank_answers(
         engine_tiers=tiers,
         engine_list_sizes=dict(sizes),
         lead_engines=fanout.lead_engines if fanout else None,
-        pool=outcome.pool,
+        pool=filter_ctx.pool,
     )
     ranked = demote(ranker.rank(outcome.kept, ctx), outcome.demoted, config.filters.anchor_demotion)
     selection = select(ranked, ranker, ctx)

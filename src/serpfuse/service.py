@@ -26,7 +26,6 @@ from serpfuse.engines.base import EngineError, ErrorStatus
 from serpfuse.models import EngineReport, Model, SearchRequest, SearchResponse
 from serpfuse.pipeline import search as run_pipeline
 from serpfuse.ranking.rankers import get_ranker
-from serpfuse.state.metrics import Metrics
 from serpfuse.settings import ConfigError, Settings
 from serpfuse.sources import open_source
 from serpfuse.sources.base import EngineSlot, Source
@@ -47,6 +46,7 @@ from serpfuse.state.cooldown import (
     InMemoryCooldownStore,
     next_state,
 )
+from serpfuse.state.metrics import Metrics
 from serpfuse.state.ratelimit import buckets
 from serpfuse.state.sqlite_store import SqliteCooldownStore, SqliteFile, SqliteIntervals, state_file
 from serpfuse.urls import suffix_list

@@ -41,13 +41,13 @@ from serpfuse.models import ANSWERED, MAX_LIMIT, MAX_QUERY_CHARS, FusedResult, S
 from serpfuse.ranking.rankers import UnknownStrategy
 from serpfuse.reader.models import ReadError
 from serpfuse.serve import read_shapes
-from serpfuse.state.metrics import CONTENT_TYPE
 from serpfuse.serve.page import Page
 from serpfuse.service import QueryTooLong, SearchService
 from serpfuse.settings import Settings, validation_message
 from serpfuse.sources.base import SourceError
 from serpfuse.sources.fanout import UnknownEngine
 from serpfuse.sources.replay import ReplayError
+from serpfuse.state.metrics import CONTENT_TYPE
 from serpfuse.state.ratelimit import Buckets, buckets
 from serpfuse.validation import (
     LOCALE_MAX_CHARS,

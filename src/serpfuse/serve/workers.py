@@ -75,10 +75,10 @@ def worker_app() -> Any:
     """One worker's app (uvicorn calls it in each worker process)."""
     from serpfuse.serve.http_api import create_app
     from serpfuse.serve.logs import settings_secrets, setup_logging
-    from serpfuse.state.metrics import Metrics
     from serpfuse.service import SearchService
     from serpfuse.settings import load_settings
     from serpfuse.sources import parsing
+    from serpfuse.state.metrics import Metrics
 
     parsing.WORKERS.size = int(os.environ.get(PARSERS_ENV) or parsing.WORKERS.size)
     flags = json.loads(os.environ[ARGS_ENV])

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from serpfuse.ranking.context import FilterContext
 from serpfuse.ranking.filters.base import ASCII_TERM_UNITS, Filter, Overlap, cjk_overlap, passes_cjk_gate
-from serpfuse.ranking.filters.chain import FilterOutcome, apply_filters, enabled_filters
+from serpfuse.ranking.filters.chain import (
+    FilterOutcome,
+    Screened,
+    apply_filters,
+    enabled_filters,
+    judge,
+    screen,
+)
 from serpfuse.ranking.filters.cjk_gate import CJK_GATE, CjkGateFilter
 from serpfuse.ranking.filters.coverage import COVERAGE, CoverageFilter, covered_terms, passes_coverage
 from serpfuse.ranking.filters.domains import DOMAINS, DomainFilter, wanted_domains
@@ -39,7 +46,10 @@ __all__ = [
     "JunkVerdict",
     "Overlap",
     "TimeRangeFilter",
+    "Screened",
     "apply_filters",
+    "judge",
+    "screen",
     "asks_for_definition",
     "cjk_overlap",
     "competing_place",

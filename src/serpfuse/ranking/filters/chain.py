@@ -67,20 +67,41 @@ def enabled_filters(ctx: FilterContext) -> tuple[list[Filter], list[Filter], lis
     return hard, junk, relevance
 
 
-def apply_filters(candidates: list[Candidate], ctx: FilterContext) -> FilterOutcome:
-    hard, junk, relevance = enabled_filters(ctx)
-    cut: dict[str, Cut] = {}
-    warnings: list[str] = []
+@dataclass
+class Screened:
+    """The rows past the caller's constraints and the junk rules, before any row is judged against the query."""
 
+    kept: list[Candidate]  # not junk: the rows the pool analysis reads
+    listed: list[Candidate]  # past the caller's constraints: every row an engine's list holds, junk included
+    cut: dict[str, Cut]
+
+
+def screen(candidates: list[Candidate], ctx: FilterContext) -> Screened:
+    """The first half of the filter stage: the hard filters, then the junk rules."""
+    hard, junk, _ = enabled_filters(ctx)
+    cut: dict[str, Cut] = {}
     rows = candidates
     for flt in hard:
         rows = _run(flt, rows, ctx, cut)
-    before_junk = rows
+    listed = rows
     for flt in junk:
         rows = _run(flt, rows, ctx, cut)
-    # The query read against the rows that are not junk, once, for the echo rule, the relevance guard and
-    # the ranker (a junk row counts in its engine's list as a row carrying none of the query).
-    ctx.pool = analyze_pool(rows, ctx.query, ctx.request.language, listed=before_junk)
+    return Screened(kept=rows, listed=listed, cut=cut)
+
+
+def apply_filters(candidates: list[Candidate], ctx: FilterContext) -> FilterOutcome:
+    """The whole filter stage on its own, the pool read between its halves as the pipeline does."""
+    screened = screen(candidates, ctx)
+    ctx.pool = analyze_pool(screened.kept, ctx.query, ctx.request.language, listed=screened.listed)
+    return judge(screened, ctx)
+
+
+def judge(screened: Screened, ctx: FilterContext) -> FilterOutcome:
+    """The second half, once the pool is read (``ctx.pool``): the echo rule, the relevance guards, the fallback."""
+    _, junk, relevance = enabled_filters(ctx)
+    cut = dict(screened.cut)
+    warnings: list[str] = []
+    before_junk, rows = screened.listed, screened.kept
     if junk:
         rows = _run(ECHO, rows, ctx, cut)
     non_junk = rows
