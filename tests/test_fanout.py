@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 
+from serpfuse.config import DEFAULT_FILTERS
 from serpfuse.models import EngineAnswer, EngineRow, SearchRequest
 from serpfuse.pipeline import relevance_gate
 from serpfuse.ranking.query import analyze_query
@@ -96,12 +97,12 @@ async def test_core_word_retry_only_when_nothing_passes_the_relevance_gate():
         [EngineSlot("bing-cn", region="cjk")],
         {"bing-cn": (0, lambda v: good if v == analysis.core_variant else junk)},
     )
-    res = await fan_out(src, SearchRequest(query=q), analysis, gate=relevance_gate(analysis, 2))
+    res = await fan_out(src, SearchRequest(query=q), analysis, gate=relevance_gate(analysis, DEFAULT_FILTERS))
     assert res.retried and ("bing-cn", analysis.core_variant) in src.calls
 
     # the cost guard: a first answer with a relevant row is not retried
     src = ScriptedSource([EngineSlot("bing-cn", region="cjk")], {"bing-cn": (0, good)})
-    res = await fan_out(src, SearchRequest(query=q), analysis, gate=relevance_gate(analysis, 2))
+    res = await fan_out(src, SearchRequest(query=q), analysis, gate=relevance_gate(analysis, DEFAULT_FILTERS))
     assert not res.retried and src.calls == [("bing-cn", analysis.cleaned)]
 
 

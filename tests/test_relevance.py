@@ -7,7 +7,7 @@ import pytest
 
 from conftest import cand, filter_ctx, need
 from serpfuse.bench import crw56
-from serpfuse.config import FilterConfig, RankingConfig
+from serpfuse.config import DEFAULT_FILTERS, FilterConfig, RankingConfig
 from serpfuse.ranking.filters import apply_filters
 from serpfuse.ranking.filters.relevance import (
     RELEVANCE,
@@ -111,7 +111,7 @@ def test_one_edit_apart(a: str, b: str, apart: bool) -> None:
     ],
 )
 def test_same_word_ending_aside(a: str, b: str, same: bool) -> None:
-    assert same_word_ending_aside(a, b) is same
+    assert same_word_ending_aside(a, b, DEFAULT_FILTERS.min_fixable) is same
 
 
 @pytest.mark.parametrize(

@@ -59,6 +59,32 @@ class FilterConfig(Model):
     # key term its engine's list left out while the other engines' rows carry it, has its score multiplied
     # by this, so it ranks below the rows that carry it; 1 = no demotion.
     anchor_demotion: float = Field(0.2, ge=0, le=1)
+    # The pool gate: a query with up to short_query_key_terms key terms needs a row with all of them; a longer
+    # one needs gate_share of them (rounded up, at least short_query_key_terms), and its rows are held to
+    # min_coverage of what the pool's best row covers.
+    short_query_key_terms: int = Field(3, ge=1)
+    gate_share: float = Field(0.6, gt=0, le=1)
+    # The anchor (ranking/pool.py): the query's rarest key word anchors it when at least this share of the rows
+    # mentioning any key term mention it (and two rows do).
+    anchor_share: float = Field(1 / 3, ge=0, le=1)
+    # An engine left a key term out when at most partial_own_share of its rows mention it while at least
+    # partial_others_share of the other engines' rows do; each side needs partial_min_rows rows.
+    partial_own_share: float = Field(1 / 3, ge=0, le=1)
+    partial_others_share: float = Field(2 / 3, ge=0, le=1)
+    partial_min_rows: int = Field(3, ge=1)
+    # A typed word reads as a pool word one or two slips away that the pool uses this many times as often; it
+    # is a typo when wordfreq finds it typo_zipf_gap (Zipf units) rarer than the pool's spelling.
+    spelling_majority: float = Field(2.0, ge=1)
+    typo_zipf_gap: float = Field(1.0, ge=0)
+    min_fixable: int = Field(5, ge=1, description="the shortest word whose inflection the pool may teach")
+    # An echo page: titled with the query and saying it echo_repeats times in its snippet (queries of at least
+    # echo_min_words words).
+    echo_repeats: int = Field(3, ge=1)
+    echo_min_words: int = Field(3, ge=1)
+    cjk_ascii_units: int = Field(2, ge=1, description="CJK gate: what an ASCII query word found is worth")
+
+
+DEFAULT_FILTERS = FilterConfig()  # what a stage reads when its caller passes no configuration
 
 
 class RRFConfig(Model):
@@ -148,6 +174,14 @@ class AgreementConfig(Model):
         ge=0,
         description="adaptive: exponent of each engine's content reliability (the query's specific meaning "
         "its top rows carry, relative to the best engine's); 0 = ignore content",
+    )
+    content_floor: float = Field(
+        1e-3,
+        ge=0,
+        description="adaptive: an engine whose rows carry none of the query still votes this faintly",
+    )
+    unbacked_budget: float = Field(
+        1e-6, ge=0, description="what an engine no other engine backs casts in all, shared among its rows"
     )
 
 

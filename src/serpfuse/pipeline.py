@@ -12,7 +12,7 @@ import time
 from collections import defaultdict
 from functools import cache
 
-from serpfuse.config import SCORE_VERSION, RankingConfig
+from serpfuse.config import SCORE_VERSION, FilterConfig, RankingConfig
 from serpfuse.models import (
     CandidateExplanation,
     EngineAnswer,
@@ -167,7 +167,9 @@ def rank_answers(
     screened = screen(candidates, filter_ctx)
     # The query read against the rows that are not junk, once, for the echo rule, the relevance guard and the
     # ranker (a junk row counts in its engine's list as a row carrying none of the query).
-    filter_ctx.pool = analyze_pool(screened.kept, query, request.language, listed=screened.listed)
+    filter_ctx.pool = analyze_pool(
+        screened.kept, query, request.language, listed=screened.listed, cfg=config.filters
+    )
     outcome = judge(screened, filter_ctx)
     warnings.extend(outcome.warnings)
 
@@ -231,11 +233,12 @@ def load_tables_for(language: str | None = None) -> None:
     suffix_list()
 
 
-def relevance_gate(query: QueryAnalysis, units: int):
+def relevance_gate(query: QueryAnalysis, cfg: FilterConfig):
     """Seed 000's CJK gate on raw rows, used by the fan-out to decide whether an answer was usable."""
     if not query.is_cjk:
         return None
-    return lambda row: passes_cjk_gate(query, row.title, row.snippet, row.url, units=units)
+    units, ascii_units = cfg.cjk_gate_units, cfg.cjk_ascii_units
+    return lambda row: passes_cjk_gate(query, row.title, row.snippet, row.url, units, ascii_units)
 
 
 async def search(
@@ -251,7 +254,7 @@ async def search(
     t0 = time.perf_counter()
     get_ranker(request.strategy or config.strategy)  # a bad strategy fails before any engine is asked
     query = analyze_query(request.query)
-    gate = relevance_gate(query, config.filters.cjk_gate_units) if config.filters.cjk_gate else None
+    gate = relevance_gate(query, config.filters) if config.filters.cjk_gate else None
     # A process's first search loads the ranking's word tables (about 0.3 s) while the engines are asked, not
     # after the last one answered; later searches find them loaded. A server's ranking process has its own.
     tables = None

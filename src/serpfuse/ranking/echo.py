@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from serpfuse.config import DEFAULT_FILTERS, FilterConfig
 from serpfuse.ranking.tables import junk_rules
 from serpfuse.text import fold, words
 
@@ -31,8 +32,6 @@ def page_title_words(title: str) -> list[str]:
 # (a results page, a tag page, an "everything about X" farm): real listicles say it once or twice ("the best
 # rooftop bars in Singapore ... one of the best rooftop bars in Singapore"). Queries of this many words or
 # more only, as a short phrase ("java island") recurs naturally in a page about it.
-ECHO_REPEATS = 3
-ECHO_MIN_WORDS = 3
 
 
 @lru_cache(maxsize=64)
@@ -58,22 +57,26 @@ def echo_verdict(
     query: QueryAnalysis | None,
     row_words: Iterable[str] = (),
     spelled: Mapping[str, str] | None = None,
+    cfg: FilterConfig = DEFAULT_FILTERS,
 ) -> str | None:
     """Why a row is a page generated from the query rather than about it, or None.
 
     Three signs, whatever the query's spelling: its title is the query's words in order plus only words like
     "ideas" or "answers" (an ideas board, a Q&A farm); its title holds the query as typed and its snippet
-    says it ECHO_REPEATS times; or it repeats, with the query's other key words, a misspelling that
+    says it ``echo_repeats`` times; or it repeats, with the query's other key words, a misspelling that
     the engines' rows corrected (``spelled``: typed word -> the pool's spelling).
     """
     if query is None:
         return None
     typed = typed_words(query)
-    return _title_echo(title, snippet, tuple(typed)) or _typo_echo(typed, query, row_words, spelled)
+    echo = _title_echo(title, snippet, tuple(typed), cfg.echo_repeats, cfg.echo_min_words)
+    return echo or _typo_echo(typed, query, row_words, spelled)
 
 
 @lru_cache(maxsize=_ROW_MEMO)  # a row's text against the query's words: judged once while both come back
-def _title_echo(title: str, snippet: str, query_words: tuple[str, ...]) -> str | None:
+def _title_echo(
+    title: str, snippet: str, query_words: tuple[str, ...], repeats: int, min_words: int
+) -> str | None:
     """The first two signs of ``echo_verdict``: the query in the title, with echo words or repeated."""
     typed = list(query_words)
     folded = fold(title)
@@ -81,11 +84,11 @@ def _title_echo(title: str, snippet: str, query_words: tuple[str, ...]) -> str |
         return None
     # whole words: "restaurants in belgrad" is not in "... restaurants in belgrade"
     if (
-        len(typed) >= ECHO_MIN_WORDS
+        len(typed) >= min_words
         and _contains_in_order(words(title), typed) >= 0
-        and _occurrences(words(snippet), typed) >= ECHO_REPEATS
+        and _occurrences(words(snippet), typed) >= repeats
     ):
-        return f"repeats the query in its title and {ECHO_REPEATS} times or more in its snippet"
+        return f"repeats the query in its title and {repeats} times or more in its snippet"
     echo_words = junk_rules().echo_title_words
     for tokens in (page_title_words(title), words(title)):  # "<query> Ideas" and "<query> - Answers"
         at = _contains_in_order(tokens, typed)

@@ -27,6 +27,7 @@ from itertools import chain
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
+from serpfuse.config import DEFAULT_FILTERS, FilterConfig
 from serpfuse.ranking.candidates import engine_lists
 from serpfuse.ranking.echo import echo_verdict
 from serpfuse.ranking.specificity import language_of, lemma, specificity, zipf
@@ -44,22 +45,6 @@ from serpfuse.text import fold
 if TYPE_CHECKING:
     from serpfuse.ranking.query import QueryAnalysis
     from serpfuse.ranking.types import Candidate
-
-# The query's rarest word anchors it when at least this share of the rows that mention any key term mention
-# it (and two rows do): then a row without it is demoted, since it matched only the query's generic words.
-ANCHOR_SHARE = 1 / 3
-# A key term at most PARTIAL_OWN_SHARE of an engine's rows mention while at least PARTIAL_OTHERS_SHARE of
-# the other engines' rows do is one that engine left out: it answered part of the query, and its rows
-# lacking the term are demoted (PoolTerms.partial_engines). Each side needs PARTIAL_MIN_ROWS rows.
-PARTIAL_OWN_SHARE = 1 / 3
-PARTIAL_OTHERS_SHARE = 2 / 3
-PARTIAL_MIN_ROWS = 3
-# A typed word is read as a pool word one or two slips away when the pool uses that word at least this many
-# times as often: several engines agreeing on a spelling outvote a page that repeats the query's.
-SPELLING_MAJORITY = 2
-# A typed word the engines spelled otherwise is a typo when wordfreq finds it this much rarer (in Zipf units)
-# than their spelling; "colour" against "color" is not.
-TYPO_ZIPF_GAP = 1.0
 
 
 def slips_allowed(word: str) -> int:
@@ -100,6 +85,7 @@ class PoolTerms:
     judged_rows: int = 0  # rows mentioning any key term (echoes aside): the anchor's denominator
     cjk_tokens: tuple[str, ...] = ()
     cjk_text: dict[str, str] = field(default_factory=dict)  # candidate key -> folded text, CJK queries only
+    cfg: FilterConfig = field(default_factory=lambda: DEFAULT_FILTERS)  # the thresholds it was read with
 
     def meaning(self, key: str) -> float:
         """Share of the query's specific meaning the row carries, in 0..1: the weight of the terms it mentions
@@ -176,10 +162,10 @@ class PoolTerms:
     @cached_property
     def partial_engines(self) -> dict[str, dict[str, tuple[int, int, int, int]]]:
         """engine -> {key term: (its rows mentioning it, its rows, the other engines' rows mentioning it,
-        their rows)} for the key terms at most PARTIAL_OWN_SHARE of the engine's rows mention while at least
-        PARTIAL_OTHERS_SHARE of the other engines' rows do: the engine answered part of the query (its
+        their rows)} for the key terms at most ``partial_own_share`` of the engine's rows mention while at
+        least ``partial_others_share`` of the other engines' rows do: the engine answered part of the query (its
         generic words, or its subject without what was asked about it). Rows are the non-junk, non-echo
-        rows mentioning some key term; each side needs PARTIAL_MIN_ROWS of them for a share to mean much."""
+        rows mentioning some key term; each side needs ``partial_min_rows`` of them for a share to mean much."""
         key_terms = [t.text for t in self.terms if not t.weak]
         if len(key_terms) < 2 or len(self.engine_lists) < 2:
             return {}
@@ -189,12 +175,17 @@ class PoolTerms:
             for e, keys in self.engine_lists.items()
         }
         out: dict[str, dict[str, tuple[int, int, int, int]]] = {}
+        own_share, others_share, min_rows = (
+            self.cfg.partial_own_share,
+            self.cfg.partial_others_share,
+            self.cfg.partial_min_rows,
+        )
         for engine, own in rows.items():
-            if len(own) < PARTIAL_MIN_ROWS:
+            if len(own) < min_rows:
                 continue
             mine_keys = set(own)
             others = {k for e, keys in rows.items() if e != engine for k in keys} - mine_keys
-            if len(others) < PARTIAL_MIN_ROWS:
+            if len(others) < min_rows:
                 continue
             missed: dict[str, tuple[int, int, int, int]] = {}
             # the specificity of the most specific key term this engine carries and the others lack
@@ -202,9 +193,9 @@ class PoolTerms:
             for term in key_terms:
                 mine = sum(term in self.found[k] for k in own)
                 theirs = sum(term in self.found[k] for k in others)
-                if mine <= PARTIAL_OWN_SHARE * len(own) and theirs >= PARTIAL_OTHERS_SHARE * len(others):
+                if mine <= own_share * len(own) and theirs >= others_share * len(others):
                     missed[term] = (mine, len(own), theirs, len(others))
-                elif theirs <= PARTIAL_OWN_SHARE * len(others) and mine >= PARTIAL_OTHERS_SHARE * len(own):
+                elif theirs <= own_share * len(others) and mine >= others_share * len(own):
                     alone = max(alone, self.spec.get(term, 0.0))
             # When the engines each carry a term the other leaves out, they answered different parts of the
             # query: the partial one is the one that left out the more specific term ("burnout" against
@@ -228,11 +219,11 @@ class PoolTerms:
 
 
 def learn_spellings(
-    terms: Sequence[Term], rows: Sequence[RowText], lang: str
+    terms: Sequence[Term], rows: Sequence[RowText], lang: str, cfg: FilterConfig = DEFAULT_FILTERS
 ) -> tuple[list[Term], dict[str, str]]:
     """The terms, where a one-word key term also counts as a pool word one or two typing slips away
     (rapidfuzz's optimal string alignment: a dropped, doubled, swapped or wrong letter) that the pool's
-    rows use at least SPELLING_MAJORITY times as often, or, when no row has the word, as one inflection away
+    rows use at least ``spelling_majority`` times as often, or, when no row has the word, as one inflection away
     ("bretonne" ~ "breton"): the engines corrected or normalised it. Also returns the typed words that are
     typos of the pool's spelling, so that they are judged by it and pages repeating them are seen as echoes.
     A word most rows lack also counts as the pool words of the same lemma (simplemma's dictionary), which
@@ -263,17 +254,17 @@ def learn_spellings(
         near = [
             (n, w)
             for w, n in same_initial
-            if n >= max(1, SPELLING_MAJORITY * own)
+            if n >= max(1, cfg.spelling_majority * own)
             and abs(len(w) - len(word)) <= slips
             and OSA.distance(word, w, score_cutoff=slips) <= slips
             and light_stem(w) not in own_stems
         ]
         if not own and not near:
-            near = [(n, w) for w, n in same_initial if same_word_ending_aside(word, w)]
+            near = [(n, w) for w, n in same_initial if same_word_ending_aside(word, w, cfg.min_fixable)]
         if near:
             term = Term(term.text, term.forms | {(light_stem(w),) for _, w in near}, term.weak)
             best = max(near)[1]
-            if zipf(word, lang) < zipf(best, lang) - TYPO_ZIPF_GAP:
+            if zipf(word, lang) < zipf(best, lang) - cfg.typo_zipf_gap:
                 spelled[word] = best
         if 2 * own < len(rows):
             # Most rows lack the word as the stemmer sees it: look for its dictionary forms ("mice" ~
@@ -293,10 +284,13 @@ def with_spelling_fixes(terms: Sequence[Term], rows: Sequence[RowText]) -> list[
 
 
 def choose_anchor(
-    terms: Sequence[Term], found: Mapping[str, frozenset[str]], spec: Mapping[str, float]
+    terms: Sequence[Term],
+    found: Mapping[str, frozenset[str]],
+    spec: Mapping[str, float],
+    share: float = DEFAULT_FILTERS.anchor_share,
 ) -> tuple[Term | None, int, int]:
     """(anchor, rows mentioning it, rows mentioning any key term): the most specific one-word key term of a
-    query with two key terms or more, when the pool carries it (ANCHOR_SHARE of the judged rows, two at
+    query with two key terms or more, when the pool carries it (``share`` of the judged rows, two at
     least). A word with digits (4k, 2026) is a specification, not a subject, and never anchors."""
     key_terms = [t for t in terms if not t.weak]
     judged = [f for f in found.values() if any(t.text in f for t in key_terms)]
@@ -307,7 +301,7 @@ def choose_anchor(
         return None, 0, len(judged)
     anchor = max(candidates, key=lambda t: spec[t.text])
     carried = sum(1 for f in judged if anchor.text in f)
-    if carried < max(2, ANCHOR_SHARE * len(judged)):
+    if carried < max(2, share * len(judged)):
         return None, carried, len(judged)
     return anchor, carried, len(judged)
 
@@ -317,6 +311,7 @@ def analyze_pool(
     query: QueryAnalysis,
     language: str | None = None,
     listed: Sequence[Candidate] | None = None,
+    cfg: FilterConfig = DEFAULT_FILTERS,
 ) -> PoolTerms:
     """Read the query against the pool (see PoolTerms): ``candidates`` are the rows to read (the filter chain
     passes the non-junk ones), ``listed`` every row the engines' lists hold (default: the same), so a junk
@@ -328,17 +323,18 @@ def analyze_pool(
             lang, [], {}, {}, {}, {}, lists,
             cjk_tokens=tuple(dict.fromkeys((*query.cjk_tokens, *query.terms))),
             cjk_text={c.key: fold(f"{c.title} {c.snippet} {unquote(c.url)}") for c in candidates},
+            cfg=cfg,
         )  # fmt: skip
     rows = {c.key: RowText.of_candidate(c) for c in candidates}
-    terms, spelled = learn_spellings(query_terms(query), list(rows.values()), lang)
+    terms, spelled = learn_spellings(query_terms(query), list(rows.values()), lang, cfg)
     pairs = adjacent_pairs(terms)
     found = {key: frozenset(t.text for t in found_terms(terms, row, pairs)) for key, row in rows.items()}
     spec = {t.text: max(specificity(spelled.get(w, w), lang) for w in t.text.split()) for t in terms}
-    pool = PoolTerms(lang, terms, rows, found, spec, spelled, lists)
+    pool = PoolTerms(lang, terms, rows, found, spec, spelled, lists, cfg=cfg)
     if spelled:
         for c in candidates:
-            if why := echo_verdict(c.title, c.snippet, query, rows[c.key].plain_words, spelled):
+            if why := echo_verdict(c.title, c.snippet, query, rows[c.key].plain_words, spelled, cfg):
                 pool.echoes[c.key] = why
     genuine = {k: f for k, f in found.items() if k not in pool.echoes}
-    pool.anchor, pool.anchor_rows, pool.judged_rows = choose_anchor(terms, genuine, spec)
+    pool.anchor, pool.anchor_rows, pool.judged_rows = choose_anchor(terms, genuine, spec, cfg.anchor_share)
     return pool

@@ -37,7 +37,6 @@ DATE_STAMP = re.compile(
     r"|\d{1,2}\s+[A-Za-z]{3,9}\.?\s+\d{4})\s*[·•—–-]\s*"
 )
 WEAK_SECTIONS = ("recency", "answer-type", "facet", "intent")
-MIN_FIXABLE = 5  # the shortest query word whose misspelling the guard looks for in the pool
 _YEAR = re.compile(r"^(19|20)\d\d$")
 _QUOTED = re.compile(r'(-?)"([^"]*)"')
 
@@ -326,8 +325,8 @@ def one_edit_apart(a: str, b: str) -> bool:
     return short[i:] == long_[i + 1 :]
 
 
-def same_word_ending_aside(a: str, b: str) -> bool:
+def same_word_ending_aside(a: str, b: str, min_letters: int) -> bool:
     """True when one word is the other plus one or two letters ("bretonne"/"breton", "psychosen"/"psychose"):
     an inflection the English stemmer does not know."""
     short, long_ = (a, b) if len(a) < len(b) else (b, a)
-    return len(short) >= MIN_FIXABLE and 0 < len(long_) - len(short) <= 2 and long_.startswith(short)
+    return len(short) >= min_letters and 0 < len(long_) - len(short) <= 2 and long_.startswith(short)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from serpfuse.ranking.context import FilterContext
-from serpfuse.ranking.filters.base import ASCII_TERM_UNITS, Filter, Overlap, cjk_overlap, passes_cjk_gate
+from serpfuse.ranking.filters.base import Filter, Overlap, cjk_overlap, passes_cjk_gate
 from serpfuse.ranking.filters.chain import (
     FilterOutcome,
     Screened,
@@ -28,7 +28,6 @@ from serpfuse.ranking.filters.timerange import TIMERANGE, TimeRangeFilter
 from serpfuse.ranking.tables import host_category, is_official, junk_hosts, official_domains
 
 __all__ = [
-    "ASCII_TERM_UNITS",
     "CJK_GATE",
     "COVERAGE",
     "DOMAINS",

@@ -28,8 +28,6 @@ class Filter(Protocol):
 
 # --- seed 000's CJK relevance gate, on raw fields so the fan-out can judge an engine's answer too ----------
 
-ASCII_TERM_UNITS = 2  # seed 000: "an ASCII word is worth two units"
-
 
 @dataclass(frozen=True)
 class Overlap:
@@ -48,11 +46,13 @@ def _ascii_hit(term: str, row_words: set[str]) -> bool:
     return term in row_words or (len(term) >= 3 and any(w.startswith(term) for w in row_words))
 
 
-def cjk_overlap(query: QueryAnalysis, title: str, snippet: str, url: str, units: int = 2) -> Overlap:
+def cjk_overlap(
+    query: QueryAnalysis, title: str, snippet: str, url: str, units: int = 2, ascii_units: int = 2
+) -> Overlap:
     """Units of overlap between a CJK/mixed query and a row's title, snippet and (decoded) URL.
 
     Each distinct query CJK two-character token found counts one unit; each distinct important ASCII word
-    counts ``ASCII_TERM_UNITS``. The threshold is capped by what the query itself can give, so a one-bigram
+    counts ``ascii_units``. The threshold is capped by what the query itself can give, so a one-bigram
     query such as ``天气`` is not a query no row can pass.
     """
     haystack = f"{title}\n{snippet}\n{unquote(url)}"
@@ -60,13 +60,15 @@ def cjk_overlap(query: QueryAnalysis, title: str, snippet: str, url: str, units:
     row_words = set(words(haystack))
     matched = [t for t in cjk_tokens if t in haystack]
     matched += [t for t in ascii_terms if _ascii_hit(t, row_words)]
-    got = sum(ASCII_TERM_UNITS if t.isascii() else 1 for t in matched)
-    possible = len(cjk_tokens) + ASCII_TERM_UNITS * len(ascii_terms)
+    got = sum(ascii_units if t.isascii() else 1 for t in matched)
+    possible = len(cjk_tokens) + ascii_units * len(ascii_terms)
     return Overlap(units=got, needed=min(units, possible), matched=tuple(matched))
 
 
-def passes_cjk_gate(query: QueryAnalysis, title: str, snippet: str, url: str, units: int = 2) -> bool:
+def passes_cjk_gate(
+    query: QueryAnalysis, title: str, snippet: str, url: str, units: int = 2, ascii_units: int = 2
+) -> bool:
     """Seed 000's gate on one raw row: ASCII-only queries always pass; a CJK or mixed query needs `units`."""
     if not query.is_cjk:
         return True
-    return cjk_overlap(query, title, snippet, url, units).passes
+    return cjk_overlap(query, title, snippet, url, units, ascii_units).passes

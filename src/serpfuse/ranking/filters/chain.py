@@ -92,7 +92,9 @@ def screen(candidates: list[Candidate], ctx: FilterContext) -> Screened:
 def apply_filters(candidates: list[Candidate], ctx: FilterContext) -> FilterOutcome:
     """The whole filter stage on its own, the pool read between its halves as the pipeline does."""
     screened = screen(candidates, ctx)
-    ctx.pool = analyze_pool(screened.kept, ctx.query, ctx.request.language, listed=screened.listed)
+    ctx.pool = analyze_pool(
+        screened.kept, ctx.query, ctx.request.language, listed=screened.listed, cfg=ctx.config
+    )
     return judge(screened, ctx)
 
 

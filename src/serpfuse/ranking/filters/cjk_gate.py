@@ -27,7 +27,12 @@ class CjkGateFilter:
         if not ctx.query.is_cjk:
             return None
         overlap = cjk_overlap(
-            ctx.query, candidate.title, candidate.snippet, candidate.url, ctx.config.cjk_gate_units
+            ctx.query,
+            candidate.title,
+            candidate.snippet,
+            candidate.url,
+            ctx.config.cjk_gate_units,
+            ctx.config.cjk_ascii_units,
         )
         if overlap.passes:
             return None

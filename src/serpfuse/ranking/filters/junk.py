@@ -16,6 +16,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from serpfuse.config import DEFAULT_FILTERS, FilterConfig
 from serpfuse.ranking.context import FilterContext
 from serpfuse.ranking.echo import echo_verdict, page_title_words
 from serpfuse.ranking.tables import host_category, junk_hosts, junk_rules
@@ -126,7 +127,12 @@ def _shop_homepage(title: str, url: str, host: str, query: QueryAnalysis | None)
 
 
 def junk_verdict(
-    title: str, url: str, host: str = "", query: QueryAnalysis | None = None, snippet: str = ""
+    title: str,
+    url: str,
+    host: str = "",
+    query: QueryAnalysis | None = None,
+    snippet: str = "",
+    cfg: FilterConfig = DEFAULT_FILTERS,
 ) -> JunkVerdict | None:
     """Why a raw row is junk (rule name and one-line reason), or None when it is not."""
     host = host or host_of(url)
@@ -139,7 +145,7 @@ def junk_verdict(
         return JunkVerdict("asset-url", reason)
     if reason := _shop_homepage(title, url, host, query):
         return JunkVerdict("shop-homepage", reason)
-    if reason := echo_verdict(title, snippet, query):
+    if reason := echo_verdict(title, snippet, query, cfg=cfg):
         return JunkVerdict("echo", reason)
     listed = _listed_host(host)
     if listed and not (definition_query and listed[1] == "dictionary"):
@@ -161,7 +167,9 @@ class JunkFilter:
     name = "junk"
 
     def check(self, candidate: Candidate, ctx: FilterContext) -> str | None:
-        verdict = junk_verdict(candidate.title, candidate.url, candidate.host, ctx.query, candidate.snippet)
+        verdict = junk_verdict(
+            candidate.title, candidate.url, candidate.host, ctx.query, candidate.snippet, ctx.config
+        )
         return verdict.reason if verdict else None
 
 

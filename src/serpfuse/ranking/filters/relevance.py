@@ -37,18 +37,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from serpfuse.config import DEFAULT_FILTERS, FilterConfig
 from serpfuse.ranking.context import FilterContext
 from serpfuse.ranking.pool import PoolTerms, analyze_pool
 from serpfuse.ranking.words import RowText, Term, found_terms, query_terms
 
 if TYPE_CHECKING:
     from serpfuse.ranking.types import Candidate
-
-# A query with up to this many key terms is short: the pool gate wants a row with all of them, and every
-# row is held to min_coverage of the whole query. Past it, the gate wants GATE_SHARE of them (rounded up, at
-# least three) and rows are held to min_coverage of what the pool's best row covers.
-SHORT_QUERY_KEY_TERMS = 3
-GATE_SHARE = 0.6
 
 
 @dataclass(frozen=True)
@@ -95,16 +90,20 @@ def coverage_reason(cov: Coverage) -> str:
     return f"mentions {_names(cov.found)} but not {_names(cov.missing)}"
 
 
-def gate_need(key_terms: int) -> int:
+def gate_need(key_terms: int, cfg: FilterConfig = DEFAULT_FILTERS) -> int:
     """How many key terms the pool's best row must mention together: all of up to three, then three or
-    ``GATE_SHARE`` of them, since a long query is rarely repeated whole in one snippet."""
-    if key_terms <= SHORT_QUERY_KEY_TERMS:
+    ``gate_share`` of them, since a long query is rarely repeated whole in one snippet."""
+    short = cfg.short_query_key_terms
+    if key_terms <= short:
         return key_terms
-    return max(SHORT_QUERY_KEY_TERMS, math.ceil(GATE_SHARE * key_terms - 1e-9))
+    return max(short, math.ceil(cfg.gate_share * key_terms - 1e-9))
 
 
 def pool_verdict(
-    terms: Sequence[Term], rows: Sequence[RowText], found: Sequence[Iterable[str]] | None = None
+    terms: Sequence[Term],
+    rows: Sequence[RowText],
+    found: Sequence[Iterable[str]] | None = None,
+    cfg: FilterConfig = DEFAULT_FILTERS,
 ) -> str | None:
     """Why no row of the pool is about the query, or None when some row mentions its key terms together.
     ``found`` (the term texts each row mentions, in the order of ``rows``) spares finding them again.
@@ -119,7 +118,7 @@ def pool_verdict(
         key_texts = {t.text for t in key_terms}
         per_row = [key_texts.intersection(f) for f in found]
     best = max(len(found) for found in per_row)
-    if best >= gate_need(len(key_terms)):
+    if best >= gate_need(len(key_terms), cfg):
         return None
     nowhere = [t for t in key_terms if not any(t.text in found for found in per_row)]
     if nowhere:
@@ -195,7 +194,7 @@ class RelevanceFilter:
 
     def for_pool(self, candidates: Sequence[Candidate], ctx: FilterContext) -> PoolRelevance:
         cfg = ctx.config
-        pool = ctx.pool or analyze_pool(candidates, ctx.query, ctx.request.language)
+        pool = ctx.pool or analyze_pool(candidates, ctx.query, ctx.request.language, cfg=cfg)
         if ctx.query.is_cjk or not pool.terms:
             return PoolRelevance([], None, cfg.weak_term_weight, cfg.min_coverage)
         rows = {c.key: pool.rows.get(c.key) or RowText.of_candidate(c) for c in candidates}
@@ -203,7 +202,7 @@ class RelevanceFilter:
         gate = cfg.pool_gate and is_english(ctx.request.language)
         known = all(key in pool.found for key in rows)
         found = [pool.found[key] for key in rows] if known else None
-        verdict = pool_verdict(terms, list(rows.values()), found) if gate else None
+        verdict = pool_verdict(terms, list(rows.values()), found, cfg) if gate else None
         if verdict:
             return PoolRelevance(terms, verdict, cfg.weak_term_weight, cfg.min_coverage)
         shared: dict[frozenset[str], Coverage] = {}  # rows mentioning the same terms share one coverage
@@ -218,7 +217,7 @@ class RelevanceFilter:
             for key, row in rows.items()
         }
         min_coverage = cfg.min_coverage
-        if gate and sum(not t.weak for t in terms) > SHORT_QUERY_KEY_TERMS:
+        if gate and sum(not t.weak for t in terms) > cfg.short_query_key_terms:
             # Only where the gate vouches for the pool (a pool of bait must not lower the bar), and only
             # for long queries: a short one has a row with every key term, the bar for the rest.
             min_coverage = relative_min_coverage(coverages.values(), min_coverage)

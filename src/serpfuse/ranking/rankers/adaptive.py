@@ -28,9 +28,6 @@ from serpfuse.ranking.rankers.agreement import engine_parts, estimate_engines
 from serpfuse.ranking.rankers.consensus import rank_candidates
 from serpfuse.ranking.types import Candidate, Scored
 
-# An engine whose rows carry none of the query's meaning still votes, faintly: zero would drop its rows.
-CONTENT_FLOOR = 1e-3
-
 
 def logical(engine: str, aliases: dict[str, str]) -> str:
     return aliases.get(engine, engine)
@@ -47,7 +44,8 @@ def content_reliability(ctx: RankContext) -> dict[str, float]:
     best = max(content.values(), default=0.0)
     if best <= 0:
         return {}
-    return {e: max(CONTENT_FLOOR, (c / best) ** power) for e, c in content.items()}
+    floor = ctx.config.agree.content_floor  # faint, not zero: zero would drop the engine's rows
+    return {e: max(floor, (c / best) ** power) for e, c in content.items()}
 
 
 class AdaptiveRanker:

@@ -105,29 +105,29 @@ def estimate_engines(
         best = max(supports.values())
         if best <= 0:  # nobody backs anybody: support says nothing, keep the coverage weights
             return {e: EngineEstimate(coverage[e], 0.0) for e in lists}
-        weights = relative_weights(coverage, supports, sizes, cfg.power)
+        weights = relative_weights(coverage, supports, sizes, cfg.power, cfg.unbacked_budget)
     return {e: EngineEstimate(weights[e], supports[e]) for e in lists}
 
 
-# What an engine nobody backs casts, in all: a vanishing budget that keeps its rows in play, just last.
-UNBACKED_BUDGET = 1e-6
-
-
 def relative_weights(
-    coverage: Mapping[str, float], supports: Mapping[str, float], sizes: Mapping[str, int], power: float
+    coverage: Mapping[str, float],
+    supports: Mapping[str, float],
+    sizes: Mapping[str, int],
+    power: float,
+    unbacked_budget: float,
 ) -> dict[str, float]:
     """Each engine's weight, coverage x (support / best support) ** power, divided by the largest.
 
     Weights are relative: the best-backed engine keeps its prior, so the longest list (an off-topic one
     included) cannot rescale every vote, and consensus's log1p is not scale-free. An engine none of the others
-    backs shares ``UNBACKED_BUDGET`` among its rows whatever its length: nothing confirms that its rows belong to
+    backs shares ``unbacked_budget`` (a vanishing one: its rows stay in play, just last) among its rows whatever its length: nothing confirms that its rows belong to
     the query (a shuffled or off-topic list looks exactly like this), so a long unconfirmed list must not
     outrank a short one by coverage.
     """
     best = max(supports.values())
     backed = {e: coverage[e] * (s / best) ** power for e, s in supports.items() if s > 0}
     top = max(backed.values())
-    return {e: backed[e] / top if e in backed else UNBACKED_BUDGET / max(sizes[e], 1) for e in supports}
+    return {e: backed[e] / top if e in backed else unbacked_budget / max(sizes[e], 1) for e in supports}
 
 
 def fuse(
