@@ -33,7 +33,7 @@ def changed(value: Any, annotation: Any) -> Any:
 def test_every_knob_moves_the_fingerprint() -> None:
     base = RankingConfig()
     seen = {base.fingerprint(): "default"}
-    for section, field in type(base).model_fields.items():
+    for section in type(base).model_fields:
         value = getattr(base, section)
         if not isinstance(value, BaseModel):
             continue
