@@ -443,11 +443,11 @@ def test_chain_order_and_reasons() -> None:
         cand("https://www.merriam-webster.com/dictionary/tutorial", "TUTORIAL Definition & Meaning"),
         cand("https://medium.example/k8s", "Kubernetes", "an orchestrator"),
     ]
-    seed001 = FilterConfig(coverage_rule="seed001")
+    exact = FilterConfig(coverage_rule="exact")
     outcome = apply_filters(
         rows,
         filter_ctx(
-            "kubernetes ingress controller tutorial", seed001, exclude_domains=["merriam-webster.com"]
+            "kubernetes ingress controller tutorial", exact, exclude_domains=["merriam-webster.com"]
         ),
     )
     assert [c.url for c in outcome.kept] == ["https://kubernetes.io/docs/ingress"]
@@ -467,7 +467,7 @@ def test_chain_falls_back_to_non_junk_rows() -> None:
         cand("https://culturedcode.com/things/", "Things - To-Do List App", "plan your day"),
     ]
     outcome = apply_filters(
-        rows, filter_ctx("things to do in kyoto in autumn", FilterConfig(coverage_rule="seed001"))
+        rows, filter_ctx("things to do in kyoto in autumn", FilterConfig(coverage_rule="exact"))
     )
     assert outcome.fallback_used
     assert [c.url for c in outcome.kept] == [rows[1].url, rows[2].url]  # upstream order kept
@@ -478,7 +478,7 @@ def test_chain_falls_back_to_non_junk_rows() -> None:
         rows,
         filter_ctx(
             "things to do in kyoto in autumn",
-            FilterConfig(coverage_rule="seed001", fallback_when_empty=False),
+            FilterConfig(coverage_rule="exact", fallback_when_empty=False),
         ),
     )
     assert off.kept == [] and not off.fallback_used

@@ -211,7 +211,7 @@ def run_lexical(query: Query, limit: int = 8) -> Run:
     """Filters then the lexical ranker, analysing the query after seed 001's cleaning."""
     # seed 001's own gates: its exact-token coverage rule and fallback, not serpfuse's relevance guard
     config = RankingConfig(
-        strategy="lexical", lexical={"searxng_weights": CRW56_WEIGHTS}, filters={"coverage_rule": "seed001"}
+        strategy="lexical", lexical={"searxng_weights": CRW56_WEIGHTS}, filters={"coverage_rule": "exact"}
     )
     request = SearchRequest(query=query.text, limit=limit)
     analysis = analyze_query(clean_query(query.text))

@@ -439,7 +439,7 @@ THINGS = [
 
 def test_seed_001_rule_still_falls_back() -> None:
     query = "things to do in kyoto in autumn"
-    seed = apply_filters(THINGS, filter_ctx(query, FilterConfig(coverage_rule="seed001")))
+    seed = apply_filters(THINGS, filter_ctx(query, FilterConfig(coverage_rule="exact")))
     assert seed.fallback_used and seed.kept == THINGS
     ours = apply_filters(THINGS, filter_ctx(query))
     assert ours.kept == [] and not ours.fallback_used
@@ -524,7 +524,7 @@ def default(corpus, runner):
 
 @pytest.fixture(scope="module")
 def seed_001(corpus, runner):
-    return summary(corpus, runner, RankingConfig(filters=FilterConfig(coverage_rule="seed001")))
+    return summary(corpus, runner, RankingConfig(filters=FilterConfig(coverage_rule="exact")))
 
 
 def test_crw56_default_shows_fewer_than_5_irrelevant_rows(default):

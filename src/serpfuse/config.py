@@ -39,7 +39,7 @@ def _aliases() -> dict[str, str]:
 
 
 class FilterConfig(Model):
-    """Seed 000's CJK gate and seed 001's junk, coverage and geo filters (each can be switched off)."""
+    """The CJK gate and the junk, coverage and geo filters (each can be switched off)."""
 
     junk: bool = True
     coverage: bool = True
@@ -47,11 +47,11 @@ class FilterConfig(Model):
     geo: bool = True
     cjk_gate: bool = True
     cjk_gate_units: int = Field(2, ge=1)
-    # Seed 001's fallback: when coverage/geo leave nothing, fall back to the non-junk rows.
+    # The non-junk fallback: when coverage/geo leave nothing, fall back to the non-junk rows.
     fallback_when_empty: bool = True
     # Which coverage guard runs: "relevance" (filters/relevance.py: stems, weak terms, the pool gate) or
-    # "seed001" (exact tokens, as seed 001). The fallback never overrides the relevance guard's pool gate.
-    coverage_rule: Literal["relevance", "seed001"] = "relevance"
+    # "exact" (exact tokens). The fallback never overrides the relevance guard's pool gate.
+    coverage_rule: Literal["relevance", "exact"] = "relevance"
     pool_gate: bool = True  # drop every row when none mentions the query's key terms together
     # What a weak term (a year, "latest", "guide", "speed") counts in a row's coverage; a key term counts 1.
     weak_term_weight: float = Field(0.5, ge=0, le=1)
@@ -88,7 +88,7 @@ DEFAULT_FILTERS = FilterConfig()  # what a stage reads when its caller passes no
 
 
 class RRFConfig(Model):
-    """Seed 000: weighted RRF with authority and freshness boosts, weighted round-robin interleave."""
+    """Weighted RRF with authority and freshness boosts, weighted round-robin interleave."""
 
     rrf_constant: float = Field(60.0, gt=0)
     authority_boost: float = Field(0.25, ge=0)
@@ -101,7 +101,7 @@ class RRFConfig(Model):
 
 
 class ConsensusConfig(Model):
-    """Seed 002: consensus-v2.1, exactly."""
+    """consensus-v2.1, exactly as its design gives it."""
 
     kappa: float = Field(10.0, gt=0)
     beta: float = Field(1.0, ge=0)
@@ -141,7 +141,7 @@ class SearxngConfig(Model):
 
 
 class LexicalConfig(Model):
-    """Seed 001's lexical core: filters, upstream (SearXNG score) order, one row per registrable domain."""
+    """The lexical core: filters, upstream (SearXNG score) order, one row per registrable domain."""
 
     searxng_weights: dict[str, float] = Field(default_factory=dict)
 

@@ -234,7 +234,7 @@ def load_tables_for(language: str | None = None) -> None:
 
 
 def relevance_gate(query: QueryAnalysis, cfg: FilterConfig):
-    """Seed 000's CJK gate on raw rows, used by the fan-out to decide whether an answer was usable."""
+    """The CJK gate on raw rows, used by the fan-out to decide whether an answer was usable."""
     if not query.is_cjk:
         return None
     units, ascii_units = cfg.cjk_gate_units, cfg.cjk_ascii_units

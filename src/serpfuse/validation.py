@@ -1,7 +1,7 @@
 """Caller input, checked where it enters: every face (HTTP, MCP, CLI, Python) refuses the same things with the
 same one-line message, and nothing a caller sends can reach a code path that crashes on it.
 
-What it guards against, each seen as a 500 or a hang before (issue 10): text holding a lone surrogate (cannot
+What it guards against, each once a 500 or a hang: text holding a lone surrogate (cannot
 be encoded, so the cache key and every reply crashed), JSON nested thousands deep, keys a body may not hold,
 and region/language codes that end in a newline (``$`` matches before one; ``fullmatch`` does not).
 """

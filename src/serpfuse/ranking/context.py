@@ -32,7 +32,7 @@ class RankContext:
     # engine name -> tier ("primary"/"fallback") and each engine's full ranked list length, when known
     engine_tiers: dict[str, str] = field(default_factory=dict)
     engine_list_sizes: dict[str, int] = field(default_factory=dict)
-    # seed 000's region policy: the engines that lead for this query's script (None = not known, e.g. replay)
+    # the region policy: the engines that lead for this query's script (None = not known, e.g. replay)
     lead_engines: list[str] | None = None
     # the query read against every candidate, cut ones included (None for bare lists, which have no text)
     pool: PoolTerms | None = None

@@ -21,7 +21,7 @@ def _load_stopwords() -> frozenset[str]:
 
 STOPWORDS: frozenset[str] = _load_stopwords()
 
-# Seed 001 params.rs::clean_query: a leading ranking word makes Bing answer with dictionaries and shops.
+# A leading ranking word ("best", "top") makes Bing answer with dictionaries and shops: it is dropped.
 RANKING_WORDS = frozenset({"top", "best", "good", "greatest", "finest", "cheapest"})
 
 _PHRASE = re.compile(r'"([^"]*)"')
@@ -35,17 +35,17 @@ _MARK = re.compile("\ue000(\\d+)\ue001")
 class QueryAnalysis:
     raw: str  # as the caller typed it (whitespace collapsed)
     text: str  # without site:/-site: operators, and only the first ` OR ` alternative
-    cleaned: str  # `text` after seed 001's leading-ranking-word cleaning (what engines are sent)
+    cleaned: str  # `text` after the leading-ranking-word cleaning (what engines are sent)
     script: Literal["cjk", "ascii", "mixed"]
     phrases: tuple[str, ...]  # "quoted phrases" of the whole query (without quotes)
     include_domains: tuple[str, ...]  # from site:example.com (lowercased, www stripped)
     exclude_domains: tuple[str, ...]  # from -site:example.com
     alternatives: tuple[
         str, ...
-    ]  # the parts after the first ` OR ` (each stripped), seed 002's preprocessQuery
+    ]  # the parts after the first ` OR ` (each stripped), as consensus-v2.1 reads a query
     terms: tuple[str, ...]  # distinct important ASCII terms of `text`, in order
     cjk_tokens: tuple[str, ...]  # distinct overlapping CJK bigrams of `text`, in order
-    core_variant: str | None  # seed 000's core-word retry variant; None when it would equal `cleaned`
+    core_variant: str | None  # the core-word retry variant; None when it would equal `cleaned`
 
     @property
     def variants(self) -> list[str]:
@@ -57,7 +57,7 @@ class QueryAnalysis:
 
 
 def clean_query(query: str) -> str:
-    """Seed 001's clean_query: drop a leading top/best/good/greatest/finest/cheapest (any case) when the
+    """Leading-ranking-word cleaning: drop a leading top/best/good/greatest/finest/cheapest (any case) when the
     query has at least 3 whitespace tokens and no `"` or `:` (quoted and operator queries are left alone).
 
     "best buy" and "top gun" stay; "best coffee shops in lisbon" -> "coffee shops in lisbon".
@@ -71,7 +71,7 @@ def clean_query(query: str) -> str:
 
 
 def important_terms(text: str) -> list[str]:
-    """ASCII word tokens of `text` (folded) minus seed 001's stopwords, de-duplicated in order."""
+    """ASCII word tokens of `text` (folded) minus the ranking stopwords, de-duplicated in order."""
     return list(dict.fromkeys(w for w in words(text) if w not in STOPWORDS))
 
 
@@ -136,7 +136,7 @@ def analyze_query(query: str) -> QueryAnalysis:
     )
 
 
-# --- core-word variant (seed 000's retry) -----------------------------------------------------------------
+# --- core-word variant (the retry when an engine finds nothing) -----------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -202,10 +202,10 @@ def _core_of_token(token: str, table: _CoreWords) -> list[str]:
 
 
 def core_word_variant(text: str) -> str:
-    """Seed 000's core-word retry variant of `text` ("" when nothing is left).
+    """The core-word retry variant of `text` ("" when nothing is left).
 
     Rule: quoted phrases are kept whole with their quotes. Every other token is split into CJK runs and
-    non-CJK words. A non-CJK word is kept unless it is one of seed 001's stopwords (how, the, best, ...);
+    non-CJK words. A non-CJK word is kept unless it is one of the ranking stopwords (how, the, best, ...);
     a CJK run is cut at its function and answer-type words (如何, 什么, 的, 用法, 教程, 定位, ...), loses
     trailing sentence particles (了, 吗, 呢) and a leading quantity (八个, 十大), and a piece that is only a
     particle (是, 在, 和, 与, 中 ...) is dropped; these stay inside words such as 了解, 中国, 在线. What remains of

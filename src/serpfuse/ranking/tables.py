@@ -62,7 +62,7 @@ def host_category(host: str, table: dict[str, str]) -> tuple[str, str] | None:
 
 
 def is_official(host: str) -> bool:
-    """True when the host belongs to an official domain (seed 000's authority boost)."""
+    """True when the host belongs to an official domain (the RRF ranker's authority boost)."""
     return host_category(host, official_domains()) is not None
 
 

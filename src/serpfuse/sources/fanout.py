@@ -1,4 +1,4 @@
-"""Fan out (seed 000): ask every engine at once, under one deadline, primaries first.
+"""Fan out: ask every engine at once, under one deadline, primaries first.
 
 - Primaries run concurrently, each query variant too; the overall deadline cancels whoever is late, and the
   fan-out waits at most ``UNWIND_GRACE_S`` for them to unwind (closing a connection, a store write): one that

@@ -1,4 +1,4 @@
-"""The filter stage: seed 000's CJK gate, seed 001's junk, coverage and geo filters, domains and time range."""
+"""The filter stage: the CJK gate, the junk, coverage and geo filters, domains and time range."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What every filter sees, the filter protocol, and seed 000's CJK relevance test on a raw row.
+"""What every filter sees, the filter protocol, and the CJK relevance test on a raw row.
 
 A filter is a small object with a ``name`` and ``check(candidate, ctx)``: None keeps the candidate, a string
 drops it and says why in one line a person can read ("covers 1 of 3 query terms"). Filters never reorder.
@@ -26,7 +26,7 @@ class Filter(Protocol):
     def check(self, candidate: Candidate, ctx: FilterContext) -> str | None: ...
 
 
-# --- seed 000's CJK relevance gate, on raw fields so the fan-out can judge an engine's answer too ----------
+# --- the CJK relevance gate, on raw fields so the fan-out can judge an engine's answer too ----------
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class Overlap:
 
 
 def _ascii_hit(term: str, row_words: set[str]) -> bool:
-    # A row word that starts with the term counts: "postgres" is found in "PostgreSQL" (seed 000's example).
+    # A row word that starts with the term counts: "postgres" is found in "PostgreSQL" .
     # One- and two-letter terms must match whole words, or "go" would be found in every "google".
     return term in row_words or (len(term) >= 3 and any(w.startswith(term) for w in row_words))
 
@@ -68,7 +68,7 @@ def cjk_overlap(
 def passes_cjk_gate(
     query: QueryAnalysis, title: str, snippet: str, url: str, units: int = 2, ascii_units: int = 2
 ) -> bool:
-    """Seed 000's gate on one raw row: ASCII-only queries always pass; a CJK or mixed query needs `units`."""
+    """The CJK gate on one raw row: ASCII-only queries always pass; a CJK or mixed query needs `units`."""
     if not query.is_cjk:
         return True
     return cjk_overlap(query, title, snippet, url, units, ascii_units).passes

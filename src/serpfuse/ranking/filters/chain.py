@@ -2,9 +2,9 @@
 
 Order: domains, timerange, cjk_gate (hard: what the caller asked for and what is not even about the query),
 then junk, then the relevance guards (the coverage guard, filters.coverage_rule picking the relevance guard
-or seed 001's, then geo). A relevance guard may look at the whole pool of non-junk rows first (``for_pool``)
+or the exact-token one, then geo). A relevance guard may look at the whole pool of non-junk rows first (``for_pool``)
 and decide that no row is about the query; that verdict is final. Otherwise, when the relevance guards leave
-nothing, seed 001's fallback may show the non-junk rows.
+nothing, the non-junk fallback may show the non-junk rows.
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ def judge(screened: Screened, ctx: FilterContext) -> FilterOutcome:
         demoted.update(getattr(bound, "demoted", {}))
 
     if before_junk and not non_junk:
-        # Seed 001 falls back to the raw rows when every row is junk; serpfuse deliberately does not: an
+        # A reranker could fall back to the raw rows when every row is junk; serpfuse deliberately does not: an
         # agent is better served by an empty answer it can retry than by dictionary pages and shop homepages.
         warnings.append(f"all {len(before_junk)} results were junk; none is shown")
         return FilterOutcome(kept=[], cut=cut, warnings=warnings, pool=ctx.pool)
@@ -128,7 +128,7 @@ def judge(screened: Screened, ctx: FilterContext) -> FilterOutcome:
         return FilterOutcome(kept=[], cut=cut, warnings=warnings, pool=ctx.pool)
 
     if non_junk and not rows and ctx.config.fallback_when_empty:
-        # Seed 001's fallback: when the relevance guards leave nothing, show the non-junk rows rather than
+        # The non-junk fallback: when the relevance guards leave nothing, show the non-junk rows rather than
         # nothing, and say so; they are no longer "cut".
         for cand in non_junk:
             cut.pop(cand.key, None)

@@ -1,4 +1,4 @@
-"""Seed 000's CJK relevance gate: a CJK or mixed query's row must share enough two-character tokens."""
+"""The CJK relevance gate: a CJK or mixed query's row must share enough two-character tokens."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ class CjkGateFilter:
     """Keeps a row when its title, snippet or URL collects ``cjk_gate_units`` units of overlap.
 
     It exists because a scraped Chinese engine sometimes answers a long query with rows about one of its
-    characters (seed 000: ten rows for 东, a company named 李在东). ASCII-only queries pass unchanged.
+    characters (ten rows for 东, a company named 李在东). ASCII-only queries pass unchanged.
     """
 
     name = "cjk_gate"

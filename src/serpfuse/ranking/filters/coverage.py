@@ -1,4 +1,4 @@
-"""Seed 001's coverage guard: a row must mention enough of the query's important terms."""
+"""The exact-token coverage guard: a row must mention enough of the query's important terms."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 
 def covered_terms(terms: tuple[str, ...] | list[str], title: str, snippet: str) -> list[str]:
-    """The distinct terms that appear as whole tokens of title + snippet (seed 001: exact tokens)."""
+    """The distinct terms that appear as whole tokens of title + snippet (exact tokens)."""
     row_tokens = set(words(f"{title} {snippet}"))
     return [t for t in dict.fromkeys(terms) if t in row_tokens]
 

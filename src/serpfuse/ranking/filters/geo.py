@@ -1,4 +1,4 @@
-"""Seed 001's competing-region filter: "restaurants in belgrad" must not return the Belgrad Forest."""
+"""The competing-region filter: "restaurants in belgrad" must not return the Belgrad Forest."""
 
 from __future__ import annotations
 

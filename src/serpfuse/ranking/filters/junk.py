@@ -1,4 +1,4 @@
-"""Seed 001's junk filter: rows that are never an answer, whatever the query.
+"""The junk filter: rows that are never an answer, whatever the query.
 
 Each rule is reported with its own name so a benchmark can count what each one drops:
 ``dictionary-title`` (a short "X Definition & Meaning" title), ``bot-check-title`` (a block page),

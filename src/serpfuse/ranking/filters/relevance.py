@@ -1,11 +1,11 @@
 """The relevance guard: judge from a row's text whether it is about the query, and whether any row is.
 
-Seed 001's coverage guard counts exact query tokens in title + snippet. That is blind in both directions: it
+An exact-token coverage guard counts query tokens in title + snippet. That is blind in both directions: it
 loses "Restaurants in Belgrade" for "belgrad" and "Kyoto in the Fall" for "autumn", and it passes a row
 that shares only the query's bait word ("fix", "install", "best"). This guard keeps its idea (a row must
 mention enough of what the query is about) and fixes how terms are chosen, weighed and found:
 
-- **Terms.** The query's words minus seed 001's stopwords and English function words; ``-word`` and
+- **Terms.** The query's words minus the ranking stopwords and English function words; ``-word`` and
   operators such as ``lang:it`` ask for nothing. A word that says what kind of answer is wanted rather than
   what it is about (a year, "latest", "guide", "speed", "install"; ``data/relevance_words.txt``) is a *weak*
   term; the rest are the *key* terms. A "quoted phrase" is one key term.
@@ -185,7 +185,7 @@ def relative_min_coverage(coverages: Iterable[Coverage], min_coverage: float) ->
 class RelevanceFilter:
     """See the module doc. ``check`` alone judges one row against the whole query; the filter chain calls
     ``for_pool`` first so that the pool gate can see every candidate and rows are held to the pool's best.
-    CJK and mixed queries are the CJK gate's business, as for seed 001's coverage guard."""
+    CJK and mixed queries are the CJK gate's business, as for the exact-token coverage guard."""
 
     name = "relevance"
 

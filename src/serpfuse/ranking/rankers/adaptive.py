@@ -1,6 +1,6 @@
 """The default ranker: consensus-v2.1 whose engine weights adapt, per query, to how much the others back them.
 
-consensus-v2.1 (seed 002) scores a page by the evidence of every engine that returned it, with correlated
+consensus-v2.1 scores a page by the evidence of every engine that returned it, with correlated
 engines grouped and a bounded metadata correction, then picks a diverse list. Its engine weights are fixed
 priors, though, and plain fusion sinks below the best engine when one engine is much better than the rest.
 Here each engine's prior is multiplied by its agreement weight for this query (rankers/agreement.py): how

@@ -1,4 +1,4 @@
-"""Seed 002's consensus-v2.1 ranker: correlation-aware positive evidence, bounded metadata, greedy MMR.
+"""The consensus-v2.1 ranker: correlation-aware positive evidence, bounded metadata, greedy MMR.
 
 Per page, with one-based provider ranks ``r`` and one vote per logical engine (aliases folded, best rank):
 

@@ -1,4 +1,4 @@
-"""Seed 001's lexical core: after the filters, keep the upstream (SearXNG score) order, one row per domain.
+"""The lexical core (a reranker for SearXNG answers): after the filters, keep the upstream (SearXNG score) order, one row per domain.
 
 us/crw measured its composite re-rank (RRF + BM25 + geo score) against this and the composite lost: with
 near-zero cross-engine overlap, ordering adds nothing and the filters do the work. So this ranker scores a

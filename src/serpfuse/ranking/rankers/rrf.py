@@ -1,4 +1,4 @@
-"""Seed 000's ranker: weighted reciprocal-rank fusion with authority and freshness boosts.
+"""Weighted reciprocal-rank fusion with authority and freshness boosts.
 
     vote  = w_e / (rrfConstant + rank)
     score = sum of votes + authorityBoost * isOfficialDomain + freshnessBoost * freshness(date, freshnessDays)
@@ -58,7 +58,7 @@ def interleave_order(
 
 class RRFRanker:
     name = "rrf"
-    score_version = "rrf-seed000-1"
+    score_version = "rrf-1"
     selects_by = "top"
 
     def rank(self, candidates: list[Candidate], ctx: RankContext) -> list[Scored]:
