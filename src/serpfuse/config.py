@@ -209,6 +209,8 @@ DEFAULT_STRATEGY = "adaptive"
 
 class RankingConfig(Model):
     strategy: str = DEFAULT_STRATEGY
+    # One answer's rows name at most this many engines as voters; the rest are one voter (candidates.py).
+    engine_names_per_answer: int = Field(16, ge=1)
     filters: FilterConfig = Field(default_factory=FilterConfig)
     rrf: RRFConfig = Field(default_factory=RRFConfig)
     consensus: ConsensusConfig = Field(default_factory=ConsensusConfig)

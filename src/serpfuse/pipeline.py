@@ -22,7 +22,7 @@ from serpfuse.models import (
     SearchResponse,
 )
 from serpfuse.rank_worker import in_thread, off_loop, ranks_here
-from serpfuse.ranking.candidates import build_candidates
+from serpfuse.ranking.candidates import build_candidates, fold_engine_names
 from serpfuse.ranking.context import FilterContext, RankContext
 from serpfuse.ranking.filters import judge, passes_cjk_gate, screen
 from serpfuse.ranking.filters.timerange import undated
@@ -160,6 +160,7 @@ def rank_answers(
     now = now or dt.datetime.now(dt.UTC)
     warnings = list(fanout.warnings) if fanout else []
 
+    answers = fold_engine_names(answers, config.engine_names_per_answer)
     candidates, invalid = build_candidates(answers, query)
     if invalid:
         warnings.append(f"{invalid} rows had no usable http(s) URL and were dropped")

@@ -42,6 +42,31 @@ def merge_dates(dates: Iterable[dt.datetime | None]) -> tuple[dt.datetime | None
     return min(known), "known"
 
 
+def fold_engine_names(answers: Iterable[EngineAnswer], cap: int) -> list[EngineAnswer]:
+    """The answers, where one whose rows name more than ``cap`` engines (a broker such as SearXNG splits its
+    rows by the engines behind it) keeps the ``cap`` names it ranks best and folds the rest into one voter,
+    ``<engine>:other``: an answer cannot bring voters without bound, and agreement costs grow with voters."""
+    out = []
+    for answer in answers:
+        best: dict[str, int] = {}
+        for row in answer.rows:
+            best[row.engine] = min(row.rank, best.get(row.engine, row.rank))
+        if len(best) <= cap:
+            out.append(answer)
+            continue
+        kept = set(sorted(best, key=lambda name: (best[name], name))[:cap])
+        rows, folded = [], {}  # the folded voter's best-ranked row per URL: one voter sees a page once
+        for row in answer.rows:
+            if row.engine in kept:
+                rows.append(row)
+            elif row.url not in folded or row.rank < folded[row.url].rank:
+                folded[row.url] = row
+        other = f"{answer.engine}:other"
+        rows += [row.model_copy(update={"engine": other}) for row in folded.values()]
+        out.append(answer.model_copy(update={"rows": rows}))
+    return out
+
+
 def build_candidates(answers: Iterable[EngineAnswer], query: QueryAnalysis) -> tuple[list[Candidate], int]:
     """Merge all rows by dedup key. Returns the candidates (in first-seen order) and the number of unusable rows."""
     groups: dict[str, list[tuple[EngineRow, str]]] = {}
