@@ -446,9 +446,7 @@ def test_chain_order_and_reasons() -> None:
     exact = FilterConfig(coverage_rule="exact")
     outcome = apply_filters(
         rows,
-        filter_ctx(
-            "kubernetes ingress controller tutorial", exact, exclude_domains=["merriam-webster.com"]
-        ),
+        filter_ctx("kubernetes ingress controller tutorial", exact, exclude_domains=["merriam-webster.com"]),
     )
     assert [c.url for c in outcome.kept] == ["https://kubernetes.io/docs/ingress"]
     assert {k: c.step for k, c in outcome.cut.items()} == {

@@ -59,6 +59,14 @@ class FilterConfig(Model):
     # key term its engine's list left out while the other engines' rows carry it, has its score multiplied
     # by this, so it ranks below the rows that carry it; 1 = no demotion.
     anchor_demotion: float = Field(0.2, ge=0, le=1)
+    # A row short of min_coverage is cut only when the evidence is against it on both counts: it carries less
+    # than evidence_meaning of the query's specific meaning (ranking/pool.py), and every engine listing it is
+    # off-topic (its top on_topic_depth rows carry less than evidence_on_topic of that meaning). Otherwise
+    # it is kept, demoted by anchor_demotion: what it lacks is the query's generic words.
+    evidence_guard: bool = True
+    evidence_meaning: float = Field(0.75, ge=0, le=1)
+    evidence_on_topic: float = Field(0.75, ge=0, le=1)
+    on_topic_depth: int = Field(8, ge=1)
     # The pool gate: a query with up to short_query_key_terms key terms needs a row with all of them; a longer
     # one needs gate_share of them (rounded up, at least short_query_key_terms), and its rows are held to
     # min_coverage of what the pool's best row covers.

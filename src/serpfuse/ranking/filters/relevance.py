@@ -149,6 +149,7 @@ class PoolRelevance:
         min_coverage: float,
         coverages: dict[str, Coverage] | None = None,
         pool: PoolTerms | None = None,
+        cfg: FilterConfig | None = None,
     ):
         self.terms = terms
         self.verdict = verdict
@@ -157,6 +158,8 @@ class PoolRelevance:
         self.coverages = coverages or {}  # candidate key -> its coverage, for the rows of the pool
         self.pool = pool
         self.demoted: dict[str, str] = {}
+        self.cfg = cfg  # the evidence guard's thresholds; None: every row short of coverage is cut
+        self.on_topic = pool.engine_content(cfg.on_topic_depth) if pool is not None and cfg else {}
 
     def check(self, candidate: Candidate, ctx: FilterContext) -> str | None:
         if not self.terms:
@@ -167,12 +170,42 @@ class PoolRelevance:
             self.terms, RowText.of_candidate(candidate), self.weak_weight
         )
         if not cov.passes(self.min_coverage):
-            return coverage_reason(cov)
+            evidence = self.evidence_for(candidate)
+            if evidence is None:
+                return coverage_reason(cov) + self.against(candidate)
+            self.demoted[candidate.key] = f"{coverage_reason(cov)} (kept: {evidence})"
+            return None
         if self.pool is not None and (
             why := self.pool.lacks_anchor(candidate.key) or self.pool.lacks_engine_term(candidate.key)
         ):
             self.demoted[candidate.key] = why
         return None
+
+    def evidence_for(self, candidate: Candidate) -> str | None:
+        """Why a row short of coverage is kept, or None: it carries the query's specific meaning, or an
+        engine whose list is on-topic for this query lists it."""
+        if self.cfg is None or self.pool is None or not self.cfg.evidence_guard:
+            return None
+        meaning = self.pool.meaning(candidate.key)
+        if meaning >= self.cfg.evidence_meaning:
+            return f"it carries {meaning:.0%} of the query's specific meaning"
+        on_topic = [
+            e
+            for e in sorted(candidate.engine_ranks)
+            if self.on_topic.get(e, 0.0) >= self.cfg.evidence_on_topic
+        ]
+        if on_topic:
+            return (
+                f"{on_topic[0]}'s list is on-topic ({self.on_topic[on_topic[0]]:.0%} of the query's meaning)"
+            )
+        return None
+
+    def against(self, candidate: Candidate) -> str:
+        """The evidence behind a cut, for the explanation (empty where the evidence guard is off)."""
+        if self.cfg is None or self.pool is None or not self.cfg.evidence_guard or not candidate.engine_ranks:
+            return ""
+        lists = ", ".join(f"{e} {self.on_topic.get(e, 0.0):.0%}" for e in sorted(candidate.engine_ranks))
+        return f"; its engines' lists are off-topic ({lists})"
 
 
 def relative_min_coverage(coverages: Iterable[Coverage], min_coverage: float) -> float:
@@ -222,7 +255,7 @@ class RelevanceFilter:
             # for long queries: a short one has a row with every key term, the bar for the rest.
             min_coverage = relative_min_coverage(coverages.values(), min_coverage)
         anchored = pool if cfg.anchor_demotion < 1 else None
-        return PoolRelevance(terms, None, cfg.weak_term_weight, min_coverage, coverages, anchored)
+        return PoolRelevance(terms, None, cfg.weak_term_weight, min_coverage, coverages, anchored, cfg)
 
     def check(self, candidate: Candidate, ctx: FilterContext) -> str | None:
         cfg = ctx.config
