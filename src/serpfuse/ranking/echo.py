@@ -7,9 +7,11 @@ the junk filter as junk.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING
+from urllib.parse import unquote, urlsplit
 
 from serpfuse.config import DEFAULT_FILTERS, FilterConfig
 from serpfuse.ranking.tables import junk_rules
@@ -58,43 +60,88 @@ def echo_verdict(
     row_words: Iterable[str] = (),
     spelled: Mapping[str, str] | None = None,
     cfg: FilterConfig = DEFAULT_FILTERS,
+    url: str = "",
 ) -> str | None:
     """Why a row is a page generated from the query rather than about it, or None.
 
-    Three signs, whatever the query's spelling: its title is the query's words in order plus only words like
-    "ideas" or "answers" (an ideas board, a Q&A farm); its title holds the query as typed and its snippet
-    says it ``echo_repeats`` times; or it repeats, with the query's other key words, a misspelling that
-    the engines' rows corrected (``spelled``: typed word -> the pool's spelling).
+    The signs, whatever the query's case and punctuation: a part of its title is the query (as typed or as
+    the engines spell it) and the rest only words like "ideas" or "answers" (an ideas board, a Q&A farm);
+    its title holds the query as typed and its snippet says it ``echo_repeats`` times; its URL's last path
+    segment is the query under a results or tag path, or is a misspelling of it; or it repeats, with the
+    query's other key words, a misspelling that the engines' rows corrected (``spelled``: typed word -> the
+    pool's spelling).
     """
     if query is None:
         return None
-    typed = typed_words(query)
-    echo = _title_echo(title, snippet, tuple(typed), cfg.echo_repeats, cfg.echo_min_words)
-    return echo or _typo_echo(typed, query, row_words, spelled)
+    typed = tuple(typed_words(query))
+    fixed = tuple(spelled.get(w, w) for w in typed) if spelled else typed
+    return (
+        _title_echo(title, snippet, typed, fixed, cfg.echo_repeats, cfg.echo_min_words)
+        or _slug_echo(url, typed, fixed)
+        or _typo_echo(list(typed), query, row_words, spelled)
+    )
+
+
+def title_parts(title: str) -> list[list[str]]:
+    """The title's words in the parts its separators make ("best raen in tokyo? | Answers" is two parts)."""
+    parts = re.split(r"\s[|\-–—·•:]\s|[|?!:·•]", fold(title))
+    return [w for w in (words(p) for p in parts) if w]
 
 
 @lru_cache(maxsize=_ROW_MEMO)  # a row's text against the query's words: judged once while both come back
 def _title_echo(
-    title: str, snippet: str, query_words: tuple[str, ...], repeats: int, min_words: int
+    title: str,
+    snippet: str,
+    typed: tuple[str, ...],
+    fixed: tuple[str, ...],
+    repeats: int,
+    min_words: int,
 ) -> str | None:
     """The first two signs of ``echo_verdict``: the query in the title, with echo words or repeated."""
-    typed = list(query_words)
     folded = fold(title)
-    if not all(w in folded for w in typed):  # the quick test: most titles lack some query word
-        return None
+    if not all(w in folded for w in typed) and not all(w in folded for w in fixed):
+        return None  # the quick test: most titles lack some query word
     # whole words: "restaurants in belgrad" is not in "... restaurants in belgrade"
     if (
         len(typed) >= min_words
-        and _contains_in_order(words(title), typed) >= 0
-        and _occurrences(words(snippet), typed) >= repeats
+        and _contains_in_order(words(title), list(typed)) >= 0
+        and _occurrences(words(snippet), list(typed)) >= repeats
     ):
         return f"repeats the query in its title and {repeats} times or more in its snippet"
+    if len(typed) < 2:
+        return None
     echo_words = junk_rules().echo_title_words
-    for tokens in (page_title_words(title), words(title)):  # "<query> Ideas" and "<query> - Answers"
-        at = _contains_in_order(tokens, typed)
-        rest = tokens[:at] + tokens[at + len(typed) :] if at >= 0 and len(typed) >= 2 else []
-        if rest and all(w in echo_words for w in rest):
-            return f"echoes the query in its title ('{title}')"
+    parts = title_parts(title)
+    for query_words in dict.fromkeys((typed, fixed)):
+        for i, part in enumerate(parts):
+            at = _contains_in_order(part, list(query_words))
+            if at < 0:
+                continue
+            rest = (
+                part[:at] + part[at + len(query_words) :] + [w for p in parts[:i] + parts[i + 1 :] for w in p]
+            )
+            if rest and all(w in echo_words for w in rest):
+                return f"echoes the query in its title ('{title}')"
+    return None
+
+
+# Path segments under which a page is a listing made for whatever was asked (a results, tag or Q&A page).
+_LISTING_SEGMENTS = frozenset({"search", "results", "tag", "tags", "topic", "topics", "questions", "q", "s"})
+
+
+def _slug_echo(url: str, typed: tuple[str, ...], fixed: tuple[str, ...]) -> str | None:
+    """The URL sign of ``echo_verdict``: the last path segment is the query, under a listing path, or is the
+    query with its misspelling (a page no one would name so unless it was made from the query)."""
+    if not url or len(typed) < 2:
+        return None
+    path = [unquote(seg) for seg in urlsplit(url).path.lower().split("/") if seg]
+    if not path:
+        return None
+    slug = tuple(words(path[-1].replace("_", " ").replace("+", " ")))
+    if slug == typed and typed != fixed:
+        return f"its address repeats the query's misspelling ('{path[-1]}')"
+    if slug in (typed, fixed) and _LISTING_SEGMENTS.intersection(path[:-1]):
+        return f"its address is a listing made for the query ('{'/'.join(path)}')"
     return None
 
 

@@ -333,7 +333,7 @@ def analyze_pool(
     pool = PoolTerms(lang, terms, rows, found, spec, spelled, lists, cfg=cfg)
     if spelled:
         for c in candidates:
-            if why := echo_verdict(c.title, c.snippet, query, rows[c.key].plain_words, spelled, cfg):
+            if why := echo_verdict(c.title, c.snippet, query, rows[c.key].plain_words, spelled, cfg, c.url):
                 pool.echoes[c.key] = why
     genuine = {k: f for k, f in found.items() if k not in pool.echoes}
     pool.anchor, pool.anchor_rows, pool.judged_rows = choose_anchor(terms, genuine, spec, cfg.anchor_share)

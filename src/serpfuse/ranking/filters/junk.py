@@ -145,7 +145,7 @@ def junk_verdict(
         return JunkVerdict("asset-url", reason)
     if reason := _shop_homepage(title, url, host, query):
         return JunkVerdict("shop-homepage", reason)
-    if reason := echo_verdict(title, snippet, query, cfg=cfg):
+    if reason := echo_verdict(title, snippet, query, cfg=cfg, url=url):
         return JunkVerdict("echo", reason)
     listed = _listed_host(host)
     if listed and not (definition_query and listed[1] == "dictionary"):
