@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from benchmarks import crw56
 from conftest import need
-from serpfuse.bench import crw56
 from serpfuse.bench.report import QueryScore, aggregate, paired_values
 from serpfuse.config import RankingConfig
 
@@ -141,25 +141,17 @@ def test_paired_values_align_by_qid():
     assert aggregate(a, crw56.METRICS)["queries"] == 3
 
 
-# --- the `serpfuse bench` command ----------------------------------------------------------------------------
+# --- the `python -m benchmarks` command ----------------------------------------------------------------------
 
 
 def bench_runner():
-    """``serpfuse bench ARGS...`` in process (typer's CliRunner); test_bench_subsets uses it too."""
-    import typer
+    """``python -m benchmarks ARGS...`` in process (typer's CliRunner); test_bench_subsets uses it too."""
     from typer.testing import CliRunner
 
-    from serpfuse.cli import bench
+    from benchmarks.cli import app
 
-    app = typer.Typer(add_completion=False)
-
-    @app.callback()
-    def _root() -> None:
-        """test root"""
-
-    bench.register(app)
     runner = CliRunner()
-    return lambda *args, **kw: runner.invoke(app, ["bench", *args], **kw)
+    return lambda *args, **kw: runner.invoke(app, list(args), **kw)
 
 
 @pytest.fixture
@@ -244,7 +236,7 @@ def test_cli_bad_input_is_a_one_line_error(cli, data_dir, args, message):
 
 
 def test_settings_accept_snake_and_camel_case_and_dict_knobs():
-    from serpfuse.bench.configs import apply_settings, config_from
+    from serpfuse.bench.config_specs import apply_settings, config_from
 
     config = config_from("rrf", ["rrf.rrfConstant=40", "rrf.weights.google=3", "filters.junk=false"])
     assert config.rrf.rrf_constant == 40 and config.rrf.weights["google"] == 3 and not config.filters.junk

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
+from benchmarks import crw56, label_free, robustness
 from conftest import need
-from serpfuse.bench import crw56, label_free, robustness
-from serpfuse.bench.runner import quiet
+from serpfuse.bench.modes import quiet
 from serpfuse.config import RankingConfig
 from serpfuse.sources.replay import load_recording
 from test_bench_crw56 import _json, bench_runner

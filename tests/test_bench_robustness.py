@@ -10,10 +10,10 @@ import random
 
 import pytest
 
+from benchmarks import crw56, robustness
+from benchmarks import mq2008 as mq
 from conftest import need
-from serpfuse.bench import crw56, robustness
-from serpfuse.bench import mq2008 as mq
-from serpfuse.bench.runner import quiet
+from serpfuse.bench.modes import quiet
 from serpfuse.config import RankingConfig
 from serpfuse.models import EngineAnswer, EngineRow
 from serpfuse.sources.replay import load_recording, normalise_query

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks import mq2008 as m
 from conftest import need
-from serpfuse.bench import mq2008 as m
 from test_bench_crw56 import _json, bench_runner
 
 PERFECT = 3  # the synthetic ranker that orders every query by grade

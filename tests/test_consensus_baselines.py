@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks import consensus_frozen as frozen
 from conftest import data_root, need
-from serpfuse.bench import consensus_frozen as frozen
 from serpfuse.ranking.candidates import build_candidates
 from serpfuse.ranking.rankers.consensus import RANKER
 

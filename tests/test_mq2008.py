@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks import mq2008 as m
 from conftest import need
-from serpfuse.bench import mq2008 as m
 from serpfuse.config import RankingConfig, RRFConfig
 
 LINE = (

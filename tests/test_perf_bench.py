@@ -7,10 +7,11 @@ import urllib.request
 
 import pytest
 
-from serpfuse.bench import perf
-from serpfuse.bench.perf_probe import rows_for
-from serpfuse.bench.runner import run
-from serpfuse.bench.setups import BenchError, BenchOptions
+from benchmarks import perf
+from benchmarks.perf_probe import rows_for
+from benchmarks.runner import run
+from benchmarks.setups import BenchOptions
+from serpfuse.bench.modes import BenchError
 
 
 def test_fake_engines_overlap_like_real_ones():

@@ -171,7 +171,7 @@ def small_corpus(data_dir, tmp_path) -> Path:
 
 
 def test_bench_scores_each_extractor_with_the_benchmarks_own_scorer(small_corpus):
-    from serpfuse.bench.extraction import CANDIDATES, load_corpus
+    from benchmarks.extraction import CANDIDATES, load_corpus
     from test_bench_crw56 import _json, bench_runner
 
     cli = bench_runner()

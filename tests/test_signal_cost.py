@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from benchmarks import signal_cost
 from conftest import need
-from serpfuse.bench import signal_cost
 from serpfuse.config import RankingConfig
 from test_bench_crw56 import bench_runner
 
