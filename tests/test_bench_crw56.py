@@ -1,4 +1,4 @@
-"""The crw56 protocol: the baseline numbers issue 4 states, the dev/test split, judging by dedup key."""
+"""The crw56 protocol: SearXNG's order's known numbers, the dev/test split, judging by dedup key."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def test_baseline_reproduces_issue_4(baseline):
 
 
 def test_baseline_rel_shown_matches_issue_8(baseline):
-    """Issue 8's table: SearXNG's order shows 0.9911 of what it could (one query misses a relevant row)."""
+    """SearXNG's order shows 0.9911 of what it could (one query misses a relevant row)."""
     assert baseline.summary["RelShown@8"] == pytest.approx(0.9911, abs=5e-5)
     assert baseline.summary["RelShown@8:n"] == 14
 
@@ -76,12 +76,12 @@ def test_linear_gain_would_not_reproduce_the_issue(corpus, baseline):
 
 
 def test_seed_001_figures_on_all_queries(corpus):
-    """Seed 001's test scorer on the same fixture: baseline CleanRel@5 0.471 over all 56 queries."""
+    """The first published row scorer on the same fixture: baseline CleanRel@5 0.471 over all 56 queries."""
     report = crw56.run(corpus, None, split="all", per_engine=False)
     assert report.summary["CleanRel@5"] == pytest.approx(0.471, abs=5e-4)
     assert (
         45 <= report.summary["Junk@5"] <= 60
-    )  # seed 001 counted 54 with its own junk rules; ours are the project's
+    )  # that scorer counted 54 with its own junk rules; ours are the project's
 
 
 def test_test_split_has_only_unjudged_metrics(corpus):
@@ -252,7 +252,7 @@ def test_cli_mq2008_metasearch_reference_rows(cli, data_dir):
     )
     best, *fusers = out["references"]
     assert best["config"] == "best single (r3)"
-    assert best["summary"]["nDCG@8"] == pytest.approx(0.4675, abs=5e-5)  # issue 4's figure
+    assert best["summary"]["nDCG@8"] == pytest.approx(0.4675, abs=5e-5)  # the published figure
     assert [f["config"] for f in fusers] == ["rrf", "combmnz", "borda"]
     assert out["report"]["summary"]["queries"] == 564
     assert set(out["report"]["perEngine"]) == {f"r{i}" for i in range(1, 6)}

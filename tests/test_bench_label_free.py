@@ -1,4 +1,4 @@
-"""The label-free robustness checks (issue 8): injected rows counted without judgments, on either crw56 half.
+"""The label-free robustness checks: injected rows counted without judgments, on either crw56 half.
 
 The overlap measures run on small inputs; the benches run in process on a few queries of the recording and are
 checked against the pipeline's own output for the same altered recording.

@@ -1,7 +1,7 @@
-"""`serpfuse bench --corpus mq2008 --random-subsets N`: every strategy against the best baseline per subset.
+"""`python -m benchmarks --corpus mq2008 --random-subsets N`: every strategy against the best baseline per subset.
 
 Most tests run on a small synthetic MQ2008-agg folder (ranker 3 is perfect, the others shuffle), so they are
-fast and their answers are known; one test checks the reference setups against issue 4's figures on the real
+fast and their answers are known; one test checks the reference setups against the published figures on the real
 corpus and skips without it.
 """
 

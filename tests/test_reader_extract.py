@@ -150,7 +150,7 @@ def test_every_benchmark_page_extracts_without_a_crash(data_dir):
         assert page.text.strip(), path.name
 
 
-# --- serpfuse bench --corpus article-extraction -------------------------------------------------------------
+# --- python -m benchmarks --corpus article-extraction -------------------------------------------------------------
 
 
 @pytest.fixture

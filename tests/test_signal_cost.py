@@ -1,4 +1,4 @@
-"""``serpfuse bench --signal-cost`` (issue 8's cost target): the A/B's arms, their turns, and the command."""
+"""``python -m benchmarks --signal-cost`` (the 0.2 ms cost target): the A/B's arms, their turns, and the command."""
 
 from __future__ import annotations
 
