@@ -22,7 +22,7 @@ MRR@8, over the 564 queries with a relevant document. Reproduced: all 25 rankers
 Anything learned is chosen by the standard LETOR 5-fold rotation (``FOLDS``): train on three subsets, select on
 the fourth, report on the fifth; the test queries of the five folds partition the corpus.
 
-Every protocol function returns per-query scores, so the paired bootstrap (``bench.stats``) can run on them.
+Every protocol function returns per-query scores, so the paired bootstrap (``serpfuse.bench.bootstrap``) can run on them.
 
 Robustness (``REFERENCE_SETUPS``, ``random_setups``, ``gap_summary``): a fusion method is judged on many engine
 subsets, each against the best of the fixed baselines chosen per subset in hindsight, so that no single tuned
