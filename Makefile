@@ -10,7 +10,8 @@ PREFIX ?= $(HOME)/.local
 SERPFUSE_DATA ?= ../shared/data
 export SERPFUSE_DATA
 
-.PHONY: setup test lint search bench bench-perf install screenshots clean
+.PHONY: setup test lint search bench bench-crw56 bench-mq2008 bench-consensus bench-reader bench-robustness \
+	bench-cost bench-perf install screenshots clean
 
 $(BIN)/pip:
 	$(PYTHON) -m venv $(VENV)
@@ -27,12 +28,12 @@ $(DEV_STAMP): pyproject.toml | $(BIN)/pip
 setup: $(DEV_STAMP)
 
 lint: $(DEV_STAMP)
-	$(BIN)/ruff check src tests
-	$(BIN)/ruff format --check src tests
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/lint-imports
 
 test: $(DEV_STAMP)
-	$(BIN)/ruff check src tests
+	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/lint-imports
 	$(BIN)/pytest -q
 
@@ -40,12 +41,40 @@ search: $(RUN_STAMP)
 	@test -n "$(Q)" || { echo 'usage: make search Q="your query" [ARGS="--replay FILE --json"]' >&2; exit 2; }
 	$(BIN)/serpfuse search "$(Q)" $(ARGS)
 
+# Your own recording and judgments: make bench ARGS="--replay REC.json --qrels JUDGED.jsonl [--strategy all]"
 bench: $(RUN_STAMP)
 	$(BIN)/serpfuse bench $(ARGS)
 
-# Issue 12's performance table, measured now (minutes); ARGS="--baseline ../other/src --markdown" adds before/after.
+# The research benchmarks on the recorded corpora in SERPFUSE_DATA (benchmarks/, run from this directory, not
+# installed). ARGS passes through to `python -m benchmarks`; BENCHMARKS.md gives the command of every table.
+BENCHMARKS := $(BIN)/python -m benchmarks
+
+bench-crw56: $(RUN_STAMP)
+	$(BENCHMARKS) --corpus crw56 $(ARGS)
+
+bench-mq2008: $(RUN_STAMP)
+	$(BENCHMARKS) --corpus mq2008 $(ARGS)
+
+bench-consensus: $(RUN_STAMP)
+	$(BENCHMARKS) --corpus consensus $(ARGS)
+
+# the page reader against the other extractors (the dev extra installs them)
+bench-reader: $(DEV_STAMP)
+	$(BENCHMARKS) --corpus article-extraction $(ARGS)
+
+# one ranker-robustness experiment: ARGS="--misspelled", "--garbage-engine bing", "--generic-rows bing",
+# "--corpus mq2008 --garbage-engine r9" or "--corpus mq2008 --random-subsets 14 --strategy all"
+bench-robustness: $(RUN_STAMP)
+	@test -n "$(ARGS)" || { echo 'usage: make bench-robustness ARGS="--misspelled | --garbage-engine NAME | --generic-rows NAME | --corpus mq2008 --random-subsets N"' >&2; exit 2; }
+	$(BENCHMARKS) $(ARGS)
+
+# what the content signals add to the ranking step, A/B in one process (seconds)
+bench-cost: $(RUN_STAMP)
+	$(BENCHMARKS) --signal-cost $(ARGS)
+
+# the performance table, measured now (minutes); ARGS="--baseline ../other/src --markdown" adds before/after
 bench-perf: $(RUN_STAMP)
-	$(BIN)/serpfuse bench --perf $(ARGS)
+	$(BENCHMARKS) --perf $(ARGS)
 
 install: $(RUN_STAMP)
 	mkdir -p "$(PREFIX)/bin"

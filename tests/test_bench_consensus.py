@@ -1,4 +1,4 @@
-"""`serpfuse bench --corpus consensus`: agreement with consensus-v2.1's frozen fused lists.
+"""`python -m benchmarks --corpus consensus`: agreement with consensus-v2.1's frozen fused lists.
 
 The agreement metrics on hand-made lists, the module's run, then the command in process (typer's CliRunner)
 and as a real subprocess of the installed entry point. Each command-line test prints every case's agreement
@@ -8,20 +8,21 @@ and as a real subprocess of the installed entry point. Each command-line test pr
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from benchmarks import consensus_frozen as frozen
+from benchmarks.cli import app
 from conftest import REPO, need
-from serpfuse.bench import consensus_frozen as frozen
-from serpfuse.cli import app
 from serpfuse.config import RankingConfig
 
 DIR = "consensus-v2.1"
 REPRODUCED = 10  # of the 12 frozen lists; the other two mix in X posts
-EXE = REPO / ".venv" / "bin" / "serpfuse"
 
 
 def rows(*items: tuple[str, float]) -> list[frozen.ListedRow]:
@@ -157,9 +158,9 @@ def check_reproduced(report: dict) -> None:
 
 @pytest.fixture
 def cli():
-    """The real ``serpfuse`` app in process, as the entry point builds it."""
+    """The research bench's app in process, as ``python -m benchmarks`` builds it."""
     runner = CliRunner()
-    return lambda *args: runner.invoke(app, ["bench", *args])
+    return lambda *args: runner.invoke(app, list(args))
 
 
 def test_cli_bench_consensus(cli, data_dir: Path, folder: Path) -> None:
@@ -181,16 +182,16 @@ def test_cli_without_the_baselines_exits_2(cli, tmp_path: Path) -> None:
 
 
 def test_real_command_line(data_dir: Path, folder: Path) -> None:
-    """One real process: the installed entry point, as a user runs the command BENCHMARKS.md shows."""
-    if not EXE.exists():
-        pytest.skip(f"no installed entry point at {EXE}")
+    """One real process, as BENCHMARKS.md's command runs it: ``python -m benchmarks`` from the repository root."""
     proc = subprocess.run(
-        [str(EXE), "bench", "--corpus", "consensus", "--data", str(data_dir), "--json"],
+        [sys.executable, "-m", "benchmarks", "--corpus", "consensus", "--data", str(data_dir), "--json"],
         capture_output=True,
         text=True,
         timeout=120,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])},
     )
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)["report"]
-    print_agreement("serpfuse subprocess", report)
+    print_agreement("python -m benchmarks subprocess", report)
     check_reproduced(report)

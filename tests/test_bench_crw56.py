@@ -1,11 +1,11 @@
-"""The crw56 protocol: the baseline numbers issue 4 states, the dev/test split, judging by dedup key."""
+"""The crw56 protocol: SearXNG's order's known numbers, the dev/test split, judging by dedup key."""
 
 from __future__ import annotations
 
 import pytest
 
+from benchmarks import crw56
 from conftest import need
-from serpfuse.bench import crw56
 from serpfuse.bench.report import QueryScore, aggregate, paired_values
 from serpfuse.config import RankingConfig
 
@@ -45,7 +45,7 @@ def test_baseline_reproduces_issue_4(baseline):
 
 
 def test_baseline_rel_shown_matches_issue_8(baseline):
-    """Issue 8's table: SearXNG's order shows 0.9911 of what it could (one query misses a relevant row)."""
+    """SearXNG's order shows 0.9911 of what it could (one query misses a relevant row)."""
     assert baseline.summary["RelShown@8"] == pytest.approx(0.9911, abs=5e-5)
     assert baseline.summary["RelShown@8:n"] == 14
 
@@ -76,12 +76,12 @@ def test_linear_gain_would_not_reproduce_the_issue(corpus, baseline):
 
 
 def test_seed_001_figures_on_all_queries(corpus):
-    """Seed 001's test scorer on the same fixture: baseline CleanRel@5 0.471 over all 56 queries."""
+    """The first published row scorer on the same fixture: baseline CleanRel@5 0.471 over all 56 queries."""
     report = crw56.run(corpus, None, split="all", per_engine=False)
     assert report.summary["CleanRel@5"] == pytest.approx(0.471, abs=5e-4)
     assert (
         45 <= report.summary["Junk@5"] <= 60
-    )  # seed 001 counted 54 with its own junk rules; ours are the project's
+    )  # that scorer counted 54 with its own junk rules; ours are the project's
 
 
 def test_test_split_has_only_unjudged_metrics(corpus):
@@ -141,25 +141,17 @@ def test_paired_values_align_by_qid():
     assert aggregate(a, crw56.METRICS)["queries"] == 3
 
 
-# --- the `serpfuse bench` command ----------------------------------------------------------------------------
+# --- the `python -m benchmarks` command ----------------------------------------------------------------------
 
 
 def bench_runner():
-    """``serpfuse bench ARGS...`` in process (typer's CliRunner); test_bench_subsets uses it too."""
-    import typer
+    """``python -m benchmarks ARGS...`` in process (typer's CliRunner); test_bench_subsets uses it too."""
     from typer.testing import CliRunner
 
-    from serpfuse.cli import bench
+    from benchmarks.cli import app
 
-    app = typer.Typer(add_completion=False)
-
-    @app.callback()
-    def _root() -> None:
-        """test root"""
-
-    bench.register(app)
     runner = CliRunner()
-    return lambda *args, **kw: runner.invoke(app, ["bench", *args], **kw)
+    return lambda *args, **kw: runner.invoke(app, list(args), **kw)
 
 
 @pytest.fixture
@@ -244,7 +236,7 @@ def test_cli_bad_input_is_a_one_line_error(cli, data_dir, args, message):
 
 
 def test_settings_accept_snake_and_camel_case_and_dict_knobs():
-    from serpfuse.bench.configs import apply_settings, config_from
+    from serpfuse.bench.config_specs import apply_settings, config_from
 
     config = config_from("rrf", ["rrf.rrfConstant=40", "rrf.weights.google=3", "filters.junk=false"])
     assert config.rrf.rrf_constant == 40 and config.rrf.weights["google"] == 3 and not config.filters.junk
@@ -260,7 +252,7 @@ def test_cli_mq2008_metasearch_reference_rows(cli, data_dir):
     )
     best, *fusers = out["references"]
     assert best["config"] == "best single (r3)"
-    assert best["summary"]["nDCG@8"] == pytest.approx(0.4675, abs=5e-5)  # issue 4's figure
+    assert best["summary"]["nDCG@8"] == pytest.approx(0.4675, abs=5e-5)  # the published figure
     assert [f["config"] for f in fusers] == ["rrf", "combmnz", "borda"]
     assert out["report"]["summary"]["queries"] == 564
     assert set(out["report"]["perEngine"]) == {f"r{i}" for i in range(1, 6)}

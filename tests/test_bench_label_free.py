@@ -1,4 +1,4 @@
-"""The label-free robustness checks (issue 8): injected rows counted without judgments, on either crw56 half.
+"""The label-free robustness checks: injected rows counted without judgments, on either crw56 half.
 
 The overlap measures run on small inputs; the benches run in process on a few queries of the recording and are
 checked against the pipeline's own output for the same altered recording.
@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
+from benchmarks import crw56, label_free, robustness
 from conftest import need
-from serpfuse.bench import crw56, label_free, robustness
-from serpfuse.bench.runner import quiet
+from serpfuse.bench.modes import quiet
 from serpfuse.config import RankingConfig
 from serpfuse.sources.replay import load_recording
 from test_bench_crw56 import _json, bench_runner

@@ -1,4 +1,4 @@
-"""The robustness benches (issue 8): misspelled queries with echo rows, and one engine answering off-topic.
+"""The robustness benches: misspelled queries with echo rows, and one engine answering off-topic.
 
 The pure parts run on small inputs; the benches run in process on two or three crw56 dev queries (and on a
 synthetic MQ2008 folder), checking that what they claim to inject is really what the pipeline was given.
@@ -10,10 +10,10 @@ import random
 
 import pytest
 
+from benchmarks import crw56, robustness
+from benchmarks import mq2008 as mq
 from conftest import need
-from serpfuse.bench import crw56, robustness
-from serpfuse.bench import mq2008 as mq
-from serpfuse.bench.runner import quiet
+from serpfuse.bench.modes import quiet
 from serpfuse.config import RankingConfig
 from serpfuse.models import EngineAnswer, EngineRow
 from serpfuse.sources.replay import load_recording, normalise_query
@@ -219,7 +219,7 @@ def test_removed_engine_returns_nothing_and_the_others_are_untouched(corpus, rec
     assert recording[normalise_query(queries[0].query)].variants[""]["bing"].rows  # the clean one is intact
 
 
-# --- generic rows (issue 8's failure class) ------------------------------------------------------------------
+# --- generic rows (the unseen half's failure class) ------------------------------------------------------------------
 
 
 def test_swap_word_replaces_every_form_of_the_word_keeping_case():
@@ -287,7 +287,7 @@ def test_generic_bench_on_three_queries(data_dir):
 
 
 def test_the_default_keeps_rows_lacking_the_second_specific_word_out_of_its_top_5(data_dir):
-    """Issue 8's failure class with the anchor present: bing's rows carry the query's most specific word but
+    """The unseen half's failure class with the anchor present: bing's rows carry the query's most specific word but
     lack its second ("museums in Da Nang" for "beaches near da nang"). The relevance guard's rule for an
     engine that left out a key term the other engines' rows carry keeps them out of the top 5; without the
     demotion they reach it."""

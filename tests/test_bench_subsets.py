@@ -1,7 +1,7 @@
-"""`serpfuse bench --corpus mq2008 --random-subsets N`: every strategy against the best baseline per subset.
+"""`python -m benchmarks --corpus mq2008 --random-subsets N`: every strategy against the best baseline per subset.
 
 Most tests run on a small synthetic MQ2008-agg folder (ranker 3 is perfect, the others shuffle), so they are
-fast and their answers are known; one test checks the reference setups against issue 4's figures on the real
+fast and their answers are known; one test checks the reference setups against the published figures on the real
 corpus and skips without it.
 """
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks import mq2008 as m
 from conftest import need
-from serpfuse.bench import mq2008 as m
 from test_bench_crw56 import _json, bench_runner
 
 PERFECT = 3  # the synthetic ranker that orders every query by grade

@@ -1,6 +1,6 @@
 """consensus-v2.1's frozen fused baselines, replayed through serpfuse's consensus ranker.
 
-The fake engines' inputs are rebuilt by ``serpfuse.bench.consensus_frozen`` (its docstring says how, from the
+The fake engines' inputs are rebuilt by ``benchmarks.consensus_frozen`` (its docstring says how, from the
 fixture's SOURCE.txt); here every reproducible case must come out exactly: same urls in the same order, score and
 selectionScore to 1e-9. The cases whose lists mix in X posts are skipped with the module's reason.
 """
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks import consensus_frozen as frozen
 from conftest import data_root, need
-from serpfuse.bench import consensus_frozen as frozen
 from serpfuse.ranking.candidates import build_candidates
 from serpfuse.ranking.rankers.consensus import RANKER
 

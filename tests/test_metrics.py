@@ -7,7 +7,8 @@ import math
 import pytest
 
 from serpfuse.bench import metrics as m
-from serpfuse.bench.stats import paired_bootstrap, sweep
+from serpfuse.bench.bootstrap import paired_bootstrap
+from serpfuse.bench.sweep import sweep
 
 RANKED = ["a", "b", "c", "d", "e"]
 QRELS = {"a": 0, "b": 2, "d": 1, "z": 1}  # c and e unjudged; z relevant but never retrieved

@@ -1,4 +1,4 @@
-"""MQ2008-agg: the loader, the classic and metasearch protocols, and the reference numbers of issue 4."""
+"""MQ2008-agg: the loader, the classic and metasearch protocols, and the published reference numbers."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks import mq2008 as m
 from conftest import need
-from serpfuse.bench import mq2008 as m
 from serpfuse.config import RankingConfig, RRFConfig
 
 LINE = (
@@ -193,7 +193,7 @@ def test_metasearch_best_single(queries, rankers, depth, best, expected) -> None
     assert (ranker, round(scores.mean_ndcg, 4)) == (best, expected)
 
 
-# RRF through the project's ranker: seed 000's interleave tie-break and region policy are web-search rules; the
+# RRF through the project's ranker: the rrf ranker's interleave tie-break and region policy are web-search rules; the
 # reference breaks ties by docid, which is the ranker's order without them.
 PLAIN_RRF = RankingConfig(rrf=RRFConfig(interleave=False, region_policy=False, weights={}))
 
@@ -208,7 +208,7 @@ def test_metasearch_rrf_reproduces_the_reference(queries, rankers, depth, expect
 
 
 def _own_length(normalise: bool, hits_power: int):
-    """The convention that reproduces issue 4: an engine's list of n rows gives n - rank + 1 points (Borda), or
+    """The convention that reproduces the published figures: an engine's list of n rows gives n - rank + 1 points (Borda), or
     (n - rank + 1) / n times the number of lists holding the row (CombMNZ); ties by docid ascending."""
 
     def fuser(lists: m.Lists) -> list[str]:

@@ -50,9 +50,9 @@ def test_fuse_defaults_to_it(tmp_path):
     assert {line.split()[5] for line in out.splitlines()} == {f"serpfuse-{DEFAULT_STRATEGY}"}
 
 
-def test_bench_defaults_to_it(data_dir):
-    need(data_dir / "consensus-v2.1")
-    out = json.loads(_cli("bench", "--corpus", "consensus", "--data", str(data_dir), "--json"))
+def test_bench_defaults_to_it(recording, data_dir):
+    qrels = need(data_dir / "crw56" / "qrels-dev.jsonl")
+    out = json.loads(_cli("bench", "--replay", str(recording), "--qrels", str(qrels), "--json"))
     assert out["report"]["config"] == DEFAULT_STRATEGY
     assert out["report"]["fingerprint"] == RankingConfig().fingerprint()
 

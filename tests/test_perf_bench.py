@@ -1,4 +1,4 @@
-"""``serpfuse bench --perf``: its parts, never its timings (those are printed by the command, not asserted)."""
+"""``python -m benchmarks --perf``: its parts, never its timings (those are printed by the command, not asserted)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ import urllib.request
 
 import pytest
 
-from serpfuse.bench import perf
-from serpfuse.bench.perf_probe import rows_for
-from serpfuse.bench.runner import run
-from serpfuse.bench.setups import BenchError, BenchOptions
+from benchmarks import perf
+from benchmarks.perf_probe import rows_for
+from benchmarks.runner import run
+from benchmarks.setups import BenchOptions
+from serpfuse.bench.modes import BenchError
 
 
 def test_fake_engines_overlap_like_real_ones():
@@ -34,7 +35,7 @@ def test_the_table_shows_before_after_and_their_ratio():
         perf.Row("ranking step", "≤ 1", "ms", {"this": [1.0, 2.0, 3.0], "baseline": [4.0, 5.0, 6.0]}),
         perf.Row("of which candidates / filters / fusion+selection", "", "ms", {"this": [0.5, 0.25, 0.125]}),
     ]
-    text = perf.markdown(rows, 80.0, command="serpfuse bench --perf", when="today", commit="abc123")
+    text = perf.markdown(rows, 80.0, command="make bench-perf", when="today", commit="abc123")
     assert "| ranking step | ms | 5.000 (min 4.000) | 2.000 (min 1.000) | 0.40 | ≤ 1 |" in text
     assert "0.50 / 0.25 / 0.12" in text
     assert "commit abc123" in text and "Peak RSS of any probe process: 80 MB." in text

@@ -150,7 +150,7 @@ def test_every_benchmark_page_extracts_without_a_crash(data_dir):
         assert page.text.strip(), path.name
 
 
-# --- serpfuse bench --corpus article-extraction -------------------------------------------------------------
+# --- python -m benchmarks --corpus article-extraction -------------------------------------------------------------
 
 
 @pytest.fixture
@@ -171,7 +171,7 @@ def small_corpus(data_dir, tmp_path) -> Path:
 
 
 def test_bench_scores_each_extractor_with_the_benchmarks_own_scorer(small_corpus):
-    from serpfuse.bench.extraction import CANDIDATES, load_corpus
+    from benchmarks.extraction import CANDIDATES, load_corpus
     from test_bench_crw56 import _json, bench_runner
 
     cli = bench_runner()

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from benchmarks import crw56
 from conftest import cand, filter_ctx, need
-from serpfuse.bench import crw56
 from serpfuse.config import DEFAULT_FILTERS, FilterConfig, RankingConfig
 from serpfuse.ranking.filters import apply_filters
 from serpfuse.ranking.filters.relevance import (

@@ -1,4 +1,4 @@
-"""``serpfuse bench --signal-cost`` (issue 8's cost target): the A/B's arms, their turns, and the command."""
+"""``python -m benchmarks --signal-cost`` (the 0.2 ms cost target): the A/B's arms, their turns, and the command."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from benchmarks import signal_cost
 from conftest import need
-from serpfuse.bench import signal_cost
 from serpfuse.config import RankingConfig
 from test_bench_crw56 import bench_runner
 

@@ -1,2 +1,5 @@
-"""The benchmark harness: metrics checked against trec_eval, TREC file I/O, paired bootstrap and sweeps, and
-the corpora's protocols (crw56 here; MQ2008-agg in ``mq2008``). ``serpfuse bench`` drives them."""
+"""What ``serpfuse bench`` needs to judge a ranking on your own data: metrics checked against trec_eval
+(``metrics``), TREC run and qrels files (``trec``, also ``serpfuse fuse``'s I/O), the paired bootstrap
+(``bootstrap``), grid sweeps (``sweep``), configurations named on the command line (``config_specs``), reports
+and their tables (``report``), a recording scored against JSON Lines judgments (``judged_recording``) and the
+ways to run it (``modes``). The research corpora and experiments live in the repository's ``benchmarks/``."""

@@ -6,7 +6,7 @@ its grade is at least ``level`` (trec_eval's ``-l``; default 1). Unjudged docume
 
 A query with no relevant document scores 0 on every measure here, as in trec_eval (it divides by the number of
 relevant documents only when that number is positive); whether such a query enters an average is the caller's
-choice (trec_eval averages over every query in both the run and the qrels; the crw56 protocol reports ranking
+choice (trec_eval averages over every query in both the run and the qrels; ``serpfuse bench`` reports ranking
 quality only on the queries with a relevant row).
 
 Checked against NIST trec_eval's own expected outputs in tests/test_trec_eval.py.
@@ -112,12 +112,12 @@ def irrelevant_at(
 
 
 def junk_at(junk_flags: Sequence[bool], k: int) -> int:
-    """Seed 001's Junk@k: the number of rows flagged junk among the top k (summed over queries by the caller)."""
+    """Junk@k: the number of rows flagged junk among the top k (summed over queries by the caller)."""
     return sum(1 for flag in junk_flags[:k] if flag)
 
 
 def clean_rel_at(junk_flags: Sequence[bool], covered_flags: Sequence[bool], k: int) -> float:
-    """Seed 001's CleanRel@k: rows in the top k that are not junk and pass coverage, always divided by k."""
+    """CleanRel@k: rows in the top k that are not junk and pass coverage, always divided by k."""
     if len(junk_flags) != len(covered_flags):
         raise ValueError("junk_flags and covered_flags must describe the same rows")
     clean = sum(
@@ -136,7 +136,7 @@ def kept(
 
 
 def rel_shown_at(ranked: Sequence[str], qrels: Qrels, pool: Iterable[str], k: int, level: int = 1) -> float:
-    """Issue 8's RelShown@k: relevant rows of the candidate ``pool`` shown in the top k, over min(k, relevant
+    """RelShown@k: relevant rows of the candidate ``pool`` shown in the top k, over min(k, relevant
     rows in the pool); 0 when the pool holds none (callers average it over queries that have one)."""
     relevant = {docid for docid in pool if qrels.get(docid, 0) >= level}
     if not relevant:

@@ -12,7 +12,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from serpfuse.bench.stats import Bootstrap, Sweep
+from serpfuse.bench.bootstrap import Bootstrap
+from serpfuse.bench.sweep import Sweep
 
 Aggregate = Literal["mean", "sum", "ratio"]
 
@@ -199,7 +200,7 @@ class Comparison:
 
 
 def compare(a: BenchReport, b: BenchReport, primary: str, **bootstrap_args: Any) -> Comparison:
-    from serpfuse.bench.stats import paired_bootstrap
+    from serpfuse.bench.bootstrap import paired_bootstrap
 
     intervals = {}
     for spec in a.metrics:
@@ -403,7 +404,8 @@ def render_sweep(console, s: Sweep) -> None:
 # --- Markdown (for BENCHMARKS.md: the table a command prints is the table the page shows) -------------------
 
 
-def _md(header: Sequence[str], rows: Iterable[Sequence[str]], right_from: int = 1) -> str:
+def markdown_table(header: Sequence[str], rows: Iterable[Sequence[str]], right_from: int = 1) -> str:
+    """A Markdown table; columns from ``right_from`` on are right-aligned."""
     lines = ["| " + " | ".join(header) + " |"]
     lines.append("|" + "|".join("---" if i < right_from else "---:" for i in range(len(header))) + "|")
     lines.extend("| " + " | ".join(row) + " |" for row in rows)
@@ -416,12 +418,12 @@ def markdown_summary(reports: Sequence[BenchReport], names: Sequence[str] | None
         [r.label, str(int(r.summary["queries"])), *(_fmt(s, r.summary.get(s.name)) for s in specs)]
         for r in reports
     ]
-    return _md(["configuration", "queries", *(s.name for s in specs)], rows)
+    return markdown_table(["configuration", "queries", *(s.name for s in specs)], rows)
 
 
 def markdown_rows(first: str, rows: Mapping[str, Mapping[str, float]], specs: Sequence[MetricSpec]) -> str:
     body = [[name, *(_fmt(s, values.get(s.name)) for s in specs)] for name, values in rows.items()]
-    return _md([first, *(s.name for s in specs)], body)
+    return markdown_table([first, *(s.name for s in specs)], body)
 
 
 def markdown_report(report: BenchReport, extra: Sequence[BenchReport] = (), names=None) -> str:
@@ -439,7 +441,7 @@ def markdown_report(report: BenchReport, extra: Sequence[BenchReport] = (), name
 
 def markdown_comparison(c: Comparison) -> str:
     rows = [_interval_cells(c, name, iv) for name, iv in c.intervals.items()]
-    return _md(["metric", "n", c.a.label, c.b.label, "Δ", "95 % interval"], rows)
+    return markdown_table(["metric", "n", c.a.label, c.b.label, "Δ", "95 % interval"], rows)
 
 
 def markdown_sweep(s: Sweep) -> str:
@@ -450,53 +452,7 @@ def markdown_sweep(s: Sweep) -> str:
     iv = s.best_vs_default
     best = ", ".join(f"{k}={v}" for k, v in s.best.items())
     return (
-        _md(["knob", "value", s.metric, "configs"], rows, right_from=1)
+        markdown_table(["knob", "value", s.metric, "configs"], rows, right_from=1)
         + f"\n\nDefault {s.default_mean:.4f}; best grid point ({best}) {s.best_mean:.4f}: "
         + f"Δ {iv.delta:+.4f}, 95 % interval [{iv.low:+.4f}, {iv.high:+.4f}]."
     )
-
-
-# --- plain tables (the robustness benches and the subsets summary) ------------------------------------------
-
-
-@dataclass
-class Tables:
-    """Plain tables (header, rows) with a note under them: what the robustness benches print.
-
-    ``strong`` cells are wrapped in ``**`` for Markdown and ``[bold]`` for rich; ``right_from`` is the first
-    right-aligned column of each table.
-    """
-
-    payload: Any
-    tables: list[tuple[str, list[str], list[list[str]], int]]  # (rich title, header, rows, right_from)
-    note: str
-
-    def to_json(self) -> Any:
-        return self.payload
-
-    def markdown(self) -> str:
-        parts = [
-            _md(head, [[_strong(c, "**", "**") for c in row] for row in rows], right_from=right)
-            for _, head, rows, right in self.tables
-        ]
-        return "\n\n".join([*parts, self.note] if self.note else parts)
-
-    def render(self, console) -> None:
-        from rich.table import Table
-
-        for title, head, rows, right in self.tables:
-            table = Table(title=title)
-            for i, name in enumerate(head):
-                table.add_column(name, justify="left" if i < right else "right")
-            for row in rows:
-                table.add_row(*(_strong(c, "[bold]", "[/bold]") for c in row))
-            console.print(table)
-        if self.note:
-            console.print(f"[dim]{self.note}[/dim]")
-
-
-STRONG = "\x00"  # marks a cell to show in bold: "\x00text"
-
-
-def _strong(cell: str, start: str, end: str) -> str:
-    return f"{start}{cell[1:]}{end}" if cell.startswith(STRONG) else cell

@@ -21,7 +21,7 @@ COMMANDS = {
     "engines": "List every engine: tier, weight, group, region, transport (browser/api), key status and cooldown.",
     "doctor": "Check every engine live on a fixed query set; exit 1 when a default primary is broken.",
     "record": "Run live searches and save, per query and engine, the raw response and the parsed rows.",
-    "bench": "Measure ranking quality on a judged corpus: overall, per group, per engine, worst queries.",
+    "bench": "Measure ranking quality on a recording with judgments: overall, per group, per engine, worst queries.",
     "fuse": "Fuse ranked lists given as TREC run files and print the fused run in TREC format.",
     "serve": "Serve the HTTP API (/v1/search, /v1/read, SearXNG- and Tavily-shaped routes) and the web page.",
     "mcp": "Run the MCP server (tools: web_search, explain_search, engine_status, read_url).",

@@ -1,56 +1,31 @@
-"""`serpfuse bench`: run ranking configurations over a corpus with judgments and report how good they are.
+"""`serpfuse bench`: run ranking configurations over a recording with JSON Lines judgments and report how good
+they are.
 
-    serpfuse bench                                   # crw56 dev, the default ranker, beside SearXNG's own order
-    serpfuse bench --strategy rrf --set rrf.rrf_constant=40
-    serpfuse bench --compare baseline consensus      # per-query deltas and a paired bootstrap 95 % interval
-    serpfuse bench --sweep --strategy rrf            # seed 000's grid: marginal means against the defaults
-    serpfuse bench --corpus mq2008 --rankers 1-5 --depth 10
-    serpfuse bench --corpus mq2008 --compare single:9 adaptive --rankers 2,7,9,12,16,21,25
-    serpfuse bench --corpus mq2008 --random-subsets 14 --strategy all   # robustness over engine subsets
-    serpfuse bench --misspelled                      # crw56 dev with one typo per query, every ranker
-    serpfuse bench --garbage-engine bing             # every ranker with one engine answering off-topic
-    serpfuse bench --corpus mq2008 --garbage-engine r9
-    serpfuse bench --generic-rows bing               # crw56 dev: bing's lists carry rows with only generic words
-    serpfuse bench --generic-rows bing --split all   # the same, label-free, on both halves (also --misspelled,
-                                                     # --garbage-engine): the injected rows counted, no judgments
-    serpfuse bench --signal-cost --repeat 7          # what issue 8's signals add to the ranking step (A/B)
-    serpfuse bench --json                            # machine-readable, for version diffs
+    serpfuse bench --replay REC.json --qrels JUDGED.jsonl                 # the default ranker (beside SearXNG's
+                                                                          # own order for a SearXNG recording)
+    serpfuse bench --replay REC --qrels J.jsonl --strategy rrf --set rrf.rrf_constant=40
+    serpfuse bench --replay REC --qrels J.jsonl --strategy all            # every ranker, one table
+    serpfuse bench --replay REC --qrels J.jsonl --compare baseline adaptive   # per-query deltas, paired bootstrap
+    serpfuse bench --replay REC --qrels J.jsonl --sweep --strategy rrf    # a grid: marginal means, best vs default
+    serpfuse bench --replay REC --qrels J.jsonl --json                    # machine-readable, per query
 
-A configuration is written ``NAME[,section.knob=value...]`` (``--compare``) or ``--strategy NAME`` plus
-``--set section.knob=value`` (repeatable); values are JSON (``3``, ``0.25``, ``true``, ``"text"``) or bare text.
-For crw56, ``baseline`` names SearXNG's own order; for MQ2008's metasearch protocol, ``single:N`` names ranker
-N's own list. The corpora live in ``--data`` or $SERPFUSE_DATA (default ../shared/data).
+Judgments are one JSON object a line, ``{"query": "...", "url": "...", "rel": 0|1|2}``, matched to the recording by
+query text and canonical URL. A configuration is written ``NAME[,section.knob=value...]`` (``--compare``) or
+``--strategy NAME`` plus ``--set section.knob=value`` (repeatable); values are JSON (``3``, ``0.25``, ``true``,
+``"text"``) or bare text. ``baseline`` names SearXNG's own order, which only a SearXNG recording has.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import sys
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from serpfuse.bench import mq2008 as mq
-from serpfuse.bench.configs import strategy_names
-from serpfuse.bench.runner import BenchOptions, run
-from serpfuse.bench.setups import CORPORA, DATA_ENV, DEPTH, BenchError, data_root
 from serpfuse.cli.errors import fail
-from serpfuse.ranking.rankers import available
-
-Corpus = StrEnum("Corpus", {name: name for name in CORPORA})
-
-
-class Split(StrEnum):
-    dev = "dev"
-    test = "test"
-    all = "all"
-
-
-class Protocol(StrEnum):
-    metasearch = "metasearch"
-    classic = "classic"
 
 
 class Progress:
@@ -98,17 +73,34 @@ def _console():
     return Console(width=max(120, Console().width))
 
 
+def _console():
+    from rich.console import Console
+
+    return Console(width=max(120, Console().width))
+
+
+def _clock(text: str | None) -> dt.datetime | None:
+    if text is None:
+        return None
+    try:
+        when = dt.datetime.fromisoformat(text)
+    except ValueError:
+        fail(f"--now wants an ISO date or date-time (2026-05-31), got {text!r}")
+    return when if when.tzinfo else when.replace(tzinfo=dt.UTC)
+
+
 def register(app: typer.Typer) -> None:
     @app.command("bench")
     def bench_command(
-        corpus: Annotated[Corpus, typer.Option("--corpus", "-c", help="which judged corpus")] = Corpus.crw56,
+        replay: Annotated[
+            Path, typer.Option("--replay", help="the recording (serpfuse record's or a SearXNG JSON list)")
+        ],
+        qrels: Annotated[
+            Path, typer.Option("--qrels", help='judgments, JSON Lines: {"query", "url", "rel"} a line')
+        ],
         strategy: Annotated[
             str | None,
-            typer.Option(
-                "--strategy",
-                "-s",
-                help=f"ranker ({', '.join(available())}); several: a,b,c or all (one table)",
-            ),
+            typer.Option("--strategy", "-s", help="ranker; several: a,b,c or all (one table)"),
         ] = None,
         settings: Annotated[
             list[str] | None, typer.Option("--set", help="a ranking knob, section.knob=value (repeatable)")
@@ -126,134 +118,52 @@ def register(app: typer.Typer) -> None:
             list[str] | None, typer.Option("--grid", help="a swept knob, section.knob=v1,v2,... (repeatable)")
         ] = None,
         metric: Annotated[
+            str | None, typer.Option("--metric", help="metric for --compare/--sweep (default nDCG@8)")
+        ] = None,
+        judged_only: Annotated[
+            bool, typer.Option("--judged-only", help="Irrelevant@5 ignores unjudged rows")
+        ] = False,
+        now: Annotated[
             str | None,
-            typer.Option("--metric", help="metric for --compare/--sweep (default: the corpus's lead)"),
+            typer.Option("--now", help="the clock freshness is judged against, ISO date (default: now)"),
         ] = None,
         as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
-        as_markdown: Annotated[
-            bool, typer.Option("--markdown", help="Markdown tables (what BENCHMARKS.md shows)")
-        ] = False,
-        split: Annotated[Split, typer.Option("--split", help="crw56: dev (judged), test or all")] = Split.dev,
-        judged_only: Annotated[
-            bool, typer.Option("--judged-only", help="crw56: Irrelevant@5 ignores unjudged rows")
-        ] = False,
-        protocol: Annotated[
-            Protocol, typer.Option("--protocol", help="mq2008 protocol")
-        ] = Protocol.metasearch,
-        rankers: Annotated[
-            str | None, typer.Option("--rankers", help="mq2008: e.g. 1-5 or 2,7,9 (default all)")
-        ] = None,
-        depth: Annotated[
-            int | None,
-            typer.Option(
-                "--depth", min=1, help=f"mq2008 metasearch: rows each engine shows (default {DEPTH})"
-            ),
-        ] = None,
-        random_subsets: Annotated[
-            int | None,
-            typer.Option(
-                "--random-subsets",
-                min=0,
-                help="mq2008 metasearch: the 3 reference setups plus N random ranker subsets; each "
-                "strategy's gap to the best baseline per subset",
-            ),
-        ] = None,
-        seed: Annotated[
-            int | None,
-            typer.Option("--seed", help=f"--random-subsets: seed of the draw (default {mq.SUBSET_SEED})"),
-        ] = None,
-        misspelled: Annotated[
-            bool,
-            typer.Option(
-                "--misspelled",
-                help="crw56 dev: every ranker on the queries with one typo plus rows echoing it, against the "
-                "correctly spelled run (--split test or all: label-free counts of the echo rows)",
-            ),
-        ] = False,
-        garbage_engine: Annotated[
-            str | None,
-            typer.Option(
-                "--garbage-engine",
-                metavar="NAME",
-                help="every ranker clean and with one engine off-topic (crw56: an engine's list for another "
-                "query; mq2008: a ranker rN's list shuffled across queries)",
-            ),
-        ] = None,
-        generic_rows: Annotated[
-            str | None,
-            typer.Option(
-                "--generic-rows",
-                metavar="NAME",
-                help="crw56 dev: every ranker clean and with rows matching only the query's generic words at "
-                "ranks 2-6 of one engine's lists (--split test or all: label-free counts of those rows)",
-            ),
-        ] = None,
-        data: Annotated[
-            Path | None, typer.Option("--data", help=f"data directory (default ${DATA_ENV})")
-        ] = None,
-        perf: Annotated[
-            bool, typer.Option("--perf", help="speed instead of quality: issue 12's table, measured now")
-        ] = False,
-        perf_baseline: Annotated[
-            Path | None,
-            typer.Option(
-                "--baseline", help="--perf: another checkout's src directory, measured beside this one"
-            ),
-        ] = None,
-        signal_cost: Annotated[
-            bool,
-            typer.Option(
-                "--signal-cost",
-                help="speed: what issue 8's signals add to the ranking step on the crw56 replay (A/B, one process)",
-            ),
-        ] = False,
-        perf_repeat: Annotated[
-            int, typer.Option("--repeat", min=1, help="--perf, --signal-cost: repetitions")
-        ] = 3,
-        extractors: Annotated[
-            str | None,
-            typer.Option("--extractors", help="article-extraction: a,b,c (default: the main ones)"),
-        ] = None,
+        as_markdown: Annotated[bool, typer.Option("--markdown", help="Markdown tables")] = False,
     ) -> None:
-        """Measure ranking quality on a judged corpus: overall, per group, per engine, worst queries."""
+        """Measure ranking quality on a recording with judgments: overall, per group, per engine, worst queries."""
+        from serpfuse.bench.config_specs import strategy_names
+        from serpfuse.bench.modes import BenchError, RecordingBenchOptions, run
+
         if as_json and as_markdown:
             fail("--json and --markdown are two output formats: choose one")
         output = "json" if as_json else "markdown" if as_markdown else "table"
+        options = RecordingBenchOptions(
+            replay=replay,
+            qrels=qrels,
+            strategies=strategy_names(strategy),
+            settings=settings or [],
+            compare=compare_specs,
+            sweep=do_sweep,
+            grid=grid_items or [],
+            metric=metric,
+            judged_only=judged_only,
+            now=_clock(now),
+        )
         try:
-            options = BenchOptions(
-                root=data_root(data),
-                corpus=corpus.value,
-                strategies=strategy_names(strategy),
-                settings=settings or [],
-                compare=compare_specs,
-                sweep=do_sweep,
-                grid=grid_items or [],
-                metric=metric,
-                split=split.value,
-                judged_only=judged_only,
-                protocol=protocol.value,
-                rankers=rankers,
-                depth=depth,
-                random_subsets=random_subsets,
-                seed=seed,
-                misspelled=misspelled,
-                garbage_engine=garbage_engine,
-                generic_rows=generic_rows,
-                perf=perf,
-                perf_baseline=perf_baseline,
-                perf_repeat=perf_repeat,
-                signal_cost=signal_cost,
-                extractors=[e.strip() for e in (extractors or "").split(",") if e.strip()],
-            )
             outcome = run(options, lambda total: Progress(total, output == "table"))
         except BenchError as exc:
             fail(str(exc))
-        if output == "json":
-            _print_json(outcome.to_json())
-        elif output == "markdown":
-            _print_text(outcome.markdown())
-        else:
-            outcome.render(_console())
+        show(outcome, output)
+
+
+def show(outcome: Any, output: str) -> None:
+    """Print a bench outcome as JSON, Markdown or rich tables."""
+    if output == "json":
+        _print_json(outcome.to_json())
+    elif output == "markdown":
+        _print_text(outcome.markdown())
+    else:
+        outcome.render(_console())
 
 
 def _print_json(payload: Any) -> None:

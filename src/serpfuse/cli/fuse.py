@@ -85,7 +85,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         """Fuse ranked lists given as TREC run files and print the fused run in TREC format."""
-        from serpfuse.bench.configs import config_from
+        from serpfuse.bench.config_specs import config_from
 
         try:
             get_ranker(strategy)

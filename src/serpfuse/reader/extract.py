@@ -10,8 +10,8 @@ HTML goes through two extractors made for this and keeps what they agree on:
    the words. The middle is never cut: extractors disagree at the edges of an article, not inside it. When they
    disagree on the article itself, trafilatura's answer stands; when trafilatura finds nothing, readability's.
 
-Measured on scrapinghub's article-extraction benchmark with its own scorer: ``serpfuse bench --corpus
-article-extraction`` (BENCHMARKS.md, "Page reader"). PDF goes through pypdf, plain text passes through.
+Measured on scrapinghub's article-extraction benchmark with its own scorer: ``make bench-reader``
+(BENCHMARKS.md, "Page reader"). PDF goes through pypdf, plain text passes through.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from serpfuse.bench.stats import Bootstrap, paired_bootstrap
+from serpfuse.bench.bootstrap import Bootstrap, paired_bootstrap
 
 CORPUS_DIR = "article-extraction"
 GROUND_TRUTH = "ground-truth-dev.json"
@@ -287,7 +287,7 @@ def run_benchmark(
     return ExtractionReport(len(corpus.pages), scores, baseline, comparisons, ratios)
 
 
-# --- ``serpfuse bench --corpus article-extraction`` --------------------------------------------------------
+# --- ``python -m benchmarks --corpus article-extraction`` --------------------------------------------------------
 
 
 def _table_rows(report: ExtractionReport) -> tuple[list[str], list[list[str]]]:
@@ -337,10 +337,10 @@ class ExtractionOutcome:
         return self.report.as_dict()
 
     def markdown(self) -> str:
-        from serpfuse.bench.report import _md
+        from serpfuse.bench.report import markdown_table
 
         header, rows = _table_rows(self.report)
-        return f"{_md(header, rows)}\n\n{self.report.pages} pages. {NOTE}"
+        return f"{markdown_table(header, rows)}\n\n{self.report.pages} pages. {NOTE}"
 
     def render(self, console) -> None:
         from rich.table import Table
@@ -356,9 +356,9 @@ class ExtractionOutcome:
 
 
 def run_bench(options: Any) -> ExtractionOutcome:
-    """``serpfuse bench --corpus article-extraction [--extractors a,b] [--compare A B]``: the extractors side by
+    """``python -m benchmarks --corpus article-extraction [--extractors a,b] [--compare A B]``: the extractors side by
     side against the first of ``--compare`` (default trafilatura alone). Raises BenchError on bad input."""
-    from serpfuse.bench.setups import BenchError
+    from benchmarks.setups import BenchError
 
     if options.sweep or options.settings or options.random_subsets is not None:
         raise BenchError("article-extraction takes --extractors and --compare A B, not ranking options")

@@ -1,6 +1,6 @@
-"""``serpfuse bench --signal-cost``: what issue 8's signals add to the ranking step, A/B in one process.
+"""``python -m benchmarks --signal-cost``: what the content signals add to the ranking step, A/B in one process.
 
-Issue 8's cost target: the new signals add at most 0.2 ms per query to the ranking step on the crw56 replay
+The cost target: the content signals add at most 0.2 ms per query to the ranking step on the crw56 replay
 (median, measured in one run against the previous default). Two things are measured, per recorded query:
 
 - **The ranking step A/B.** ``rank_answers`` with the default configuration (A) and with the signals that a
@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from serpfuse.bench.report import Tables
+from benchmarks.tables import Tables
 from serpfuse.config import RankingConfig
 
 RECORDING = "crw56/searxng_raw.json"
@@ -37,7 +37,7 @@ TARGET_MS = 0.2
 
 
 def signals_off(config: RankingConfig) -> RankingConfig:
-    """``config`` with issue 8's switchable signals off: no anchor demotion, no content reliability."""
+    """``config`` with the switchable content signals off: no anchor demotion, no content reliability."""
     return config.model_copy(
         update={
             section: getattr(config, section).model_copy(update=knobs)
@@ -150,7 +150,7 @@ def table(result: dict[str, Any]) -> Tables:
         ["plain reading (terms as typed, found in each row)", f"{m['plain_ms']:.3f} ms", ""],
         ["analysis beyond the plain reading, per query", f"{m['analysis_beyond_plain_ms']:+.3f} ms", ""],
         [
-            "issue 8's signals in all (A - B + analysis beyond), per query",
+            "the content signals in all (A - B + analysis beyond), per query",
             f"{added:+.3f} ms",
             f"target ≤ {TARGET_MS} ms: {'met' if added <= TARGET_MS else 'NOT met'}",
         ],
@@ -158,6 +158,6 @@ def table(result: dict[str, Any]) -> Tables:
     note = (
         f"crw56 replay, {len(result['queries'])} recorded queries, each call's fastest of {result['repeat']} "
         f"rounds taking turns after a warm call; medians over the queries (differences and ratios taken per "
-        f"query first). One process, this machine, now: rerun with `serpfuse bench --signal-cost`."
+        f"query first). One process, this machine, now: rerun with `make bench-cost`."
     )
-    return Tables(result, [("issue 8's signals: ranking step A/B", ["what", "median", ""], rows, 1)], note)
+    return Tables(result, [("content signals: ranking step A/B", ["what", "median", ""], rows, 1)], note)

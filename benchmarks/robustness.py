@@ -1,4 +1,4 @@
-"""Robustness benches (issue 8): the same judged queries with one thing made worse, scored against the clean run.
+"""Robustness benches: the same judged queries with one thing made worse, scored against the clean run.
 
 Misspelled queries (crw56 dev): each query gets one typo as people make them, and is answered by the recording
 of the correctly spelled query plus rows that merely echo the misspelled query back. The judgments are the
@@ -31,17 +31,18 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from serpfuse.bench import crw56
-from serpfuse.bench import mq2008 as mq
-from serpfuse.bench.report import STRONG, Tables, aggregate
-from serpfuse.bench.setups import compact_ranges
+from benchmarks import crw56
+from benchmarks import mq2008 as mq
+from benchmarks.setups import compact_ranges
+from benchmarks.tables import STRONG, Tables
+from serpfuse.bench.report import aggregate
 from serpfuse.models import EngineAnswer, EngineRow
 from serpfuse.urls import dedup_key
 
 if TYPE_CHECKING:
     from serpfuse.config import RankingConfig
 
-MISSPELL_SEED = 8  # issue 8
+MISSPELL_SEED = 8  # fixed, so the typos are the same every run
 ECHO_RANK = 3
 MIN_LETTERS = 4
 TYPOS = ("drop", "double", "swap")
@@ -245,13 +246,13 @@ def garbage_queries(queries: Mapping[str, mq.QueryData], ranker: int) -> tuple[d
     return out, donor
 
 
-# --- generic rows (issue 8's failure class) ------------------------------------------------------------------
+# --- generic rows (the unseen half's failure class) ------------------------------------------------------------------
 
-GENERIC_RANKS = (2, 3, 4, 5, 6)  # where issue 8 saw the generic rows land
+GENERIC_RANKS = (2, 3, 4, 5, 6)  # where the unseen half's generic rows land
 
 
 def specific_word(query: crw56.Crw56Query, nth: int = 0) -> str | None:
-    """The query's most specific one-word key term by wordfreq (9 - Zipf; issue 8's "specific meaning"), or
+    """The query's most specific one-word key term by wordfreq (9 - Zipf; the query's "specific meaning"), or
     with ``nth`` the next ones (1: the second most specific); None when it has no such term."""
     from serpfuse.ranking.specificity import specificity
     from serpfuse.ranking.words import query_terms
@@ -391,7 +392,7 @@ def _crw56_summary(scores) -> dict[str, float]:
 def run_misspelled(root, runs: Runs, default: str, progress, only: Collection[int] | None = None) -> Tables:
     """crw56 dev: every run on the correctly spelled queries and on their misspelled twins with echo rows
     (``only``: just these qids, for tests)."""
-    from serpfuse.bench.setups import load_crw56
+    from benchmarks.setups import load_crw56
     from serpfuse.sources.replay import RecordedQuery, load_recording, normalise_query
 
     corpus = load_crw56(root)
@@ -560,7 +561,7 @@ def pool_ceiling(queries: Sequence[crw56.Crw56Query], recording: Mapping[str, ob
 def _dev_recording(root, engine: str, option: str, only: Collection[int] | None):
     """crw56's corpus, its dev queries (``only``: just these qids) and its recording, once ``engine`` is known
     to be one of the engines that answered them (else the one-line error names ``option``)."""
-    from serpfuse.bench.setups import BenchError, load_crw56
+    from benchmarks.setups import BenchError, load_crw56
     from serpfuse.sources.replay import load_recording
 
     corpus = load_crw56(root)
@@ -576,7 +577,7 @@ def run_garbage_crw56(
 ) -> Tables:
     """crw56 dev: every run clean and with ``engine`` answering each query with its list for another query
     (``only``: just these qids are scored, for tests; the donors are drawn from them too)."""
-    from serpfuse.bench.setups import BenchError
+    from benchmarks.setups import BenchError
 
     corpus, queries, recording = _dev_recording(root, engine, "--garbage-engine", only)
     try:
@@ -663,7 +664,7 @@ def run_generic_crw56(
 ) -> Tables:
     """crw56 dev: every run clean and with ``engine``'s lists carrying rows that match only the query's generic
     words, in each of the ``GENERIC_VARIANTS`` (``generic_recording``; ``only``: just these qids, for tests)."""
-    from serpfuse.bench.setups import BenchError
+    from benchmarks.setups import BenchError
 
     corpus, queries, recording = _dev_recording(root, engine, "--generic-rows", only)
     variants = [

@@ -4,7 +4,7 @@ The corpus: 784 TREC 2008 Million Query queries, 15,211 judged GOV2 documents (g
 and, for each document, its position in each of 25 input rankings (NULL when that ranker did not retrieve it).
 The positions are those of the rankers' full lists, so they have gaps: only the judged documents are present.
 
-Two protocols, each reproducing published/issue reference numbers (see bench-notes/mq2008-fusion.md):
+Two protocols, each reproducing the published reference numbers (see bench-notes/mq2008-fusion.md):
 
 ``classic`` (full depth, trec_eval's convention, every one of the 784 queries): each ranker's list holds every
 document it retrieved, ordered by position; RRF votes ``1 / (k + position)`` with the *original* position; the
@@ -22,7 +22,7 @@ MRR@8, over the 564 queries with a relevant document. Reproduced: all 25 rankers
 Anything learned is chosen by the standard LETOR 5-fold rotation (``FOLDS``): train on three subsets, select on
 the fourth, report on the fifth; the test queries of the five folds partition the corpus.
 
-Every protocol function returns per-query scores, so the paired bootstrap (``bench.stats``) can run on them.
+Every protocol function returns per-query scores, so the paired bootstrap (``serpfuse.bench.bootstrap``) can run on them.
 
 Robustness (``REFERENCE_SETUPS``, ``random_setups``, ``gap_summary``): a fusion method is judged on many engine
 subsets, each against the best of the fixed baselines chosen per subset in hindsight, so that no single tuned
@@ -336,7 +336,7 @@ def aligned(a: Mapping[str, float], b: Mapping[str, float]) -> tuple[list[float]
 
 
 def relative_gain(ours: float, baseline: float) -> float:
-    """(ours - baseline) / baseline; the issue's "3 %" is this, on nDCG@8."""
+    """(ours - baseline) / baseline; the "+3 %" target is this, on nDCG@8."""
     return (ours - baseline) / baseline if baseline else math.inf
 
 
@@ -352,7 +352,7 @@ class Setup:
     depth: int
 
 
-# Issue 4's three named setups: everything, few weak engines at depth 10, one strong engine among noisy ones.
+# The three reference setups: everything, few weak engines at depth 10, one strong engine among noisy ones.
 REFERENCE_SETUPS: tuple[Setup, ...] = (
     Setup("all 25", RANKERS, 20),
     Setup("rankers 1-5", (1, 2, 3, 4, 5), 10),
@@ -360,7 +360,7 @@ REFERENCE_SETUPS: tuple[Setup, ...] = (
 )
 
 
-SUBSET_SEED = 7  # the default draw of ``random_setups`` (``serpfuse bench --random-subsets N``)
+SUBSET_SEED = 7  # the default draw of ``random_setups`` (``python -m benchmarks --random-subsets N``)
 
 
 def random_setups(
@@ -419,7 +419,7 @@ BASELINES = (PLAIN_RRF, "combmnz", "borda", BEST_SINGLE)
 
 
 def plain_rrf(config: RankingConfig) -> RankingConfig:
-    """Issue 4's RRF k=60: the rrf ranker without seed 000's interleave tie-break and region policy."""
+    """Plain RRF k=60: the rrf ranker without its interleave tie-break and region policy."""
     rrf = config.rrf.model_copy(update={"interleave": False, "region_policy": False})
     return config.model_copy(update={"strategy": "rrf", "rrf": rrf})
 

@@ -1,4 +1,4 @@
-"""Issue 8's robustness benches without judgments: what the injected rows do, on either half of crw56.
+"""The robustness benches without judgments: what the injected rows do, on either half of crw56.
 
 The judged benches (``robustness``) score the dev half. The unseen half (odd qids) is judged elsewhere, but its
 engine responses are in the recording, and what the robustness benches inject is junk by construction: an echo
@@ -22,8 +22,8 @@ import random
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from serpfuse.bench import crw56, robustness
-from serpfuse.bench.report import Tables
+from benchmarks import crw56, robustness
+from benchmarks.tables import Tables
 from serpfuse.urls import dedup_key
 
 HALVES = {"dev": ("dev",), "test": ("test",), "all": ("dev", "test")}
@@ -159,7 +159,7 @@ def _table(results, default: str, injected: str, reference: str) -> tuple[list[s
 
 
 def _load(root, split: str):
-    from serpfuse.bench.setups import load_crw56
+    from benchmarks.setups import load_crw56
     from serpfuse.sources.replay import load_recording
 
     corpus = load_crw56(root)
@@ -252,7 +252,7 @@ def run_generic(
 ) -> Tables:
     """Every run clean and with the judged bench's generic rows in ``engine``'s lists (each variant), on each
     half, counted without judgments (``only``: just these qids, for tests)."""
-    from serpfuse.bench.setups import BenchError
+    from benchmarks.setups import BenchError
 
     corpus, recording, halves = _load(root, split)
     _check_engine(corpus, engine, "--generic-rows")
@@ -316,7 +316,7 @@ def run_generic(
 
 
 def _check_engine(corpus: crw56.Crw56Corpus, engine: str, option: str) -> None:
-    from serpfuse.bench.setups import BenchError
+    from benchmarks.setups import BenchError
 
     known = crw56.engines_of(corpus.queries)
     if engine not in known:
@@ -328,7 +328,7 @@ def run_garbage(
 ) -> Tables:
     """Every run with ``engine`` off-topic (the judged bench's derangement, within each half) and with it
     removed, on each half, counted without judgments (``only``: just these qids, for tests)."""
-    from serpfuse.bench.setups import BenchError
+    from benchmarks.setups import BenchError
 
     corpus, recording, halves = _load(root, split)
     _check_engine(corpus, engine, "--garbage-engine")

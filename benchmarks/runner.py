@@ -1,214 +1,56 @@
-"""What ``serpfuse bench`` runs: one mode chosen from ``MODES`` over a corpus from ``setups.CORPORA``.
+"""What ``python -m benchmarks`` runs: one mode chosen from ``MODES`` over a corpus from ``setups.CORPORA``.
 
 A mode turns ``BenchOptions`` into an ``Outcome`` that can be shown three ways (JSON, Markdown, rich tables);
-the CLI only parses options, asks ``run`` and prints. A new mode (e.g. ``--perf``) is one ``Mode`` in ``MODES``:
-when it is wanted, what it refuses, and how it runs. Modes are tried in order; the first wanted one runs.
+the CLI only parses options, asks ``run`` and prints. The last four modes (compare, sweep, several
+configurations, one) are the package's own (``serpfuse.bench.modes``); the research ones come first: a new one
+(e.g. ``--perf``) is one ``Mode`` in ``MODES``: when it is wanted, what it refuses, and how it runs. Modes are
+tried in order; the first wanted one runs.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Any, Protocol
 
-from pydantic import ValidationError
-
-from serpfuse.bench import mq2008 as mq
-from serpfuse.bench.configs import apply_settings, config_from, current_value, grid_of, parse_spec
-from serpfuse.bench.crw56 import BASELINE
-from serpfuse.bench.report import (
-    STRONG,
-    BenchReport,
-    Comparison,
-    MetricSpec,
-    Tables,
-    compare,
-    comparison_json,
-    markdown_comparison,
-    markdown_report,
-    markdown_rows,
-    markdown_summary,
-    markdown_sweep,
-    render_comparison,
-    render_report,
-    render_sweep,
-    rows_table,
-    summary_table,
-    sweep_json,
-)
-from serpfuse.bench.setups import (
+from benchmarks import mq2008 as mq
+from benchmarks.setups import (
     CORPORA,
     DEPTH,
-    Bench,
-    BenchError,
+    SINGLE_SPEC,
     BenchOptions,
     compact_ranges,
     load_mq2008_queries,
     parse_rankers,
 )
-from serpfuse.bench.stats import Sweep, sweep
+from benchmarks.tables import STRONG, Tables
+from serpfuse.bench import modes
+from serpfuse.bench.config_specs import BASELINE
+from serpfuse.bench.modes import (
+    Bench,
+    BenchError,
+    Outcome,
+    ParsedConfigs,
+    ProgressFactory,
+    quiet,
+    run_compare,
+    run_many,
+    run_one,
+    run_sweep,
+)
+from serpfuse.bench.report import MetricSpec
 from serpfuse.config import RankingConfig
-from serpfuse.ranking.rankers import UnknownStrategy, available
-from serpfuse.settings import validation_message
+from serpfuse.ranking.rankers import available
 
 
-class Tracker(Protocol):
-    def step(self) -> None: ...
-    def describe(self, text: str) -> None: ...
+def is_reference(name: str) -> bool:
+    """``baseline`` (crw56: SearXNG's order) and ``single:N`` (MQ2008: ranker N's own list) name reference
+    lists, not configurations."""
+    return name == BASELINE or SINGLE_SPEC.match(name) is not None
 
 
-class _Quiet:
-    def step(self) -> None:
-        pass
-
-    def describe(self, text: str) -> None:
-        pass
-
-
-ProgressFactory = Callable[[int], AbstractContextManager[Tracker]]
-
-
-def quiet(total: int) -> AbstractContextManager[Tracker]:
-    """No progress shown (tests, and any output that is not a terminal table)."""
-    return nullcontext(_Quiet())
-
-
-class Outcome(Protocol):
-    """A finished bench run, shown as JSON (``to_json``), Markdown (``markdown``) or rich tables (``render``)."""
-
-    def to_json(self) -> Any: ...
-    def markdown(self) -> str: ...
-    def render(self, console) -> None: ...
-
-
-# --- outcomes ------------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Single:
-    """One configuration with the corpus's references beside it: overall, per group, per engine, worst."""
-
-    bench: Bench
-    report: BenchReport
-    references: list[BenchReport]
-
-    def to_json(self) -> Any:
-        return {
-            "report": self.report.to_json(with_rows=True),
-            "references": [r.to_json() for r in self.references],
-        }
-
-    def markdown(self) -> str:
-        return markdown_report(self.report, extra=self.references, names=self.bench.headline)
-
-    def render(self, console) -> None:
-        render_report(console, self.report, extra=self.references, names=self.bench.headline)
-
-
-@dataclass
-class Many:
-    """Several configurations in one summary table (per-group and worst-query tables need a single run)."""
-
-    bench: Bench
-    reports: list[BenchReport]
-    references: list[BenchReport]
-
-    def to_json(self) -> Any:
-        return {
-            "reports": [r.to_json() for r in self.reports],
-            "references": [r.to_json() for r in self.references],
-        }
-
-    def _engine_specs(self) -> list[MetricSpec]:
-        first = self.reports[0]
-        return [s for s in first.metrics if s.name in self.bench.headline and s.name in first.summary]
-
-    def markdown(self) -> str:
-        first = self.reports[0]
-        parts = [markdown_summary([*self.references, *self.reports], self.bench.headline)]
-        if first.per_engine:
-            parts.append(
-                "Per engine (each engine's own list alone):\n\n"
-                + markdown_rows("engine", first.per_engine, self._engine_specs())
-            )
-        return "\n\n".join(parts)
-
-    def render(self, console) -> None:
-        first = self.reports[0]
-        title = f"{first.corpus} · {first.split}"
-        console.print(summary_table([*self.references, *self.reports], title, self.bench.headline))
-        if first.per_engine:
-            console.print(
-                rows_table(
-                    "per engine (each engine's own list alone)",
-                    "engine",
-                    first.per_engine,
-                    self._engine_specs(),
-                )
-            )
-        for note in self.bench.notes:
-            console.print(f"[dim]note: {note}[/dim]")
-
-
-@dataclass
-class Compared:
-    """B − A per query with paired bootstrap intervals."""
-
-    bench: Bench
-    result: Comparison
-
-    def to_json(self) -> Any:
-        return comparison_json(self.result)
-
-    def markdown(self) -> str:
-        return markdown_comparison(self.result)
-
-    def render(self, console) -> None:
-        render_comparison(console, self.result, names=self.bench.headline)
-
-
-@dataclass
-class Swept:
-    """Marginal means over a grid and the best point against the default."""
-
-    result: Sweep
-
-    def to_json(self) -> Any:
-        return sweep_json(self.result)
-
-    def markdown(self) -> str:
-        return markdown_sweep(self.result)
-
-    def render(self, console) -> None:
-        render_sweep(console, self.result)
-
-
-# --- modes ---------------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Parsed:
-    """The options' configurations, validated once: (label, config) per strategy and the --compare pair."""
-
-    runs: list[tuple[str, RankingConfig]]
-    pairs: list[tuple[str, RankingConfig | None]]
-
-
-def parse_configs(options: BenchOptions) -> Parsed:
-    try:
-        configs = [config_from(name, options.settings) for name in options.strategies]
-        pairs = [parse_spec(s) for s in options.compare] if options.compare else []
-    except UnknownStrategy as exc:
-        raise BenchError(str(exc)) from None
-    except ValidationError as exc:
-        raise BenchError(validation_message(exc)) from None
-    except ValueError as exc:
-        raise BenchError(str(exc)) from None
-    labels = [",".join([c.strategy, *options.settings]) for c in configs]
-    return Parsed(list(zip(labels, configs, strict=True)), pairs)
+def parse_configs(options: BenchOptions) -> ParsedConfigs:
+    return modes.parse_configs(options.strategies, options.settings, options.compare, is_reference)
 
 
 def _is_meta(options: BenchOptions) -> bool:
@@ -217,23 +59,18 @@ def _is_meta(options: BenchOptions) -> bool:
 
 @dataclass
 class Job:
-    """One ``serpfuse bench`` call: the options, their parsed configurations, the progress bar, and the corpus's
+    """One ``python -m benchmarks`` call: the options, their parsed configurations, the progress bar, and the corpus's
     Bench with its lead metric (built and checked together on first use of either, so a mode that needs neither
     never loads the corpus)."""
 
     options: BenchOptions
-    parsed: Parsed
+    parsed: ParsedConfigs
     progress: ProgressFactory = quiet
 
     @cached_property
     def _bench_and_metric(self) -> tuple[Bench, MetricSpec]:
         bench = CORPORA[self.options.corpus](self.options)
-        lead = self.options.metric or bench.primary
-        spec = next((s for s in bench.metrics if s.name == lead and s.agg != "ratio"), None)
-        if spec is None:
-            names = ", ".join(s.name for s in bench.metrics if s.agg != "ratio")
-            raise BenchError(f"unknown metric {lead!r} for {bench.name}; choose one of: {names}")
-        return bench, spec
+        return bench, bench.lead_metric(self.options.metric)
 
     @property
     def bench(self) -> Bench:
@@ -252,75 +89,13 @@ class Mode:
     name: str
     wanted: Callable[[BenchOptions], bool]
     run: Callable[[Job], Outcome]
-    check: Callable[[BenchOptions, Parsed], None] = lambda options, parsed: None
-
-
-def run_one(bench: Bench, label: str, config: RankingConfig, progress: ProgressFactory) -> Single:
-    with progress(bench.queries * (1 + bench.reference_runs)) as tracker:
-        references = bench.references(tracker.step, set())
-        report = bench.run(label, config, tracker.step)
-    report.notes.extend(bench.notes)
-    return Single(bench, report, references)
-
-
-def run_many(bench: Bench, runs: list[tuple[str, RankingConfig]], progress: ProgressFactory) -> Many:
-    with progress(bench.queries * (len(runs) + bench.reference_runs)) as tracker:
-        references = bench.references(tracker.step, {label for label, _ in runs})
-        reports = [bench.run(label, config, tracker.step) for label, config in runs]
-    return Many(bench, reports, references)
-
-
-def run_compare(
-    bench: Bench, pairs: list[tuple[str, RankingConfig | None]], metric: str, progress: ProgressFactory
-) -> Compared:
-    def run(label: str, config: RankingConfig | None, tick) -> BenchReport:
-        if config is None and bench.named is not None:
-            return bench.named(label, tick)
-        return bench.run(label, config, tick)
-
-    with progress(bench.queries * 2) as tracker:
-        a, b = (run(label, config, tracker.step) for label, config in pairs)
-    return Compared(bench, compare(a, b, metric))
-
-
-def run_sweep(
-    bench: Bench,
-    config: RankingConfig,
-    metric: MetricSpec,
-    grid_items: Sequence[str],
-    settings: Sequence[str],
-    progress: ProgressFactory,
-) -> Swept:
-    try:
-        grid = grid_of(config.strategy, grid_items)
-        default = {knob: current_value(config, knob) for knob in grid}
-        for knob, values in grid.items():  # every value must validate before hours of work
-            for value in values:
-                apply_settings(config, [f"{knob}={json.dumps(value)}"])
-    except (KeyError, ValueError, ValidationError) as exc:
-        raise BenchError(f"bad grid: {exc}".splitlines()[0]) from None
-    points = 1
-    for values in grid.values():
-        points *= len(values)
-
-    with progress(bench.queries * (points + 1)) as tracker:
-
-        def evaluate(point: dict[str, Any]) -> list[float]:
-            point_config = apply_settings(
-                config, [*settings, *(f"{k}={json.dumps(v)}" for k, v in point.items())]
-            )
-            report = bench.run(config.strategy, point_config, tracker.step)
-            return [q.values[metric.name] for q in report.per_query if metric.name in q.values]
-
-        tracker.describe(f"sweep {points} points")
-        result = sweep(grid, default, evaluate, metric=metric.name, higher_is_better=metric.higher_is_better)
-    return Swept(result)
+    check: Callable[[BenchOptions, ParsedConfigs], None] = lambda options, parsed: None
 
 
 def run_subsets(
     options: BenchOptions, runs: list[tuple[str, RankingConfig]], progress: ProgressFactory
 ) -> Tables:
-    """MQ2008 metasearch: issue 4's three setups plus N random ranker subsets; each run's gap to the best
+    """MQ2008 metasearch: the three reference setups plus N random ranker subsets; each run's gap to the best
     baseline per subset."""
     queries = load_mq2008_queries(options.root)
     count = options.random_subsets or 0
@@ -411,7 +186,7 @@ def run_subsets(
     return Tables(payload, tables, note)
 
 
-def _check_subsets(options: BenchOptions, parsed: Parsed) -> None:
+def _check_subsets(options: BenchOptions, parsed: ParsedConfigs) -> None:
     if not _is_meta(options):
         raise BenchError("--random-subsets runs on --corpus mq2008 (metasearch protocol)")
     if options.compare or options.sweep:
@@ -422,7 +197,7 @@ def _check_subsets(options: BenchOptions, parsed: Parsed) -> None:
 
 def _every_ranker(job: Job) -> tuple[list[tuple[str, RankingConfig]], str]:
     """The robustness benches' runs: the --strategy ones, or every ranker when none is named, then plain RRF
-    (issue 8's reference); and the default ranker's label."""
+    (the reference every table compares with); and the default ranker's label."""
     options = job.options
     if options.strategies == [None]:
         runs = parse_configs(replace(options, strategies=list(available()))).runs
@@ -447,20 +222,20 @@ def _alone(flag: str, options: BenchOptions) -> None:
         raise BenchError(f"{flag} and {clash[0]} are separate runs: choose one")
 
 
-def _check_misspelled(options: BenchOptions, parsed: Parsed) -> None:
+def _check_misspelled(options: BenchOptions, parsed: ParsedConfigs) -> None:
     _alone("--misspelled", options)
     if options.corpus != "crw56":
         raise BenchError("--misspelled runs on --corpus crw56 (--split dev judged; test or all label-free)")
 
 
-def _check_garbage(options: BenchOptions, parsed: Parsed) -> None:
+def _check_garbage(options: BenchOptions, parsed: ParsedConfigs) -> None:
     _alone("--garbage-engine", options)
     if options.corpus not in ("crw56", "mq2008") or (options.corpus == "mq2008" and not _is_meta(options)):
         raise BenchError("--garbage-engine runs on --corpus crw56 or --corpus mq2008 (metasearch protocol)")
 
 
 def _run_garbage(job: Job) -> Outcome:
-    from serpfuse.bench import label_free, robustness
+    from benchmarks import label_free, robustness
 
     options = job.options
     runs, default = _every_ranker(job)
@@ -480,14 +255,14 @@ def _run_garbage(job: Job) -> Outcome:
     return robustness.run_garbage_mq2008(queries, ranker, rankers, depth, runs, default, job.progress)
 
 
-def _check_generic(options: BenchOptions, parsed: Parsed) -> None:
+def _check_generic(options: BenchOptions, parsed: ParsedConfigs) -> None:
     _alone("--generic-rows", options)
     if options.corpus != "crw56":
         raise BenchError("--generic-rows runs on --corpus crw56 (--split dev judged; test or all label-free)")
 
 
 def _run_generic(job: Job) -> Outcome:
-    from serpfuse.bench import label_free, robustness
+    from benchmarks import label_free, robustness
 
     runs, default = _every_ranker(job)
     if job.options.split != "dev":  # the unseen half has no judgments here: count the injected rows
@@ -499,7 +274,7 @@ def _run_generic(job: Job) -> Outcome:
     )
 
 
-def _check_signal_cost(options: BenchOptions, parsed: Parsed) -> None:
+def _check_signal_cost(options: BenchOptions, parsed: ParsedConfigs) -> None:
     others = options.compare or options.sweep or options.random_subsets is not None or options.garbage_engine
     others = others or options.misspelled or options.generic_rows is not None or options.perf
     if others or options.strategies != [None] or options.settings:
@@ -511,7 +286,7 @@ def _check_signal_cost(options: BenchOptions, parsed: Parsed) -> None:
 
 
 def _run_signal_cost(job: Job) -> Outcome:
-    from serpfuse.bench import signal_cost
+    from benchmarks import signal_cost
 
     path = job.options.root / signal_cost.RECORDING
     if not path.is_file():
@@ -524,7 +299,7 @@ def _run_signal_cost(job: Job) -> Outcome:
 
 
 def _run_misspelled(job: Job) -> Outcome:
-    from serpfuse.bench import label_free, robustness
+    from benchmarks import label_free, robustness
 
     runs, default = _every_ranker(job)
     if job.options.split != "dev":  # the unseen half has no judgments here: count the echo rows
@@ -587,7 +362,7 @@ def _check_perf(options: BenchOptions) -> None:
 
 
 def run_perf(options: BenchOptions, progress: ProgressFactory) -> Outcome:
-    from serpfuse.bench.perf import PerfOutcome, measure
+    from benchmarks.perf import PerfOutcome, measure
 
     trees = 2 if options.perf_baseline else 1
     with progress(options.perf_repeat * trees) as tracker:
@@ -602,7 +377,7 @@ def run_perf(options: BenchOptions, progress: ProgressFactory) -> Outcome:
     return PerfOutcome(rows, peak)
 
 
-def _check_common(options: BenchOptions, parsed: Parsed) -> None:
+def _check_common(options: BenchOptions, parsed: ParsedConfigs) -> None:
     """What no mode accepts, in the order the caller is told."""
     meta = _is_meta(options)
     for label, config in parsed.pairs:
@@ -612,16 +387,13 @@ def _check_common(options: BenchOptions, parsed: Parsed) -> None:
             raise BenchError(
                 f"{label.strip()!r} (one ranker's own list) exists only for --corpus mq2008 (metasearch)"
             )
-    if options.compare and options.sweep:
-        raise BenchError("--compare and --sweep are separate runs: choose one")
-    if len(parsed.runs) > 1 and (options.compare or options.sweep):
-        raise BenchError("--compare and --sweep take one strategy")
+    modes.check_runs(parsed, options.compare is not None, options.sweep)
     if options.random_subsets is None and options.seed is not None:
         raise BenchError("--seed goes with --random-subsets")
 
 
 def _extraction(options: BenchOptions) -> Outcome:
-    from serpfuse.bench.extraction import run_bench
+    from benchmarks.extraction import run_bench
 
     return run_bench(options)
 

@@ -1,4 +1,4 @@
-"""One measurement of ``serpfuse bench --perf``, run in its own process: ``python perf_probe.py NAME JSON``.
+"""One measurement of ``python -m benchmarks --perf``, run in its own process: ``python perf_probe.py NAME JSON``.
 
 It prints one JSON object. It is run by path, with ``PYTHONPATH`` naming the serpfuse tree under test, so the same
 probe measures this checkout and a baseline one (``--baseline``) side by side; it therefore imports only what
@@ -303,7 +303,7 @@ def probe_ranking(args: dict) -> dict:
             sizes: dict[str, int] = {}
             for a in answers:  # as the pipeline counts them: an engine's longest answer over the variants
                 sizes[a.engine] = max(sizes.get(a.engine, 0), len(a.rows))
-            # Since issue 8 the rankers read the filters' pool analysis; older checkouts (--baseline) have none.
+            # Current rankers read the filters' pool analysis; older checkouts (--baseline) have none.
             pool = {"pool": outcome.pool} if hasattr(outcome, "pool") else {}
             ctx = RankContext(
                 request=request,

@@ -1,4 +1,4 @@
-"""``serpfuse bench --perf``: issue 12's performance table, every row measured in one run on this machine.
+"""``python -m benchmarks --perf``: the performance table, every row measured in one run on this machine.
 
 Each figure is a ratio or a time measured side by side in the same run: fake engines with set latencies on
 loopback (another process, ``perf_probe.py engines``), the crw56 recording for the ranking step, and real server
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 PROBE = Path(__file__).with_name("perf_probe.py")
-THIS_SRC = Path(__file__).resolve().parents[2]
+THIS_SRC = Path(__file__).resolve().parents[1] / "src"  # this checkout's package tree
 LATENCIES_MS = {"e50": 50, "e100": 100, "e150": 150, "e200": 200, "e300": 300}
 RECORDING = "crw56/searxng_raw.json"
 CLI = "from serpfuse.cli import main; main()"
@@ -119,7 +119,8 @@ def common_query_runs(runs: list[Path], out: Path) -> list[Path]:
 
 def write_mq2008_runs(data_dir: Path, out: Path) -> list[Path]:
     """The 25 MQ2008-agg rankers as TREC run files (all five subsets), for the ``fuse`` row."""
-    from serpfuse.bench import mq2008, trec
+    from benchmarks import mq2008
+    from serpfuse.bench import trec
 
     corpus = mq2008.load_mq2008(data_dir)
     queries = mq2008.queries_of(corpus)
@@ -496,7 +497,7 @@ class PerfOutcome:
 
     def _command(self) -> str:
         has_baseline = any("baseline" in r.values for r in self.rows)
-        return "serpfuse bench --perf" + (" --baseline SRC" if has_baseline else "")
+        return "make bench-perf" + (' ARGS="--baseline SRC"' if has_baseline else "")
 
     def to_json(self) -> Any:
         return {

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from serpfuse.bench.crw56 import BASELINE
 from serpfuse.config import RankingConfig
 from serpfuse.ranking.rankers import available, get_ranker
 
-SINGLE_SPEC = re.compile(r"^single:(\d+)$")  # MQ2008 metasearch: one ranker's own list, e.g. single:9
+BASELINE = "baseline"  # a reference list, not a configuration: SearXNG's own order where a recording has it
 
-# Seed 000's sweep grid for rrf (27 points); a small one for consensus. Any ranker can be swept with --grid.
+# The default sweep grids: 27 points each over rrf's and consensus's main knobs. Any ranker can be swept with
+# --grid.
 DEFAULT_GRIDS: dict[str, dict[str, list[Any]]] = {
     "rrf": {
         "rrf.rrf_constant": [40, 60, 80],
@@ -71,16 +71,14 @@ def config_from(strategy: str | None, settings: Sequence[str] = ()) -> RankingCo
     return apply_settings(config, settings)
 
 
-def parse_spec(spec: str) -> tuple[str, RankingConfig | None]:
-    """``NAME[,section.knob=value...]`` -> (label, config); ``baseline`` or ``single:N`` -> (label, None)."""
-    name, *settings = [part.strip() for part in spec.split(",") if part.strip()]
-    if name == BASELINE:
+def parse_spec(
+    spec: str, is_reference: Callable[[str], bool] = lambda name: name == BASELINE
+) -> tuple[str, RankingConfig | None]:
+    """``NAME[,section.knob=value...]`` -> (label, config); a reference list (``baseline``) -> (label, None)."""
+    name, *settings = [part.strip() for part in spec.split(",") if part.strip()] or [""]
+    if is_reference(name):
         if settings:
-            raise ValueError("the baseline takes no settings")
-        return spec, None
-    if SINGLE_SPEC.match(name):
-        if settings:
-            raise ValueError(f"{name} (one ranker's own list) takes no settings")
+            raise ValueError(f"{name} (a reference list, not a configuration) takes no settings")
         return spec, None
     return spec, config_from(name, settings)
 

@@ -1,36 +1,33 @@
-"""Each judged corpus as a ``Bench``: how to run a configuration on it, what to show beside it, which metric leads.
+"""Each research corpus as a ``Bench``: how to run a configuration on it, what to show beside it, which metric
+leads.
 
-``CORPORA`` is the registry ``serpfuse bench --corpus`` chooses from: a new corpus is one function
+``CORPORA`` is the registry ``python -m benchmarks --corpus`` chooses from: a new corpus is one function
 ``(BenchOptions) -> Bench`` added there (and its loader/protocol module next to ``crw56`` and ``mq2008``).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from serpfuse.bench import crw56
-from serpfuse.bench import mq2008 as mq
-from serpfuse.bench.configs import SINGLE_SPEC
+from benchmarks import crw56
+from benchmarks import mq2008 as mq
+from serpfuse.bench.modes import Bench, BenchError, Tick
 from serpfuse.bench.report import BenchReport, MetricSpec, QueryScore, ShownRow, aggregate, worst_queries
 from serpfuse.config import RankingConfig
 
 DATA_ENV = "SERPFUSE_DATA"
 DEFAULT_DATA = Path("../shared/data")
-DEPTH = 20  # mq2008 metasearch: rows each engine shows, issue 4's main setup
-
-Tick = Callable[[], None] | None  # a progress tick per query run
-
-
-class BenchError(Exception):
-    """The caller's mistake or missing data, said in one line (the CLI exits 2 with it)."""
+DEPTH = 20  # mq2008 metasearch: rows each engine shows in the main setup
+SINGLE_SPEC = re.compile(r"^single:(\d+)$")  # MQ2008 metasearch: one ranker's own list, e.g. single:9
 
 
 @dataclass
 class BenchOptions:
-    """Everything ``serpfuse bench`` was asked, as plain values (the CLI fills it; tests may too)."""
+    """Everything ``python -m benchmarks`` was asked, as plain values (the CLI fills it; tests may too)."""
 
     root: Path
     corpus: str = "crw56"
@@ -50,8 +47,8 @@ class BenchOptions:
     misspelled: bool = False  # crw56
     garbage_engine: str | None = None  # crw56 engine name or mq2008 ranker (rN or N)
     generic_rows: str | None = None  # crw56 engine whose lists get rows matching only generic words
-    signal_cost: bool = False  # issue 8's signals' cost in the ranking step, A/B in one process
-    perf: bool = False  # issue 12's performance table instead of ranking quality
+    signal_cost: bool = False  # the content signals' cost in the ranking step, A/B in one process
+    perf: bool = False  # the performance table instead of ranking quality
     perf_baseline: Path | None = None  # --perf: another checkout's src directory, measured beside this one
     perf_repeat: int = 3  # --perf: repetitions of every probe
     extractors: list[str] = field(default_factory=list)  # article-extraction
@@ -62,24 +59,6 @@ def data_root(data: Path | None) -> Path:
     if not root.is_dir():
         raise BenchError(f"data directory not found: {root} (use --data or set {DATA_ENV})")
     return root
-
-
-@dataclass
-class Bench:
-    """A corpus with one protocol: how to run a configuration, what to show beside it, which metric leads."""
-
-    name: str
-    primary: str
-    headline: tuple[str, ...]
-    metrics: list[MetricSpec]
-    queries: int  # per run, for the progress bar
-    run: Callable[[str, RankingConfig | None, Tick], BenchReport]
-    # what to show beside the runs (a label in ``skip`` is one of the runs already)
-    references: Callable[[Tick, set[str]], list[BenchReport]] = lambda progress, skip: []
-    reference_runs: int = 0
-    notes: list[str] = field(default_factory=list)
-    # a reference --compare can name (``single:N`` on MQ2008); None: only ``baseline`` (crw56's run(label, None))
-    named: Callable[[str, Tick], BenchReport] | None = None
 
 
 # --- crw56 ---------------------------------------------------------------------------------------------------
@@ -343,8 +322,8 @@ def _mq2008_metasearch(queries: dict[str, mq.QueryData], rankers: list[int], dep
 
 
 def consensus_bench(options: BenchOptions) -> Bench:
-    """consensus-v2.1's frozen fused baselines (``bench.consensus_frozen``): agreement with the reference lists."""
-    from serpfuse.bench import consensus_frozen
+    """consensus-v2.1's frozen fused baselines (``benchmarks.consensus_frozen``): agreement with the reference lists."""
+    from benchmarks import consensus_frozen
 
     folder = options.root / "consensus-v2.1"
     if not folder.is_dir():
@@ -367,7 +346,7 @@ def consensus_bench(options: BenchOptions) -> Bench:
     )
 
 
-# The corpora ``serpfuse bench --corpus`` knows, in the order its help lists them.
+# The corpora ``python -m benchmarks --corpus`` knows, in the order its help lists them.
 CORPORA: dict[str, Callable[[BenchOptions], Bench]] = {
     "crw56": crw56_bench,
     "mq2008": mq2008_bench,
@@ -377,4 +356,6 @@ CORPORA: dict[str, Callable[[BenchOptions], Bench]] = {
 
 
 def _extraction_has_own_runner() -> Bench:
-    raise BenchError("article-extraction scores extractors, not rankings (runner.OWN_RUNNERS runs it)")
+    raise BenchError(
+        "article-extraction scores extractors, not rankings (benchmarks.runner.OWN_RUNNERS runs it)"
+    )
