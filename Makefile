@@ -10,7 +10,7 @@ PREFIX ?= $(HOME)/.local
 SERPFUSE_DATA ?= ../shared/data
 export SERPFUSE_DATA
 
-.PHONY: setup test lint search bench bench-crw56 bench-mq2008 bench-consensus bench-reader bench-robustness \
+.PHONY: setup test lint search bench bench-suite bench-crw56 bench-mq2008 bench-consensus bench-reader bench-robustness \
 	bench-cost bench-perf install screenshots clean
 
 $(BIN)/pip:
@@ -71,6 +71,10 @@ bench-robustness: $(RUN_STAMP)
 # what the content signals add to the ranking step, A/B in one process (seconds)
 bench-cost: $(RUN_STAMP)
 	$(BENCHMARKS) --signal-cost $(ARGS)
+
+# every strategy against the best plain method on every corpus and setup, the default chosen cross-validated
+bench-suite: $(RUN_STAMP)
+	$(BIN)/python -m benchmarks.suite $(ARGS)
 
 # the performance table, measured now (minutes); ARGS="--baseline ../other/src --markdown" adds before/after
 bench-perf: $(RUN_STAMP)
