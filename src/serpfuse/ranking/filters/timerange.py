@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from serpfuse.engines.base import parse_published
+from serpfuse.engines.dates import parse_published
 from serpfuse.ranking.filters.base import FilterContext
 
 if TYPE_CHECKING:
