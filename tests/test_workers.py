@@ -202,9 +202,8 @@ def test_two_workers_count_each_request_once_on_one_metrics_page(data_dir, tmp_p
     recording = need(data_dir / "crw56" / "searxng_raw.json")
     tmp = tmp_path / "tmp"
     tmp.mkdir()
-    server = start_serpfuse(
-        tmp_path, ["--replay", str(recording), "--workers", "2"], env={"TMPDIR": str(tmp)}
-    )
+    env = {"TMPDIR": str(tmp), "SERPFUSE_RATE_LIMIT_BURST": "1000"}  # many requests here, and no limit tested
+    server = start_serpfuse(tmp_path, ["--replay", str(recording), "--workers", "2"], env=env)
     try:
         metrics_dir = _metrics_dir(tmp)
         sent = 0
