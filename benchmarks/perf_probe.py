@@ -76,7 +76,9 @@ async def serve_engines(lifetime_s: float) -> None:
 
 
 def engine_module(name: str, latency_ms: int, base: str) -> ModuleType:
-    from serpfuse.engines.base import EngineInfo, RequestSpec, json_body, make_row
+    from serpfuse.engines.base import EngineInfo, RequestSpec
+    from serpfuse.engines.bodies import json_body
+    from serpfuse.engines.rows import make_row
 
     module = ModuleType(f"perf_engine_{name}")
     module.INFO = EngineInfo(

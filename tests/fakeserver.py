@@ -23,7 +23,9 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from urllib.parse import parse_qs, urlsplit
 
-from serpfuse.engines.base import ChallengeDetected, EngineInfo, EngineQuery, RequestSpec, json_body, make_row
+from serpfuse.engines.base import ChallengeDetected, EngineInfo, EngineQuery, RequestSpec
+from serpfuse.engines.bodies import json_body
+from serpfuse.engines.rows import make_row
 from serpfuse.models import EngineRow
 
 

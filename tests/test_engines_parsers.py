@@ -21,8 +21,8 @@ from serpfuse.engines.base import (
     ParseFailure,
     RateLimited,
     RequestSpec,
-    is_ad_click,
 )
+from serpfuse.engines.rows import is_ad_click
 from serpfuse.state.cooldown import fit_to_engine
 
 FIXTURES = Path(__file__).parent / "fixtures" / "engines"

@@ -22,9 +22,9 @@ from serpfuse.engines.base import (
     RateLimited,
     RequestSpec,
     classify_http,
-    parse_published,
-    split_locale,
 )
+from serpfuse.engines.dates import parse_published
+from serpfuse.engines.locale import split_locale
 
 KEY = "sk-TEST-SECRET-0123456789"
 TODAY = dt.date.today()

@@ -167,23 +167,71 @@ def test_every_worker_parses_in_its_own_processes_and_they_end_with_the_server(t
     assert alive == []
 
 
-def _per_worker(server, path: str) -> dict[str, dict[str, int]]:
-    """pid -> status -> requests to ``path``'s route, as each worker's /metrics page says (a page comes from
-    whichever worker accepts the connection, so several scrapes, each a new connection)."""
+def _per_worker(metrics_dir: Path, route: str) -> dict[str, dict[str, int]]:
+    """pid -> status -> requests to ``route`` that worker answered, from its own metric file (the /metrics page
+    adds them up, so only the files tell the workers apart)."""
+    from prometheus_client.multiprocess import MultiProcessCollector
+
     seen: dict[str, dict[str, int]] = {}
-    for _ in range(40):
-        text = server.get("/metrics")[2].decode()
-        pid = re.search(r'^serpfuse_worker_info\{pid="(\d+)",workers="2"\} 1$', text, re.M)
-        assert pid, text[:300]
-        seen[pid[1]] = {
-            status: int(count)
-            for status, count in re.findall(
-                rf'^serpfuse_http_requests_total\{{route="{path}",status="(\d+)"\}} (\d+)$', text, re.M
-            )
-        }
-        if len(seen) == 2:
-            break
+    for file in metrics_dir.glob("counter_*.db"):
+        pid = file.stem.removeprefix("counter_")
+        for metric in MultiProcessCollector.merge([str(file)]):
+            for sample in metric.samples:
+                if sample.name == "serpfuse_http_requests_total" and sample.labels["route"] == route:
+                    seen.setdefault(pid, {})[sample.labels["status"]] = int(sample.value)
     return seen
+
+
+def _metrics_dir(tmp: Path) -> Path:
+    """The directory the supervisor made for its workers' metric files (``TMPDIR`` pointed at ``tmp``)."""
+    [found] = tmp.glob("serpfuse-metrics-*")
+    return found
+
+
+def _route_total(page: str, route: str, status: int) -> int:
+    found = re.search(
+        rf'^serpfuse_http_requests_total\{{route="{route}",status="{status}"\}} (\S+)$', page, re.M
+    )
+    return int(float(found[1])) if found else 0
+
+
+@pytest.mark.slow
+def test_two_workers_count_each_request_once_on_one_metrics_page(data_dir, tmp_path):
+    """Requests to a two-worker server are counted once in total on every /metrics page, whichever worker
+    answered each request and whichever answers the scrape; the supervisor removes the metric files at the end."""
+    recording = need(data_dir / "crw56" / "searxng_raw.json")
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {"TMPDIR": str(tmp), "SERPFUSE_RATE_LIMIT_BURST": "1000"}  # many requests here, and no limit tested
+    server = start_serpfuse(tmp_path, ["--replay", str(recording), "--workers", "2"], env=env)
+    try:
+        metrics_dir = _metrics_dir(tmp)
+        sent = 0
+        for _ in range(20):  # each request a new connection, until the kernel has handed some to both workers
+            for _ in range(5):
+                assert server.get("/openapi.json")[0] == 200
+                sent += 1
+            if len(_per_worker(metrics_dir, "openapi")) == 2:
+                break
+        deadline = time.monotonic() + 5  # a worker counts a request just after answering it
+        while True:
+            answered = {pid: counts["200"] for pid, counts in _per_worker(metrics_dir, "openapi").items()}
+            if sum(answered.values()) == sent or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert len(answered) == 2 and all(answered.values()), answered
+        assert sum(answered.values()) == sent, answered
+        pages = []
+        for _ in range(40):  # scrapes until both workers have answered some
+            pages.append(server.get("/metrics")[2].decode())
+            if len(_per_worker(metrics_dir, "metrics")) == 2 and len(pages) >= 4:
+                break
+        assert len(_per_worker(metrics_dir, "metrics")) == 2
+        assert {_route_total(page, "openapi", 200) for page in pages} == {sent}
+        assert all(re.search(r"^serpfuse_workers 2(\.0)?$", page, re.M) for page in pages)
+    finally:
+        _terminate(server)
+    assert not metrics_dir.exists()
 
 
 @pytest.mark.slow
@@ -193,7 +241,9 @@ def test_two_workers_enforce_one_rate_limit_per_client(data_dir, tmp_path):
     from concurrent.futures import ThreadPoolExecutor
 
     recording = need(data_dir / "crw56" / "searxng_raw.json")
-    env = {"SERPFUSE_RATE_LIMIT_BURST": "4", "SERPFUSE_RATE_LIMIT_PER_MIN": "0.01"}
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {"SERPFUSE_RATE_LIMIT_BURST": "4", "SERPFUSE_RATE_LIMIT_PER_MIN": "0.01", "TMPDIR": str(tmp)}
     server = start_serpfuse(tmp_path, ["--replay", str(recording), "--workers", "2"], env=env)
     codes: list[int] = []
     try:
@@ -201,7 +251,7 @@ def test_two_workers_enforce_one_rate_limit_per_client(data_dir, tmp_path):
         with ThreadPoolExecutor(8) as pool:
             for _ in range(10):
                 codes += pool.map(lambda _: server.get("/openapi.json")[0], range(8))
-                counts = _per_worker(server, "openapi")
+                counts = _per_worker(_metrics_dir(tmp), "openapi")
                 if len(counts) == 2 and all(counts.values()):
                     break
         # The server's log says why, if a worker fell back to a limit of its own (the shared store failed it).

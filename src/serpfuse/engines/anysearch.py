@@ -14,13 +14,12 @@ from serpfuse.engines.base import (
     EngineInfo,
     EngineQuery,
     ParseFailure,
-    Picked,
     RequestSpec,
     clamp,
     classify_http,
-    json_body,
-    rows_from_json_list,
 )
+from serpfuse.engines.bodies import json_body
+from serpfuse.engines.rows import RowFields, rows_from_json_list
 from serpfuse.models import EngineRow
 
 INFO = EngineInfo(
@@ -58,7 +57,7 @@ def classify(status: int, headers: Mapping[str, str], body_head: bytes) -> Engin
     return error
 
 
-def _pick(item: dict) -> Picked:
+def _pick(item: dict) -> RowFields:
     return item.get("url"), item.get("title"), item.get("snippet") or item.get("content"), None
 
 

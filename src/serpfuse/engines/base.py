@@ -8,8 +8,8 @@ An engine module is pure description, SearXNG style: it never sends anything. It
 - ``parse(status, headers, body, q) -> list[EngineRow]``: the rows of one response. It raises
   ``ChallengeDetected`` on a CAPTCHA/challenge page, ``ParseFailure`` on a body it cannot read, and returns
   ``[]`` for a genuine no-results page. Each row keeps the engine's own 1-based rank, counted *before*
-  malformed rows are dropped, so a bad row never promotes the rows below it (``rows_from_items``, or
-  ``rows_from_json_list`` for a JSON list, does the counting).
+  malformed rows are dropped, so a bad row never promotes the rows below it (``engines.rows``'
+  ``rows_from_items``, or ``rows_from_json_list`` for a JSON list, does the counting).
 
 The transport maps each response's status first, with the engine's own ``classify`` when the module defines
 one (``engines.classifier(module)``), else ``classify_http``, and hands 2xx responses to ``parse``. Every
@@ -29,33 +29,19 @@ returns ``(status, headers, body)`` unclassified; it raises ``EngineError`` (e.g
 transport failures. ``run`` classifies each step itself with ``classify_http`` and returns the last reply,
 which ``parse`` reads like any engine's answer (off the event loop, under the parse budget); what ``run``
 reads itself on the loop it keeps small.
+
+What parsers share lives beside this module: ``engines.rows`` (row building), ``engines.bodies`` (decoding,
+HTML tree, JSON), ``engines.dates`` (published dates, time ranges), ``engines.locale`` (region and language).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import email.utils
-import html
-import itertools
-import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
-from urllib.parse import urlsplit
-
-from selectolax.lexbor import LexborHTMLParser, LexborNode
-
-from serpfuse.engines.bounds import (
-    MAX_ITEMS,
-    MAX_SNIPPET_CHARS,
-    MAX_TITLE_CHARS,
-    MAX_URL_CHARS,
-    markup_problem,
-)
-from serpfuse.models import EngineRow
-from serpfuse.text import clean_text
-from serpfuse.urls import unwrap_redirect
 
 Tier = Literal["primary", "fallback"]
 Region = Literal["cjk", "global", "both"]
@@ -66,7 +52,7 @@ TransportKind = Literal["browser", "api"]
 TimeRange = Literal["day", "week", "month", "year"]
 ErrorStatus = Literal["error", "rate-limited", "challenge", "timeout", "parse-timeout"]
 
-# Default cooldowns (seconds), issue 3's ladder; plain errors back off in the transport (5 s x failures).
+# Default cooldowns (seconds); plain errors back off in the transport (5 s x failures).
 RATE_LIMIT_COOLDOWN_S = 180.0
 ACCESS_DENIED_COOLDOWN_S = 180.0
 CHALLENGE_COOLDOWN_S = 3600.0  # an engine's INFO.challenge_cooldown_s replaces it (cooldown.fit_to_engine)
@@ -338,307 +324,6 @@ def classify_http(status: int, headers: Mapping[str, str], body_head: bytes) -> 
     return None
 
 
-# --- helpers shared by the parsers -------------------------------------------------------------------------
-
-
-def clean(text: Any) -> str:
-    """Text of an HTML fragment (Brave descriptions, Wikipedia snippets): tags stripped, then entities
-    decoded, whitespace collapsed. Decoding last keeps an escaped "&lt;T&gt;" as the visible text "<T>".
-    Non-strings: ""."""
-    if not isinstance(text, str):
-        return ""
-    return squash(html.unescape(clean_text(text)))
-
-
-def squash(text: Any) -> str:
-    """Plain text (parsed HTML nodes, plain-text APIs): only whitespace is collapsed, so "Vec<T>" survives."""
-    return " ".join(text.split()) if isinstance(text, str) else ""
-
-
-def web_url(raw: Any) -> str | None:
-    """The unwrapped target when ``raw`` is an absolute http(s) URL, else None (a malformed row)."""
-    if not isinstance(raw, str) or not raw.strip() or len(raw) > MAX_URL_CHARS:
-        return None
-    # No entity decoding: HTML parsers already decode attributes, and "&copy=2" in a JSON URL is a parameter.
-    url = unwrap_redirect(raw.strip())
-    if url.startswith("//"):
-        url = "https:" + url
-    if not url.lower().startswith(("http://", "https://")) or len(url) < 10:
-        return None
-    return url
-
-
-# Ad click-throughs (host, path): an organic result never links through them. DuckDuckGo's y.js and Bing's
-# aclick; DuckDuckGo's HTML page writes its own links host-less.
-AD_CLICKS = (("duckduckgo.com", "/y.js"), ("bing.com", "/aclick"))
-
-
-def is_ad_click(href: Any) -> bool:
-    """Whether a result link is an ad's click-through, bare or inside a known redirector (Bing's ck/a,
-    DuckDuckGo's l/?uddg=). Engines drop such results before counting ranks: an ad uses up no rank."""
-    if not isinstance(href, str) or not href.strip():
-        return False
-    for url in {href.strip(), unwrap_redirect(href.strip())}:
-        try:
-            parts = urlsplit(url)
-        except ValueError:
-            continue
-        host, path = (parts.hostname or "").lower(), parts.path.rstrip("/")
-        for domain, ad_path in AD_CLICKS:
-            if path == ad_path and (not host or host == domain or host.endswith("." + domain)):
-                return True
-    return False
-
-
-def make_row(
-    engine: str,
-    rank: int,
-    url: Any,
-    title: Any = "",
-    snippet: Any = "",
-    published: dt.datetime | None = None,
-    *,
-    markup: bool = True,
-) -> EngineRow | None:
-    """An EngineRow, or None when the URL is unusable (the caller keeps counting ranks regardless).
-
-    ``markup``: title and snippet are HTML fragments (tags stripped, entities decoded); False for plain text.
-    """
-    target = web_url(url)
-    if target is None:
-        return None
-    text = clean if markup else squash
-    return EngineRow(
-        engine=engine,
-        rank=rank,
-        url=target,
-        title=_bounded(text, title, MAX_TITLE_CHARS),
-        snippet=_bounded(text, snippet, MAX_SNIPPET_CHARS),
-        published=published,
-    )
-
-
-def _bounded(text: Callable[[Any], str], value: Any, limit: int) -> str:
-    """``text(value)`` cut to ``limit`` characters; markup is cut before cleaning so its cost stays bounded."""
-    if isinstance(value, str) and len(value) > 4 * limit:
-        value = value[: 4 * limit]
-    return text(value)[:limit]
-
-
-# What an engine reads from one result (a JSON object, an HTML node): (url, title, snippet, published); None
-# skips the result.
-Picked = tuple[Any, Any, Any, dt.datetime | None]
-
-
-def rows_from_items(
-    engine: str, items: Iterable[Any], pick: Callable[[Any], Picked | None], *, markup: bool = True
-) -> list[EngineRow]:
-    """The rows of an engine's results, in order: the one loop every parser ends in. Ranks are positions in
-        ``items``, counted before results without a usable row (``pick`` gives None, no usable URL) are dropped,
-        so a bad result never promotes the ones below it. Only the first ``MAX_ITEMS`` results are read: a flood
-    of rows costs nothing. ``markup`` as in ``make_row``."""
-    rows: list[EngineRow] = []
-    for rank, item in enumerate(itertools.islice(items, MAX_ITEMS), start=1):
-        picked = pick(item)
-        row = make_row(engine, rank, *picked, markup=markup) if picked is not None else None
-        if row is not None:
-            rows.append(row)
-    return rows
-
-
-def rows_from_json_list(
-    engine: str,
-    items: Any,
-    pick: Callable[[dict[str, Any]], Picked | None],
-    *,
-    markup: bool = True,
-    no_list_message: str = "no result list in the response",
-) -> list[EngineRow]:
-    """The rows of a JSON API's result list (or of result objects an engine parsed out of text, as Exa's MCP
-    tool). The engine module says where the list lives (``items``) and which fields it reads (``pick``); this
-    loop does the rest, the same for every JSON engine.
-
-    Ranks are positions in ``items``, counted before malformed entries (not an object, ``pick`` gives None,
-    no usable URL) are dropped. ``items`` that is not a list raises ``ParseFailure(no_list_message)``.
-    ``markup`` as in ``make_row``.
-    """
-    if not isinstance(items, list):
-        raise ParseFailure(no_list_message)
-    return rows_from_items(
-        engine, items, lambda item: pick(item) if isinstance(item, dict) else None, markup=markup
-    )
-
-
-_RELATIVE = re.compile(
-    r"^(?:(an?|\d+)\s+(second|minute|hour|day|week|month|year)s?\s+ago"
-    r"|(today|just now)|(yesterday))$",
-    re.IGNORECASE,
-)
-_UNIT_DAYS = {
-    "second": 1 / 86400,
-    "minute": 1 / 1440,
-    "hour": 1 / 24,
-    "day": 1,
-    "week": 7,
-    "month": 30,
-    "year": 365,
-}
-_DATE_FORMATS = ("%B %d, %Y", "%b %d, %Y", "%d %B %Y", "%d %b %Y", "%b. %d, %Y")
-
-
-def parse_published(value: Any, now: dt.datetime | None = None) -> dt.datetime | None:
-    """An aware UTC datetime from an ISO date/time, "3 days ago", "yesterday" or "May 12, 2023"; else None."""
-    if not isinstance(value, str) or not value.strip():
-        return None
-    text = value.strip()
-    now = now or dt.datetime.now(dt.UTC)
-    match = _RELATIVE.match(text)
-    if match:
-        count, unit, today, yesterday = match.groups()
-        if today:
-            return now
-        if yesterday:
-            return now - dt.timedelta(days=1)
-        n = 1 if count.lower() in ("a", "an") else int(count)
-        return now - dt.timedelta(days=n * _UNIT_DAYS[unit.lower()])
-    try:
-        parsed = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        parsed = None
-        for fmt in _DATE_FORMATS:
-            try:
-                parsed = dt.datetime.strptime(text, fmt)
-                break
-            except ValueError:
-                continue
-    if parsed is None:
-        try:  # RFC 2822, as in "Tue, 12 Mar 2024 10:00:00 GMT"
-            parsed = email.utils.parsedate_to_datetime(text)
-        except (TypeError, ValueError, IndexError):
-            return None
-    if parsed.tzinfo is None:
-        return parsed.replace(tzinfo=dt.UTC)
-    return parsed.astimezone(dt.UTC)
-
-
-def split_locale(region: str | None, language: str | None) -> tuple[str | None, str | None]:
-    """(country, language), lowercase, from a region ("us", "en-US", "us-en") and/or a language ("zh-CN")."""
-    country = lang = None
-    if language:
-        pieces = [p for p in re.split(r"[-_]", language.strip().lower()) if p]
-        lang = pieces[0] if pieces else None
-        country = pieces[1] if len(pieces) > 1 else None
-    if region:
-        pieces = [p for p in re.split(r"[-_]", region.strip().lower()) if p]
-        if len(pieces) == 1:
-            country = pieces[0]
-        elif len(pieces) > 1:
-            # "en-US" is language-country; DuckDuckGo's "us-en" is country-language.
-            first, second = pieces[0], pieces[1]
-            if first not in _LANGS and second in _LANGS:
-                first, second = second, first
-            country = second
-            lang = lang or first
-    # "wt-wt" / "all": no region at all.
-    country = None if country in _NO_REGION else country
-    lang = None if lang in _NO_REGION else lang
-    return country, lang
-
-
-_NO_REGION = frozenset({"all", "wt", "xx", "any"})
-
-
-# Languages common enough to tell "us-en" (country-language) from "en-us" (language-country).
-_LANGS = frozenset(
-    [
-        "en",
-        "zh",
-        "ja",
-        "ko",
-        "de",
-        "fr",
-        "es",
-        "it",
-        "pt",
-        "ru",
-        "nl",
-        "sv",
-        "pl",
-        "tr",
-        "ar",
-        "he",
-        "hi",
-        "id",
-        "th",
-        "vi",
-        "uk",
-        "cs",
-        "da",
-        "fi",
-        "no",
-        "el",
-        "hu",
-        "ro",
-    ]
-)
-
-
-# --- bodies ------------------------------------------------------------------------------------------------
-
-_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([A-Za-z0-9_\-]+)""", re.IGNORECASE)
-_RANGE_DAYS = {"day": 1, "week": 7, "month": 31, "year": 366}
-
-
-def decode_body(body: bytes, headers: Mapping[str, str]) -> str:
-    """Text of a response: charset from Content-Type, else a <meta charset>, else UTF-8 (never raises)."""
-    match = re.search(r"charset=([A-Za-z0-9_\-]+)", header(headers, "content-type") or "", re.IGNORECASE)
-    meta = None if match else _CHARSET.search(body[:4096])
-    charset = match.group(1) if match else (meta.group(1).decode("ascii") if meta else "utf-8")
-    try:
-        return body.decode(charset, errors="replace")
-    except LookupError:  # an unknown charset name
-        return body.decode("utf-8", errors="replace")
-
-
-def html_tree(body: bytes, headers: Mapping[str, str]) -> LexborHTMLParser:
-    """The parsed page; ``ParseFailure`` for markup nested or sized beyond any results page (``bounds``),
-    checked first because building the tree of such a page is superlinear."""
-    text = decode_body(body, headers)
-    problem = markup_problem(text)
-    if problem is not None:
-        raise ParseFailure(problem)
-    return LexborHTMLParser(text)
-
-
-def results_page_without_rows(tree: LexborHTMLParser, frame: str, engine: str) -> list[EngineRow]:
-    """What a page that gave no rows (and no challenge) is: a results page with none, ``[]``, when it holds
-    the engine's results ``frame`` (a CSS selector every results page of the engine carries, empty or not);
-    else a page this parser does not know, ``ParseFailure``, which cools the engine down like any failure
-    (``serpfuse doctor`` calls it a wrong layout) instead of passing for "no results" on every search."""
-    if tree.root is not None and tree.root.css_first(frame) is not None:
-        return []
-    raise ParseFailure(f"{engine}: not a results page (layout changed?)")
-
-
-def node_text(node: LexborNode | None) -> str:
-    """The visible text of a node (entities already decoded by the parser), whitespace collapsed."""
-    if node is None:
-        return ""
-    return " ".join((node.text(deep=True) or "").split())
-
-
-def json_body(body: bytes) -> Any:
-    try:
-        return json.loads(body)
-    except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: nested thousands deep
-        raise ParseFailure("response is not JSON") from None
-
-
 def clamp(value: int, low: int, high: int) -> int:
+    """``value`` within [low, high]: a caller's limit fitted to what an engine accepts per request."""
     return max(low, min(high, value))
-
-
-def range_start(time_range: str | None, today: dt.date) -> dt.date | None:
-    """The first day a relative time range covers (an engine that only takes dates gets this)."""
-    days = _RANGE_DAYS.get(time_range or "")
-    return today - dt.timedelta(days=days) if days else None

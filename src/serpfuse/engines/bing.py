@@ -26,19 +26,15 @@ from serpfuse.engines.base import (
     ChallengeDetected,
     EngineInfo,
     EngineQuery,
-    Picked,
     RequestSpec,
     check_status,
     clamp,
-    html_tree,
-    is_ad_click,
-    node_text,
-    parse_published,
-    results_page_without_rows,
-    rows_from_items,
     shows_challenge,
-    split_locale,
 )
+from serpfuse.engines.bodies import html_tree, node_text, results_page_without_rows
+from serpfuse.engines.dates import parse_published
+from serpfuse.engines.locale import split_locale
+from serpfuse.engines.rows import RowFields, is_ad_click, rows_from_items
 from serpfuse.models import EngineRow
 from serpfuse.text import is_cjk
 
@@ -158,7 +154,7 @@ def _is_ad(item: LexborNode) -> bool:
     return link is not None and is_ad_click(link.attributes.get("href"))
 
 
-def _pick(item: LexborNode) -> Picked | None:
+def _pick(item: LexborNode) -> RowFields | None:
     link = _title_link(item)
     if link is None:
         return None

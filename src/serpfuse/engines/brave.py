@@ -10,19 +10,11 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 
-from serpfuse.engines.base import (
-    EngineInfo,
-    EngineQuery,
-    ParseFailure,
-    Picked,
-    RequestSpec,
-    check_status,
-    clamp,
-    json_body,
-    parse_published,
-    rows_from_json_list,
-    split_locale,
-)
+from serpfuse.engines.base import EngineInfo, EngineQuery, ParseFailure, RequestSpec, check_status, clamp
+from serpfuse.engines.bodies import json_body
+from serpfuse.engines.dates import parse_published
+from serpfuse.engines.locale import split_locale
+from serpfuse.engines.rows import RowFields, rows_from_json_list
 from serpfuse.models import EngineRow
 
 INFO = EngineInfo(
@@ -72,7 +64,7 @@ def build_request(q: EngineQuery) -> RequestSpec | None:
     return RequestSpec(method="GET", url=q.base_url or URL, params=params, headers=headers)
 
 
-def _pick(item: dict) -> Picked:
+def _pick(item: dict) -> RowFields:
     published = parse_published(item.get("page_age")) or parse_published(item.get("age"))
     return item.get("url"), item.get("title"), item.get("description"), published
 

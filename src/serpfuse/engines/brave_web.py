@@ -23,17 +23,14 @@ from serpfuse.engines.base import (
     ChallengeDetected,
     EngineInfo,
     EngineQuery,
-    Picked,
     RequestSpec,
     check_status,
-    html_tree,
-    node_text,
-    parse_published,
-    results_page_without_rows,
-    rows_from_items,
     shows_challenge,
-    split_locale,
 )
+from serpfuse.engines.bodies import html_tree, node_text, results_page_without_rows
+from serpfuse.engines.dates import parse_published
+from serpfuse.engines.locale import split_locale
+from serpfuse.engines.rows import RowFields, rows_from_items
 from serpfuse.models import EngineRow
 
 INFO = EngineInfo(
@@ -103,7 +100,7 @@ def dated_snippet(text: str) -> tuple[str, dt.datetime | None]:
     return match.group("rest").strip(), published
 
 
-def _pick(item: LexborNode) -> Picked | None:
+def _pick(item: LexborNode) -> RowFields | None:
     link = _first(item, LINKS)
     if link is None:
         return None

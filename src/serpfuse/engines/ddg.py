@@ -27,18 +27,14 @@ from serpfuse.engines.base import (
     ChallengeDetected,
     EngineInfo,
     EngineQuery,
-    Picked,
     QueryNotServed,
     RequestSpec,
     check_status,
-    html_tree,
-    is_ad_click,
-    node_text,
-    results_page_without_rows,
-    rows_from_items,
     shows_challenge,
-    split_locale,
 )
+from serpfuse.engines.bodies import html_tree, node_text, results_page_without_rows
+from serpfuse.engines.locale import split_locale
+from serpfuse.engines.rows import RowFields, is_ad_click, rows_from_items
 from serpfuse.models import EngineRow
 
 INFO = EngineInfo(
@@ -143,7 +139,7 @@ def _non_organic(item: LexborNode) -> bool:
     return link is not None and is_ad_click(link.attributes.get("href"))
 
 
-def _pick(item: LexborNode) -> Picked | None:
+def _pick(item: LexborNode) -> RowFields | None:
     link = item.css_first(TITLE_LINK)
     if link is None:
         return None

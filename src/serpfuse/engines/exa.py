@@ -10,18 +10,10 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 
-from serpfuse.engines.base import (
-    EngineInfo,
-    EngineQuery,
-    Picked,
-    RequestSpec,
-    check_status,
-    clamp,
-    json_body,
-    parse_published,
-    range_start,
-    rows_from_json_list,
-)
+from serpfuse.engines.base import EngineInfo, EngineQuery, RequestSpec, check_status, clamp
+from serpfuse.engines.bodies import json_body
+from serpfuse.engines.dates import parse_published, range_start
+from serpfuse.engines.rows import RowFields, rows_from_json_list
 from serpfuse.models import EngineRow
 
 INFO = EngineInfo(
@@ -85,7 +77,7 @@ def _snippet(item: dict) -> str:
     return ""
 
 
-def _pick(item: dict) -> Picked:
+def _pick(item: dict) -> RowFields:
     return item.get("url"), item.get("title"), _snippet(item), parse_published(item.get("publishedDate"))
 
 

@@ -26,17 +26,16 @@ from serpfuse.engines.base import (
     EngineInfo,
     EngineQuery,
     ParseFailure,
-    Picked,
     Reply,
     RequestSpec,
     check_status,
     clamp,
     classify_http,
-    decode_body,
     header,
-    parse_published,
-    rows_from_json_list,
 )
+from serpfuse.engines.bodies import decode_body
+from serpfuse.engines.dates import parse_published
+from serpfuse.engines.rows import RowFields, rows_from_json_list
 from serpfuse.models import EngineRow
 
 INFO = EngineInfo(
@@ -120,7 +119,7 @@ def _field_blocks(text: str) -> list[dict[str, str]]:
     return blocks
 
 
-def _pick_block(item: dict) -> Picked:
+def _pick_block(item: dict) -> RowFields:
     snippet = next((item[k] for k in SNIPPET_FIELDS if isinstance(item.get(k), str) and item[k]), "")
     published = parse_published(item.get("Published Date") or item.get("Published"))
     return item.get("URL"), item.get("Title"), snippet[:SNIPPET_CHARS], published

@@ -13,14 +13,13 @@ from serpfuse.engines.base import (
     EngineInfo,
     EngineQuery,
     ParseFailure,
-    Picked,
     RequestSpec,
     check_status,
     clamp,
-    json_body,
-    rows_from_json_list,
-    split_locale,
 )
+from serpfuse.engines.bodies import json_body
+from serpfuse.engines.locale import split_locale
+from serpfuse.engines.rows import RowFields, rows_from_json_list
 from serpfuse.models import EngineRow
 
 INFO = EngineInfo(
@@ -54,7 +53,7 @@ def build_request(q: EngineQuery) -> RequestSpec | None:
     return RequestSpec(method="POST", url=q.base_url or URL, headers=headers, json=body)
 
 
-def _pick(item: dict) -> Picked:
+def _pick(item: dict) -> RowFields:
     metadata = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
     title = item.get("title") or metadata.get("title")
     snippet = item.get("description") or metadata.get("description")

@@ -15,18 +15,14 @@ from serpfuse.engines.base import (
     ChallengeDetected,
     EngineInfo,
     EngineQuery,
-    Picked,
     RequestSpec,
     check_status,
-    html_tree,
-    node_text,
-    parse_published,
-    range_start,
-    results_page_without_rows,
-    rows_from_items,
     shows_challenge,
-    split_locale,
 )
+from serpfuse.engines.bodies import html_tree, node_text, results_page_without_rows
+from serpfuse.engines.dates import parse_published, range_start
+from serpfuse.engines.locale import split_locale
+from serpfuse.engines.rows import RowFields, rows_from_items
 from serpfuse.models import EngineRow
 
 INFO = EngineInfo(
@@ -69,7 +65,7 @@ def build_request(q: EngineQuery) -> RequestSpec | None:
     return RequestSpec(method="GET", url=q.base_url or URL, params=params, cookies=cookies or None)
 
 
-def _pick(item: LexborNode) -> Picked | None:
+def _pick(item: LexborNode) -> RowFields | None:
     title = item.css_first(TITLE_LINK)
     link = item.css_first(URL_LINK) or title
     if link is None:

@@ -30,12 +30,12 @@ from serpfuse.engines.base import (
     ParseFailure,
     RequestSpec,
     classify_http,
-    json_body,
-    make_row,
-    parse_published,
-    split_locale,
 )
+from serpfuse.engines.bodies import json_body
 from serpfuse.engines.bounds import MAX_ITEMS
+from serpfuse.engines.dates import parse_published
+from serpfuse.engines.locale import split_locale
+from serpfuse.engines.rows import make_row
 from serpfuse.models import EngineRow
 
 INFO = EngineInfo(

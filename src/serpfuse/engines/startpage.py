@@ -29,17 +29,14 @@ from serpfuse.engines.base import (
     EngineInfo,
     EngineQuery,
     ParseFailure,
-    Picked,
     Reply,
     RequestSpec,
     check_status,
-    clean,
-    decode_body,
-    html_tree,
-    parse_published,
-    rows_from_items,
     shows_challenge,
 )
+from serpfuse.engines.bodies import decode_body, html_tree
+from serpfuse.engines.dates import parse_published
+from serpfuse.engines.rows import RowFields, clean, rows_from_items
 from serpfuse.models import EngineRow
 
 INFO = EngineInfo(
@@ -182,7 +179,7 @@ def dated_snippet(text: str) -> tuple[str, dt.datetime | None]:
     return match.group("rest"), parse_published(match.group("date"))
 
 
-def _pick(item: Any) -> Picked | None:
+def _pick(item: Any) -> RowFields | None:
     if not isinstance(item, dict):
         return None
     # Title and description are HTML; cleaned here once, so the rows are built as plain text.

@@ -9,17 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from serpfuse.engines.base import (
-    EngineInfo,
-    EngineQuery,
-    Picked,
-    RequestSpec,
-    check_status,
-    clamp,
-    json_body,
-    parse_published,
-    rows_from_json_list,
-)
+from serpfuse.engines.base import EngineInfo, EngineQuery, RequestSpec, check_status, clamp
+from serpfuse.engines.bodies import json_body
+from serpfuse.engines.dates import parse_published
+from serpfuse.engines.rows import RowFields, rows_from_json_list
 from serpfuse.models import EngineRow
 
 INFO = EngineInfo(
@@ -65,7 +58,7 @@ def build_request(q: EngineQuery) -> RequestSpec | None:
     return RequestSpec(method="POST", url=q.base_url or URL, headers=headers, json=body)
 
 
-def _pick(item: dict) -> Picked:
+def _pick(item: dict) -> RowFields:
     return (
         item.get("url"),
         item.get("title"),

@@ -16,15 +16,14 @@ from serpfuse.engines.base import (
     EngineInfo,
     EngineQuery,
     ParseFailure,
-    Picked,
     RequestSpec,
     check_status,
     clamp,
-    json_body,
-    parse_published,
-    rows_from_json_list,
-    split_locale,
 )
+from serpfuse.engines.bodies import json_body
+from serpfuse.engines.dates import parse_published
+from serpfuse.engines.locale import split_locale
+from serpfuse.engines.rows import RowFields, rows_from_json_list
 from serpfuse.models import EngineRow
 from serpfuse.text import has_cjk
 
@@ -93,7 +92,7 @@ def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) 
     hits = query.get("search") if isinstance(query, dict) else None  # any other shape: no search list
     base = f"https://{language_of(q)}.wikipedia.org"
 
-    def pick(hit: dict) -> Picked | None:
+    def pick(hit: dict) -> RowFields | None:
         title = hit.get("title")
         if not isinstance(title, str) or not title.strip():
             return None  # MediaWiki links by title: without one there is no URL

@@ -25,16 +25,13 @@ from serpfuse.engines.base import (
     ChallengeDetected,
     EngineInfo,
     EngineQuery,
-    Picked,
     RequestSpec,
     check_status,
-    html_tree,
-    node_text,
-    results_page_without_rows,
-    rows_from_items,
     shows_challenge,
-    split_locale,
 )
+from serpfuse.engines.bodies import html_tree, node_text, results_page_without_rows
+from serpfuse.engines.locale import split_locale
+from serpfuse.engines.rows import RowFields, rows_from_items
 from serpfuse.models import EngineRow
 
 INFO = EngineInfo(
@@ -110,7 +107,7 @@ def _title(link: LexborNode) -> str:
     return " ".join(direct.split()) or node_text(link)
 
 
-def _pick(item: LexborNode) -> Picked | None:
+def _pick(item: LexborNode) -> RowFields | None:
     link = item.css_first(TITLE_LINK)
     if link is None:
         return None

@@ -5,16 +5,21 @@ each builds its app with ``worker_app`` from the serve command's flags, passed i
 between the workers: the result cache (its SQLite file, or Redis), and, in Redis when configured, else in
 ``sqlite_store``'s state file beside the cache: engine cooldowns, each engine's minimum interval between
 requests and its outbound budget (one queue per machine), and the HTTP API's per-client token bucket (one limit
-per client, whichever worker answers). ``/metrics`` is per worker, as with any pre-forked server: each page
-says which worker (pid) of how many it is. Each worker parses large engine answers in its own parse processes
+per client, whichever worker answers), and the metrics: each worker writes its counts to files in a directory
+the supervisor makes (``PROMETHEUS_MULTIPROC_DIR``) and removes when it ends, so ``/metrics``, whichever worker
+answers it, adds up all of them (``serve.metrics``). Each worker parses large engine answers in its own parse processes
 (``sources.parsing``), the cores shared out among the workers; they end with it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import socket
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -63,12 +68,31 @@ def run(flags: dict[str, Any], sock: socket.socket, *, workers: int, log_level: 
     os.environ[ARGS_ENV] = json.dumps(flags)
     os.environ[PARSERS_ENV] = str(max(1, default_workers() // workers))
     os.environ[COUNT_ENV] = str(workers)
-    config = uvicorn.Config(
-        f"{__name__}:worker_app", factory=True, workers=workers, log_level=log_level, lifespan="on",
-        server_header=False, proxy_headers=False, log_config=None, access_log=False,  # logs: serpfuse.serve.logs
-    )  # fmt: skip
-    sock.set_inheritable(True)
-    Multiprocess(config, sockets=[sock]).run()
+    with _metrics_dir():
+        config = uvicorn.Config(
+            f"{__name__}:worker_app", factory=True, workers=workers, log_level=log_level, lifespan="on",
+            server_header=False, proxy_headers=False, log_config=None, access_log=False,  # logs: serve.logs
+        )  # fmt: skip
+        sock.set_inheritable(True)
+        Multiprocess(config, sockets=[sock]).run()
+
+
+@contextlib.contextmanager
+def _metrics_dir() -> Iterator[None]:
+    """A fresh directory for the workers' metric files while they run (stale files would add old counts), set
+    in the environment they inherit. One set by whoever started serpfuse is theirs: used, and left alone."""
+    from serpfuse.state.metrics import MULTIPROC_ENV
+
+    if os.environ.get(MULTIPROC_ENV):
+        yield
+        return
+    path = tempfile.mkdtemp(prefix="serpfuse-metrics-")
+    os.environ[MULTIPROC_ENV] = path
+    try:
+        yield
+    finally:
+        os.environ.pop(MULTIPROC_ENV, None)
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def worker_app() -> Any:

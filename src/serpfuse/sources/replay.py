@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from serpfuse.engines.base import parse_published
+from serpfuse.engines.dates import parse_published
 from serpfuse.engines.searxng import assign_positions
 from serpfuse.models import EngineAnswer, EngineRow, SearchRequest
 from serpfuse.ranking.query import analyze_query

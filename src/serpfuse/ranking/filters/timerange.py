@@ -13,7 +13,7 @@ import datetime as dt
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from serpfuse.engines.base import parse_published
+from serpfuse.engines.dates import parse_published
 from serpfuse.ranking.context import FilterContext
 from serpfuse.ranking.words import DATE_STAMP
 
