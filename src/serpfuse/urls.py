@@ -308,3 +308,9 @@ def domain_matches(host: str, domain: str) -> bool:
     if not h or not d:
         return False
     return h == d or h.endswith("." + d)
+
+
+def favicon_url(url: str) -> str:
+    """The site's conventional favicon address (not fetched: serpfuse never visits result pages for it)."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}/favicon.ico"

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from serpfuse.models import Model
 from serpfuse.reader.models import FORMATS, CallerError, Page, ReadError
+from serpfuse.urls import favicon_url
 
 if TYPE_CHECKING:
     from serpfuse.reader.service import Reader
@@ -110,8 +111,6 @@ async def tavily_extract(reader: Reader, body: dict[str, Any]) -> dict[str, Any]
             continue
         row: dict[str, Any] = {"url": url, "raw_content": got.content(fmt), "images": []}  # type: ignore[arg-type]
         if include_favicon:
-            from serpfuse.serve.http_api import favicon_url
-
             row["favicon"] = favicon_url(got.final_url or url)
         results.append(row)
     return {
