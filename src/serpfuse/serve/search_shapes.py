@@ -92,15 +92,17 @@ class TavilySearchRequest(BaseModel):
     timeout: Any = None
 
 
+class NativeSearchBody(SearchRequest):
+    """``POST /v1/search``'s body: a ``SearchRequest`` and the query string's two flags."""
+
+    explain: bool = Field(False, description="list every candidate")
+    cache: bool = Field(True, description="false bypasses the cache")
+
+
 TAVILY_KEYS = frozenset(TavilySearchRequest.model_fields)
-# A native POST body: SearchRequest's fields (by name or camelCase alias) and the two flags.
+# A native POST body's keys: its fields by name or by camelCase alias.
 NATIVE_KEYS = frozenset(
-    [
-        *SearchRequest.model_fields,
-        *(f.alias for f in SearchRequest.model_fields.values() if f.alias),
-        "explain",
-        "cache",
-    ]
+    [*NativeSearchBody.model_fields, *(f.alias for f in NativeSearchBody.model_fields.values() if f.alias)]
 )
 
 
