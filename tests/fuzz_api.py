@@ -1,5 +1,6 @@
-"""Schemathesis over the HTTP API's own /openapi.json, against a real `serpfuse serve` on loopback (replay, so
-no engine is asked): every generated request must get an answer below 500.
+"""Schemathesis over the HTTP API's own /openapi.json, against a real HTTP API process on loopback
+(``fuzz_app.py``: replay, so no engine is asked, and a page reader that reaches only a loopback page server):
+every generated request, to every route the document lists, must get an answer below 500.
 
 ``python tests/fuzz_api.py --max-examples 100`` is the long run BENCHMARKS.md quotes (about 2,000+ cases);
 ``tests/test_api_fuzz.py`` runs a fixed small budget inside ``make test``. Prints the cases schemathesis ran
@@ -22,6 +23,7 @@ sys.path.insert(0, str(HERE))
 from redis_server import start_serpfuse, stop  # noqa: E402
 
 SCHEMATHESIS = Path(sys.executable).parent / "st"
+APP = HERE / "fuzz_app.py"
 
 
 @dataclass
@@ -29,6 +31,7 @@ class FuzzRun:
     cases: int
     failures: int
     server_errors: int  # responses >= 500, as the server counted them
+    requests: dict[str, int]  # route label -> requests the server answered
     returncode: int
     output: str
 
@@ -37,7 +40,7 @@ def fuzz(
     recording: Path, home: Path, *, max_examples: int, phases: str | None = None, seed: int = 1
 ) -> FuzzRun:
     env = {"SERPFUSE_RATE_LIMIT_BURST": "1000000", "SERPFUSE_CACHE": "off"}
-    server = start_serpfuse(home, ["--replay", str(recording)], env=env)
+    server = start_serpfuse(home, ["--replay", str(recording)], env=env, command=(), program=(str(APP),))
     try:
         cmd = [str(SCHEMATHESIS), "run", f"{server.base}/openapi.json", "-n", str(max_examples)]
         cmd += ["-c", "not_a_server_error", "--seed", str(seed), "--no-color"]
@@ -50,11 +53,14 @@ def fuzz(
     output = done.stdout + done.stderr
     m = re.search(r"(\d+) generated, (\d+) passed(?:, (\d+) failed)?", output)
     cases, failures = (int(m.group(1)), int(m.group(3) or 0)) if m else (0, -1)
-    errors = sum(
-        int(float(v))
-        for v in re.findall(r'^serpfuse_http_requests_total\{[^}]*status="5\d\d"\} (\S+)', metrics, re.M)
-    )
-    return FuzzRun(cases, failures, errors, done.returncode, output)
+    counted = re.findall(r"^serpfuse_http_requests_total\{([^}]*)\} (\S+)", metrics, re.M)
+    errors, requests = 0, {}
+    for labels, value in counted:
+        route, status = re.search(r'route="([^"]*)"', labels), re.search(r'status="(\d+)"', labels)
+        if route and status:
+            requests[route[1]] = requests.get(route[1], 0) + int(float(value))
+            errors += int(float(value)) if status[1].startswith("5") else 0
+    return FuzzRun(cases, failures, errors, requests, done.returncode, output)
 
 
 def main() -> None:

@@ -150,17 +150,19 @@ def start_serpfuse(
     env: Mapping[str, str] | None = None,
     *,
     command: tuple[str, ...] = ("serve",),
+    program: tuple[str, ...] = ("-c", CLI),
 ) -> ServeProcess:
     """``serpfuse serve --port <free> ARGS`` with an isolated environment, up once /healthz answers.
 
-    Another ``command`` (e.g. ``("mcp", "--http")``) is up once its port accepts connections.
+    Another ``command`` (e.g. ``("mcp", "--http")``) is up once its port accepts connections. Another
+    ``program`` (a script's path) is run instead of the CLI, with ``--host``, ``--port`` and ARGS.
     """
     home.mkdir(parents=True, exist_ok=True)
     port = free_port()
     log = home / f"serve-{port}.log"
     if command == ("serve",) and "--workers" not in args:
         args = ["--workers", "1", *args]  # one process unless a test asks for more (the default is the cores)
-    cmd = [sys.executable, "-c", CLI, *command, "--host", "127.0.0.1", "--port", str(port), *args]
+    cmd = [sys.executable, *program, *command, "--host", "127.0.0.1", "--port", str(port), *args]
     with log.open("wb") as out:
         proc = subprocess.Popen(
             cmd, stdout=out, stderr=subprocess.STDOUT, cwd=home, env=isolated_env(home, env)

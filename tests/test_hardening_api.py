@@ -124,7 +124,10 @@ def test_openapi_states_the_bounds(api: ServeProcess):
     assert params["min_score"]["minimum"] == 0
     request = doc["components"]["schemas"]["SearchRequest"]["properties"]
     assert request["query"]["minLength"] == 1
-    tavily = doc["paths"]["/tavily/search"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    ref = doc["paths"]["/tavily/search"]["post"]["requestBody"]["content"]["application/json"]["schema"][
+        "$ref"
+    ]
+    tavily = doc["components"]["schemas"][ref.rsplit("/", 1)[1]]
     assert tavily["properties"]["days"]["maximum"] >= 1 and tavily["additionalProperties"] is False
 
 

@@ -43,8 +43,33 @@ def test_healthz_and_openapi(api: ServeProcess):
     assert status == 200 and body["status"] == "ok" and body["source"] == "replay"
     status, _, doc = api.json("GET", "/openapi.json")
     assert status == 200 and doc["openapi"].startswith("3.")
-    assert {"/v1/search", "/search", "/tavily/search", "/healthz", "/metrics"} <= set(doc["paths"])
-    assert "SearchResponse" in doc["components"]["schemas"]
+    operations = {(path, method) for path, methods in doc["paths"].items() for method in methods}
+    assert operations == {
+        ("/v1/search", "get"), ("/v1/search", "post"), ("/search", "get"), ("/tavily/search", "post"),
+        ("/v1/read", "post"), ("/tavily/extract", "post"), ("/v1/scrape", "post"),
+        ("/healthz", "get"), ("/metrics", "get"),
+    }  # fmt: skip
+    schemas = doc["components"]["schemas"]
+    assert {"SearchRequest", "SearchResponse", "ReadRequest", "TavilyExtractRequest"} <= set(schemas)
+
+    def body(path: str) -> dict:
+        ref = doc["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+        return schemas[ref.rsplit("/", 1)[1]]
+
+    # The read routes' bodies, as the handlers enforce them.
+    assert body("/v1/read")["required"] == ["url"] and body("/v1/read")["additionalProperties"] is False
+    assert body("/v1/read")["properties"]["format"]["enum"] == ["markdown", "text", "html"]
+    (batch,) = [u for u in body("/tavily/extract")["properties"]["urls"]["anyOf"] if u["type"] == "array"]
+    assert batch["minItems"] == 1 and batch["maxItems"] == 20
+    assert set(body("/v1/scrape")["properties"]["formats"]["items"]["enum"]) == {
+        "markdown",
+        "html",
+        "rawHtml",
+    }
+    assert body("/v1/search")["properties"]["explain"]["type"] == "boolean"  # the flags beside the request
+    errors = doc["paths"]["/v1/scrape"]["post"]["responses"]["422"]["content"]["application/json"]["schema"]
+    assert errors["$ref"].endswith("/FirecrawlError")
+    assert doc["paths"]["/healthz"]["get"]["security"] == []
 
 
 def test_native_get_and_post_agree(api: ServeProcess):

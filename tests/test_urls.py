@@ -14,7 +14,9 @@ from conftest import need
 from serpfuse.urls import (
     canonical_url,
     dedup_key,
+    dns_host,
     domain_matches,
+    favicon_url,
     host_of,
     is_tracking_param,
     key_of_canonical,
@@ -430,3 +432,31 @@ def test_fast_path_agrees_with_the_full_one(scheme: str, labels: list[str], path
     url = f"{scheme}://{'.'.join(labels)}/{path}"
     if _plain(url):
         assert _canonical_slow(url) == url
+
+
+@pytest.mark.parametrize(
+    ("host", "wire"),
+    [
+        ("example.com", "example.com"),
+        ("a-b.c_d.example", "a-b.c_d.example"),
+        ("bücher.example", "xn--bcher-kva.example"),
+        ("a" * 63 + ".com", "a" * 63 + ".com"),
+        ("a..b", None),  # an empty label
+        (".a", None),
+        ("-a-.com", "-a-.com"),
+        ("a" * 64 + ".com", None),  # a label over 63
+        (".".join(["a" * 63] * 4), None),  # a name over 253
+        ("a" * 70_000, None),
+        ("a\u2029b", None),  # no resolver encodes it
+        ("a b", None),
+        ("a%00b", None),
+        ("\udcff", None),
+        ("", None),
+    ],
+)
+def test_dns_host(host: str, wire: str | None) -> None:
+    assert dns_host(host) == wire
+
+
+def test_favicon_url_is_the_origin_s_conventional_icon() -> None:
+    assert favicon_url("https://a.example:8443/x/y?q=1#f") == "https://a.example:8443/favicon.ico"

@@ -124,11 +124,31 @@ def _encode_host(host: str) -> str:
     if host.isascii():
         return host
     try:
-        if _idna is not None:
-            return _idna.encode(host, uts46=True).decode("ascii")
-        return host.encode("idna").decode("ascii")
+        return _encode_host_strict(host)
     except UnicodeError:  # idna.IDNAError is a UnicodeError too
         return host
+
+
+_DNS_LABEL = re.compile(r"[a-z0-9_-]{1,63}")  # hyphens at the ends are kept: some real sites have them
+
+
+def dns_host(host: str) -> str | None:
+    """The form of a lowercase host name that DNS carries (IDNA for a non-ASCII name), or None when the name
+    cannot be one: an empty label (``a..b``), a label over 63 or a name over 253 characters, a character no
+    resolver encodes (U+2029, a space, ``%``)."""
+    try:
+        wire = host if host.isascii() else _encode_host_strict(host)
+    except UnicodeError:
+        return None
+    if not wire or len(wire) > 253:
+        return None
+    return wire if all(_DNS_LABEL.fullmatch(label) for label in wire.split(".")) else None
+
+
+def _encode_host_strict(host: str) -> str:
+    if _idna is not None:
+        return _idna.encode(host, uts46=True).decode("ascii")
+    return host.encode("idna").decode("ascii")  # pragma: no cover - idna comes with httpx in practice
 
 
 def _netloc(scheme: str, host: str, port: int | None) -> str:
@@ -308,3 +328,9 @@ def domain_matches(host: str, domain: str) -> bool:
     if not h or not d:
         return False
     return h == d or h.endswith("." + d)
+
+
+def favicon_url(url: str) -> str:
+    """The site's conventional favicon address (not fetched: serpfuse never visits result pages for it)."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}/favicon.ico"

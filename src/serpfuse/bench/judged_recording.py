@@ -29,6 +29,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from serpfuse.bench import metrics as m
+from serpfuse.bench.modes import (
+    Bench,
+    BenchError,
+    Outcome,
+    ProgressFactory,
+    check_runs,
+    parse_configs,
+    quiet,
+    run_bench,
+)
 from serpfuse.bench.report import BenchReport, MetricSpec, QueryScore, ShownRow, aggregate, worst_queries
 from serpfuse.config import RankingConfig
 from serpfuse.urls import dedup_key
@@ -466,8 +476,6 @@ def recording_bench(
 ):
     """The bench over a recording and its judgments: the pipeline's runs beside SearXNG's order when the
     recording has it."""
-    from serpfuse.bench.modes import Bench
-
     recording = load_judged_recording(recording_path, judgments_path)
     runner = PipelineRunner(recording.recording, now)
     corpus, split = recording.recording.name, "judged"
@@ -502,3 +510,42 @@ def recording_bench(
         reference_runs=1 if recording.has_searxng_order else 0,
         notes=notes,
     )
+
+
+# --- `serpfuse bench`: a recording and its judgments ---------------------------------------------------------
+
+
+@dataclass
+class RecordingBenchOptions:
+    """Everything ``serpfuse bench`` was asked, as plain values (the CLI fills it; tests may too)."""
+
+    replay: Path
+    qrels: Path
+    strategies: list[str | None] = field(default_factory=lambda: [None])
+    settings: list[str] = field(default_factory=list)
+    compare: tuple[str, str] | None = None
+    sweep: bool = False
+    grid: list[str] = field(default_factory=list)
+    metric: str | None = None
+    judged_only: bool = False  # Irrelevant@5 ignores unjudged rows
+    now: dt.datetime | None = None  # the clock freshness is judged against (default: now)
+
+
+def run(options: RecordingBenchOptions, progress: ProgressFactory = quiet) -> Outcome:
+    """Validate the options, load the recording and judgments, run. Bad input raises ``BenchError``."""
+    parsed = parse_configs(options.strategies, options.settings, options.compare)
+    check_runs(parsed, options.compare is not None, options.sweep)
+    now = options.now or dt.datetime.now(dt.UTC)
+    try:
+        bench = recording_bench(options.replay, options.qrels, now, not options.judged_only)
+        return run_bench(
+            bench,
+            parsed,
+            do_sweep=options.sweep,
+            grid=options.grid,
+            settings=options.settings,
+            metric=options.metric,
+            progress=progress,
+        )
+    except JudgmentsError as exc:
+        raise BenchError(str(exc)) from None

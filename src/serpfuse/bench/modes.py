@@ -8,12 +8,10 @@ parses options, asks ``run`` and prints.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Protocol
 
 from pydantic import ValidationError
@@ -333,44 +331,3 @@ def run_bench(
     if len(parsed.runs) > 1:
         return run_many(bench, parsed.runs, progress)
     return run_one(bench, *parsed.runs[0], progress)
-
-
-# --- `serpfuse bench`: a recording and its judgments ---------------------------------------------------------
-
-
-@dataclass
-class RecordingBenchOptions:
-    """Everything ``serpfuse bench`` was asked, as plain values (the CLI fills it; tests may too)."""
-
-    replay: Path
-    qrels: Path
-    strategies: list[str | None] = field(default_factory=lambda: [None])
-    settings: list[str] = field(default_factory=list)
-    compare: tuple[str, str] | None = None
-    sweep: bool = False
-    grid: list[str] = field(default_factory=list)
-    metric: str | None = None
-    judged_only: bool = False  # Irrelevant@5 ignores unjudged rows
-    now: dt.datetime | None = None  # the clock freshness is judged against (default: now)
-
-
-def run(options: RecordingBenchOptions, progress: ProgressFactory = quiet) -> Outcome:
-    """Validate the options, load the recording and judgments, run. Bad input raises ``BenchError``."""
-    from serpfuse.bench.judged_recording import JudgmentsError, recording_bench
-
-    parsed = parse_configs(options.strategies, options.settings, options.compare)
-    check_runs(parsed, options.compare is not None, options.sweep)
-    now = options.now or dt.datetime.now(dt.UTC)
-    try:
-        bench = recording_bench(options.replay, options.qrels, now, not options.judged_only)
-        return run_bench(
-            bench,
-            parsed,
-            do_sweep=options.sweep,
-            grid=options.grid,
-            settings=options.settings,
-            metric=options.metric,
-            progress=progress,
-        )
-    except JudgmentsError as exc:
-        raise BenchError(str(exc)) from None

@@ -132,7 +132,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Measure ranking quality on a recording with judgments: overall, per group, per engine, worst queries."""
         from serpfuse.bench.config_specs import strategy_names
-        from serpfuse.bench.modes import BenchError, RecordingBenchOptions, run
+        from serpfuse.bench.judged_recording import RecordingBenchOptions, run
+        from serpfuse.bench.modes import BenchError
 
         if as_json and as_markdown:
             fail("--json and --markdown are two output formats: choose one")

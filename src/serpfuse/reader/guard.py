@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from serpfuse.reader.models import CallerError
-from serpfuse.urls import _encode_host
+from serpfuse.urls import dns_host
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -114,6 +114,8 @@ def check_address(ip: IPAddress, policy: Policy) -> None:
 
 def parse_target(url: str, policy: Policy) -> Target:
     """Scheme, credentials, host and port checks on a URL; address checks come after resolution."""
+    if any(c < " " or c == "\x7f" for c in url.strip()):  # no HTTP client sends these; say so first
+        raise Refused("not a valid URL: it holds a control character")
     try:
         parts = urlsplit(url.strip())
         port = parts.port
@@ -136,5 +138,8 @@ def parse_target(url: str, policy: Policy) -> Target:
         check_address(literal, policy)
         host = str(literal)
     else:
-        host = _encode_host(host)  # the form the HTTP client puts on the wire (IDNA), so the pin matches it
+        wire = dns_host(host)  # the form the HTTP client puts on the wire (IDNA), so the pin matches it
+        if wire is None:  # refused here: the resolver and the HTTP client would fail on it less clearly
+            raise Refused("not a valid URL: its host is not a domain name")
+        host = wire
     return Target(url=url.strip(), scheme=scheme, host=host, port=port, literal=literal)

@@ -545,13 +545,13 @@ async def run_http(service: SearchService, *, host: str, port: int, log_level: s
     """Streamable HTTP at ``http://host:port/mcp``; with ``SERPFUSE_API_TOKEN`` set, every request needs it."""
     import uvicorn
 
-    from serpfuse.serve.http_api import Guard
+    from serpfuse.serve.guard import Guard
 
     server = build_server(service)
     app = server.streamable_http_app(host=host)
     # Same token check as the HTTP API; no per-request rate limit: one tool call is several MCP requests.
     guarded = Guard(
-        app, settings=service.settings, metrics=service.metrics, limit_rate=False, routes={"/mcp": "mcp"}
+        app, settings=service.settings, metrics=service.metrics, routes={"/mcp": "mcp"}, limit_rate=False
     )
     config = uvicorn.Config(
         guarded, host=host, port=port, log_level=log_level, lifespan="on", server_header=False,

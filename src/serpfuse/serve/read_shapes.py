@@ -3,6 +3,8 @@
 
 Pure functions over ``Reader.read``: the HTTP API, the MCP server and the CLI only route to them. No request
 field can widen the policy (loopback, ports, robots): the reader a server holds is built from its own settings.
+Each HTTP body has a model (``ReadRequest``, ``TavilyExtractRequest``, ``FirecrawlScrapeRequest``): the contract
+the OpenAPI document is generated from; the functions enforce it with each interface's own messages.
 """
 
 from __future__ import annotations
@@ -11,15 +13,55 @@ import asyncio
 import time
 import uuid
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from serpfuse.models import Model
 from serpfuse.reader.models import FORMATS, CallerError, Page, ReadError
+from serpfuse.urls import favicon_url
 
 if TYPE_CHECKING:
     from serpfuse.reader.service import Reader
 
 MAX_URLS = 20  # Tavily's own limit per extract call
+FIRECRAWL_FORMATS = {"markdown": "markdown", "html": "html", "rawHtml": "html"}
+
+ReadFormat = Literal[FORMATS]  # type: ignore[valid-type]
+PageUrl = Annotated[
+    str, Field(min_length=1, examples=["https://example.com/article"], json_schema_extra={"format": "uri"})
+]
+
+
+class ReadRequest(BaseModel):
+    """``POST /v1/read``'s body."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: PageUrl = Field(description="the page to read (http or https)")
+    format: ReadFormat = Field("markdown", description="the form of content")
+    cache: bool = Field(True, description="false reads the page again")
+
+
+class TavilyExtractRequest(BaseModel):
+    """Tavily's ``/extract`` body. Its other options (extract_depth, include_images, timeout...) are accepted
+    and change nothing."""
+
+    model_config = ConfigDict(extra="allow")
+
+    urls: PageUrl | Annotated[list[PageUrl], Field(min_length=1, max_length=MAX_URLS)]
+    format: ReadFormat = "markdown"
+    include_favicon: bool = False
+
+
+class FirecrawlScrapeRequest(BaseModel):
+    """Firecrawl's ``/v1/scrape`` body. Its other options (onlyMainContent, waitFor, timeout...) are accepted
+    and change nothing."""
+
+    model_config = ConfigDict(extra="allow")
+
+    url: PageUrl
+    formats: list[Literal[tuple(FIRECRAWL_FORMATS)]] = ["markdown"]  # type: ignore[valid-type]
 
 
 class BadRequest(CallerError):
@@ -76,7 +118,7 @@ async def read_results(reader: Reader, urls: Sequence[str], timeout_s: float) ->
 
 # --- native ---------------------------------------------------------------------------------------------------
 
-NATIVE_FIELDS = {"url", "format", "cache"}
+NATIVE_FIELDS = frozenset(ReadRequest.model_fields)
 
 
 async def native_read(reader: Reader, body: dict[str, Any]) -> dict[str, Any]:
@@ -110,8 +152,6 @@ async def tavily_extract(reader: Reader, body: dict[str, Any]) -> dict[str, Any]
             continue
         row: dict[str, Any] = {"url": url, "raw_content": got.content(fmt), "images": []}  # type: ignore[arg-type]
         if include_favicon:
-            from serpfuse.serve.http_api import favicon_url
-
             row["favicon"] = favicon_url(got.final_url or url)
         results.append(row)
     return {
@@ -141,8 +181,6 @@ async def add_raw_content(reader: Reader, results: list[dict[str, Any]], fmt: st
 
 
 # --- Firecrawl ------------------------------------------------------------------------------------------------
-
-FIRECRAWL_FORMATS = {"markdown": "markdown", "html": "html", "rawHtml": "html"}
 
 
 async def firecrawl_scrape(reader: Reader, body: dict[str, Any]) -> dict[str, Any]:

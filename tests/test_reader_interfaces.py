@@ -54,6 +54,7 @@ def _env(port: int) -> dict[str, str]:
         "SERPFUSE_RATE_LIMIT_BURST": "10000",
         "SERPFUSE_READ_ALLOW_LOOPBACK": "1",
         "SERPFUSE_READ_PORTS": str(port),  # 80/443 refused: no public page can be fetched from here
+        "SERPFUSE_MAX_BODY_BYTES": "262144",  # room for a 70,000-character host to reach the reader
     }
 
 
@@ -117,6 +118,70 @@ def test_tavily_extract(api, pages):
     assert isinstance(body["response_time"], float) and body["request_id"]
     status, _, body = api.json("POST", "/tavily/extract", {"urls": []})
     assert status == 400 and "urls" in body["detail"]["error"]
+
+
+# Hosts no resolver can encode, and characters no HTTP client sends: each is refused before any lookup (the
+# resolver would fail on them locally, so none of these sends a packet even if the refusal regressed).
+HOSTILE_URLS = {
+    "empty label": "http://a..b:PORT/",
+    "70,000-character host": "http://" + "a" * 70_000 + ":PORT/",
+    "U+2029 in the host": "http://a\u2029b:PORT/",
+    "a lone surrogate in the host": "http://\udcff:PORT/",
+    "a control character in the path": "PAGE/story\x7f",
+}
+HOSTILE_NEEDLE = "not a valid URL"
+
+
+def _message(route: str, body: dict) -> str:
+    return {"read": lambda: body["error"]["message"], "tavily": lambda: body["detail"]["error"],
+            "firecrawl": lambda: body["error"]}[route]()  # fmt: skip
+
+
+@pytest.mark.parametrize("url", HOSTILE_URLS.values(), ids=HOSTILE_URLS.keys())
+@pytest.mark.parametrize(
+    ("path", "route", "field"),
+    [("/v1/read", "read", "url"), ("/tavily/extract", "tavily", "urls"), ("/v1/scrape", "firecrawl", "url")],
+)
+def test_hostile_urls_are_a_one_line_4xx_on_every_read_route(api, pages, path, route, field, url):
+    url = url.replace("PAGE", pages.url).replace("PORT", str(pages.port))
+    raw = json.dumps({field: url}, ensure_ascii=True).encode()  # the surrogate as JSON's \u escape
+    status, _, body = api.post(path, None, raw=raw)
+    if "\udcff" in url:  # refused as the body is read: a lone surrogate is no text at all
+        assert status == 400, body
+        message = _message(route, json.loads(body))
+        assert "lone surrogate" in message and "\n" not in message
+    elif path == "/tavily/extract":  # a batch answers 200 and names each URL it could not read
+        assert status == 200, body
+        (failed,) = json.loads(body)["failed_results"]
+        assert failed["url"] == url and HOSTILE_NEEDLE in failed["error"] and "\n" not in failed["error"]
+    else:
+        assert status == 422, body
+        message = _message(route, json.loads(body))
+        assert HOSTILE_NEEDLE in message and "\n" not in message and len(message) < 200
+
+
+def test_a_tavily_extract_batch_keeps_the_good_urls_when_some_are_hostile(api, pages):
+    hostile = [u.replace("PAGE", pages.url).replace("PORT", str(pages.port)) for u in HOSTILE_URLS.values()]
+    hostile = [u for u in hostile if "\udcff" not in u]
+    good = [f"{pages.url}/story", f"{pages.url}/story2"]
+    status, _, body = api.json("POST", "/tavily/extract", {"urls": [good[0], *hostile, good[1]]})
+    assert status == 200, body
+    assert [r["url"] for r in body["results"]] == good
+    assert [f["url"] for f in body["failed_results"]] == hostile
+    assert all(HOSTILE_NEEDLE in f["error"] for f in body["failed_results"])
+
+
+@pytest.mark.parametrize(
+    ("path", "route"), [("/v1/read", "read"), ("/tavily/extract", "tavily"), ("/v1/scrape", "firecrawl")]
+)
+@pytest.mark.parametrize(
+    "raw", [b'{"url": ', b"[1, 2]", b'"http://a/"', b"\xff\xfe", b'{"url": 1, "urls": {"a": 1}}', b"null"]
+)
+def test_malformed_bodies_are_a_one_line_400_on_every_read_route(api, path, route, raw):
+    status, _, body = api.post(path, None, raw=raw)
+    assert status == 400, body
+    message = _message(route, json.loads(body))
+    assert message and "\n" not in message
 
 
 def test_tavily_search_include_raw_content_reads_the_results(api, pages):

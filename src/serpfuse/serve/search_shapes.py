@@ -1,0 +1,294 @@
+"""The search routes' request and response shapes: serpfuse's native query string, SearXNG's
+``/search?format=json`` and Tavily's ``/search``.
+
+Each request form has a model (``NativeQuery``, ``SearxngQuery``, ``TavilySearchRequest``): the contract the
+OpenAPI document is generated from. The readers below enforce it with the messages each interface's clients
+expect (Tavily's 400 when time_range and dates are combined, for one), then hand the search request fields on.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import uuid
+from typing import Any, Literal
+from urllib.parse import urlparse
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from serpfuse.models import ANSWERED, MAX_LIMIT, MAX_QUERY_CHARS, FusedResult, SearchRequest, SearchResponse
+from serpfuse.serve.errors import ApiError
+from serpfuse.urls import favicon_url
+from serpfuse.validation import LOCALE_MAX_CHARS, bounded_int, reject_unknown_keys
+
+TimeRange = Literal["day", "week", "month", "year"]
+TAVILY_DATES_MESSAGE = "When time_range is set, start_date or end_date cannot be set"
+TAVILY_TIME_RANGES = {"day": "day", "week": "week", "month": "month", "year": "year"}
+TAVILY_TIME_RANGES.update({"d": "day", "w": "week", "m": "month", "y": "year"})
+MAX_TAVILY_DAYS = 36_500  # a century back: anything more is not a date range
+# What serpfuse does whatever a Tavily client asks for: answered when a client sets auto_parameters.
+TAVILY_APPLIED = {"topic": "general", "search_depth": "basic"}
+
+QUERY = Field(description="the query", min_length=1, max_length=MAX_QUERY_CHARS)
+LOCALE = {"min_length": 2, "max_length": LOCALE_MAX_CHARS}
+
+
+class NativeQuery(BaseModel):
+    """``GET /v1/search``'s query string (a POST sends a ``SearchRequest`` body instead)."""
+
+    q: str = QUERY
+    limit: int = Field(None, ge=1, le=MAX_LIMIT, description="1-20")
+    engines: str = Field(None, description="comma list")
+    include_domains: str = Field(None, description="comma list")
+    exclude_domains: str = Field(None, description="comma list")
+    time_range: TimeRange = Field(None, description="day|week|month|year")
+    date_from: dt.date = Field(None, description="YYYY-MM-DD")
+    date_to: dt.date = Field(None, description="YYYY-MM-DD")
+    region: str = Field(None, description="e.g. us", **LOCALE)
+    language: str = Field(None, description="e.g. en", **LOCALE)
+    strategy: str = Field(None, description="ranker")
+    min_score: float = Field(None, ge=0, description="drop below")
+    explain: bool = Field(None, description="list every candidate")
+    cache: bool = Field(None, description="false bypasses the cache")
+
+
+class SearxngQuery(BaseModel):
+    """SearXNG's ``/search`` query string, the parts serpfuse reads."""
+
+    q: str = QUERY
+    format: Literal["json", "html"] = Field(None, description="json; none or html: the page")
+    pageno: int = Field(None, ge=1, description="page")
+    time_range: TimeRange = Field(None, description="day|week|month|year")
+    language: str = Field(None, description="e.g. en", **LOCALE)
+    engines: str = Field(None, description="comma list")
+
+
+class TavilySearchRequest(BaseModel):
+    """Tavily's ``/search`` body. Tavily's documented options are all accepted (those without a serpfuse meaning
+    are ignored, as a Tavily client sends them by default); any other key is refused by name."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    max_results: int = Field(None, ge=1, le=MAX_LIMIT)
+    time_range: Literal[tuple(sorted(TAVILY_TIME_RANGES))] = None  # type: ignore[valid-type]
+    start_date: dt.date = None
+    end_date: dt.date = None
+    days: int = Field(None, ge=1, le=MAX_TAVILY_DAYS)
+    include_domains: list[str] = None
+    exclude_domains: list[str] = None
+    search_depth: Any = None
+    topic: Any = None
+    chunks_per_source: Any = None
+    include_answer: Any = None
+    include_raw_content: Any = None
+    include_images: Any = None
+    include_image_descriptions: Any = None
+    include_favicon: Any = None
+    country: Any = None
+    auto_parameters: Any = None
+    api_key: Any = None
+    include_usage: Any = None
+    timeout: Any = None
+
+
+class NativeSearchBody(SearchRequest):
+    """``POST /v1/search``'s body: a ``SearchRequest`` and the query string's two flags."""
+
+    explain: bool = Field(False, description="list every candidate")
+    cache: bool = Field(True, description="false bypasses the cache")
+
+
+TAVILY_KEYS = frozenset(TavilySearchRequest.model_fields)
+# A native POST body's keys: its fields by name or by camelCase alias.
+NATIVE_KEYS = frozenset(
+    [*NativeSearchBody.model_fields, *(f.alias for f in NativeSearchBody.model_fields.values() if f.alias)]
+)
+
+
+# --- reading requests --------------------------------------------------------------------------------------
+
+
+def flag(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    return str(value).strip().lower() in ("1", "true", "yes", "on")
+
+
+def many(values: list[str]) -> list[str] | None:
+    """Repeated parameters and comma lists, both: ``engines=a,b&engines=c`` -> [a, b, c]."""
+    out = [part.strip() for v in values for part in v.split(",") if part.strip()]
+    return out or None
+
+
+def native_query_fields(params: Any) -> tuple[dict[str, Any], bool, bool]:
+    """A native GET's query string -> the search request fields, explain and use_cache."""
+    fields = {
+        "query": params.get("q", params.get("query", "")),
+        "limit": params.get("limit"),
+        "engines": many(params.getlist("engines")),
+        "include_domains": many(params.getlist("include_domains")),
+        "exclude_domains": many(params.getlist("exclude_domains")),
+        "time_range": params.get("time_range") or None,
+        "date_from": params.get("date_from") or None,
+        "date_to": params.get("date_to") or None,
+        "region": params.get("region") or None,
+        "language": params.get("language") or None,
+        "strategy": params.get("strategy") or None,
+        "min_score": params.get("min_score") or None,
+    }
+    return fields, flag(params.get("explain", "")), flag(params.get("cache", "true"))
+
+
+def native_body_fields(body: dict[str, Any]) -> tuple[dict[str, Any], bool, bool]:
+    """A native POST body -> the search request fields, explain and use_cache."""
+    reject_unknown_keys(body, NATIVE_KEYS)
+    explain, use_cache = flag(body.pop("explain", False)), flag(body.pop("cache", True))
+    return body, explain, use_cache
+
+
+def searxng_page(params: Any) -> int:
+    try:
+        return int(params.get("pageno") or 1)
+    except ValueError:
+        raise ApiError(400, "pageno must be an integer") from None
+
+
+def searxng_fields(params: Any) -> dict[str, Any]:
+    """SearXNG's query string -> the search request fields (engines still as named: the caller keeps the ones
+    it has)."""
+    language = params.get("language")
+    return {
+        "query": params.get("q", ""),
+        "limit": params.get("limit"),
+        "time_range": params.get("time_range") or None,
+        "language": None if language in (None, "", "all", "auto") else language,
+    }
+
+
+def tavily_request_fields(body: dict[str, Any]) -> dict[str, Any]:
+    """Tavily's body -> our request fields. Tavily's own options are accepted; an unknown key is a 400."""
+    reject_unknown_keys(body, TAVILY_KEYS)
+    if not isinstance(body.get("query"), str):
+        raise ApiError(400, "query must be a string")
+    time_range = body.get("time_range")
+    start, end = body.get("start_date"), body.get("end_date")
+    if time_range and (start or end):
+        raise ApiError(400, TAVILY_DATES_MESSAGE)
+    fields: dict[str, Any] = {"query": body.get("query") or ""}
+    max_results = body.get("max_results")
+    if max_results is not None:
+        if (
+            not isinstance(max_results, int)
+            or isinstance(max_results, bool)
+            or not 1 <= max_results <= MAX_LIMIT
+        ):
+            raise ApiError(400, f"max_results must be an integer from 1 to {MAX_LIMIT}")
+        fields["limit"] = max_results
+    else:
+        fields["limit"] = 5  # Tavily's default
+    if time_range:
+        mapped = TAVILY_TIME_RANGES.get(str(time_range).lower())
+        if mapped is None:
+            raise ApiError(400, "time_range must be one of day, week, month, year (or d, w, m, y)")
+        fields["time_range"] = mapped
+    elif start or end:
+        fields["date_from"], fields["date_to"] = start or None, end or None
+    elif body.get("days") is not None:
+        days = bounded_int(body["days"], "days", 1, MAX_TAVILY_DAYS)
+        fields["date_from"] = (dt.date.today() - dt.timedelta(days=days)).isoformat()
+    for name in ("include_domains", "exclude_domains"):
+        value = body.get(name)
+        if value is not None:
+            if not isinstance(value, list):
+                raise ApiError(400, f"{name} must be a list of domains")
+            fields[name] = value
+    return fields
+
+
+# --- response shapes ---------------------------------------------------------------------------------------
+
+
+def _engines_by_rank(r: FusedResult) -> list[str]:
+    return sorted(r.engine_ranks, key=lambda e: (r.engine_ranks[e], e)) or list(r.engines)
+
+
+def searxng_shape(resp: SearchResponse) -> dict[str, Any]:
+    """The response as SearXNG's ``/search?format=json`` shapes it (results, answers, ... unresponsive_engines)."""
+    results = []
+    previous = math.inf
+    for r in resp.results:
+        engines = _engines_by_rank(r)
+        # SearXNG lists results by descending score and clients re-sort on it (Open WebUI does), so the
+        # score is kept non-increasing down the list, or a re-sort would undo serpfuse's diversity order.
+        score = min(r.score, previous)
+        previous = score
+        results.append(
+            {
+                "url": r.url,
+                "title": r.title,
+                "content": r.snippet,
+                "engine": engines[0] if engines else "",
+                "engines": engines,
+                "positions": [r.engine_ranks.get(e, 0) for e in engines],
+                "score": float(score),
+                "category": "general",
+                "template": "default.html",
+                "publishedDate": r.published.isoformat() if r.published else None,
+                "parsed_url": list(urlparse(r.url)),
+                "priority": "",
+            }
+        )
+    return {
+        "query": resp.query,
+        "number_of_results": len(results),
+        "results": results,
+        "answers": [],
+        "corrections": [],
+        "infoboxes": [],
+        "suggestions": [],
+        "unresponsive_engines": [
+            [e.engine, f"{e.status}: {e.reason}" if e.reason else e.status]
+            for e in resp.engines
+            if e.status not in ANSWERED
+        ],
+    }
+
+
+def tavily_shape(resp: SearchResponse, seconds: float, body: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Tavily's response: scores scaled to 0-1 (the top result is 1), no answer, no images.
+
+    The optional parts come back when the request asks for them, as on Tavily: ``favicon`` per result
+    (include_favicon), ``usage`` (include_usage; serpfuse spends no Tavily credits) and ``auto_parameters``
+    (the topic and depth serpfuse searched with)."""
+    body = body or {}
+    top = max((r.score for r in resp.results), default=0.0)
+    results = []
+    for r in resp.results:
+        row: dict[str, Any] = {
+            "title": r.title,
+            "url": r.url,
+            "content": r.snippet,
+            "score": round(min(1.0, max(0.0, r.score / top)) if top > 0 else 0.0, 6),
+            "raw_content": None,
+        }
+        if r.published:
+            row["published_date"] = r.published.isoformat()
+        if flag(body.get("include_favicon", False)):
+            row["favicon"] = favicon_url(r.url)
+        results.append(row)
+    extras: dict[str, Any] = {}
+    if flag(body.get("auto_parameters", False)):
+        extras["auto_parameters"] = dict(TAVILY_APPLIED)
+    if flag(body.get("include_usage", False)):
+        extras["usage"] = {"credits": 0}
+    return {
+        "query": resp.query,
+        "answer": None,
+        "images": [],
+        "follow_up_questions": None,
+        "results": results,
+        "response_time": round(seconds, 3),
+        "request_id": str(uuid.uuid4()),
+        **extras,
+    }
