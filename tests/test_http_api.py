@@ -313,7 +313,12 @@ def test_refuses_a_non_loopback_host_without_a_token():
 
 
 def test_rate_limit_allows_a_bounded_burst_then_429(recording, tmp_path):
-    env = {"SERPFUSE_RATE_LIMIT_BURST": "3", "SERPFUSE_RATE_LIMIT_PER_MIN": "1"}
+    # A loopback caller is limited only when asked (test_rate_limit has the default).
+    env = {
+        "SERPFUSE_RATE_LIMIT_BURST": "3",
+        "SERPFUSE_RATE_LIMIT_PER_MIN": "1",
+        "SERPFUSE_RATE_LIMIT_LOOPBACK": "1",
+    }
     server = start_serpfuse(tmp_path, ["--replay", str(recording)], env=env)
     try:
         results = [server.get(f"/v1/search?q={Q}") for _ in range(6)]

@@ -244,6 +244,7 @@ def test_two_workers_enforce_one_rate_limit_per_client(data_dir, tmp_path):
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     env = {"SERPFUSE_RATE_LIMIT_BURST": "4", "SERPFUSE_RATE_LIMIT_PER_MIN": "0.01", "TMPDIR": str(tmp)}
+    env["SERPFUSE_RATE_LIMIT_LOOPBACK"] = "1"  # loopback callers are not limited by default
     server = start_serpfuse(tmp_path, ["--replay", str(recording), "--workers", "2"], env=env)
     codes: list[int] = []
     try:

@@ -98,6 +98,9 @@ class Settings(BaseSettings):
     api_token: SecretStr | None = None
     rate_limit_per_min: float = Field(60.0, gt=0, description="requests per minute per client")
     rate_limit_burst: int = Field(20, ge=1)
+    # Whether callers on this machine are rate limited too. None: only when serving beyond loopback or with a
+    # token (a proxy in front forwards everyone from loopback); a local agent is never refused by default.
+    rate_limit_loopback: bool | None = None
     max_query_chars: int = Field(MAX_QUERY_CHARS, ge=1, le=MAX_QUERY_CHARS)
     max_body_bytes: int = Field(64 * 1024, ge=256)
     mcp_max_chars: int = Field(6000, ge=MCP_MIN_CHARS, le=MCP_MAX_CHARS)
