@@ -24,4 +24,4 @@ def test_no_generated_request_gets_a_server_error(data_dir, tmp_path):
     assert all(
         run.requests.get(route, 0) > 0 for route in ("native", "searxng", "tavily", "read", "firecrawl")
     )
-    assert "9 selected / 9 total" in run.output, run.output[:2000]
+    assert "11 selected / 11 total" in run.output, run.output[:2000]

@@ -3,7 +3,8 @@
 Each test runs the client library itself (test-only dependencies in the dev extra): LangChain's
 SearxSearchWrapper given the server's ROOT URL (as its docs show; real SearXNG redirects ``/?q=`` to
 ``/search``), tavily-python's TavilyClient and langchain-tavily's TavilySearch with their base URL pointed at
-``/tavily``, and llm-tools-searxng over POST and GET. Open WebUI is too large to install for a test, so its
+``/tavily``, llm-tools-searxng over POST and GET, and firecrawl-py 4.x's ``Firecrawl(api_url=...)`` (its v2
+search and scrape, the pages from a loopback page server). Open WebUI is too large to install for a test, so its
 ``search_searxng`` request is sent as it sends it: the same ``requests.get`` call, parameters and headers
 (open_webui/retrieval/web/searxng.py), given the root URL and its documented ``/search?q=<query>`` URL.
 The MCP clients (stdio and streamable HTTP) are in test_mcp.py.
@@ -18,7 +19,9 @@ import pytest
 import requests
 
 from conftest import need
+from fakeserver import FakeServer, Reply
 from redis_server import ServeProcess, start_serpfuse, stop
+from test_reader_fetch import ARTICLE, HTML
 
 QUERY = "top restaurants in belgrad"
 
@@ -139,3 +142,130 @@ def test_langchain_tavily_search_tool(api: ServeProcess):
         max_results=2, include_favicon=True, tavily_api_key="tvly-local", api_base_url=api.base + "/tavily"
     )
     assert all(r["favicon"].endswith("/favicon.ico") for r in tool.invoke({"query": QUERY})["results"])
+
+
+# --- Firecrawl's client (v2) -------------------------------------------------------------------------------------
+
+HARBOUR = "harbour pontoon berths news"
+
+
+@pytest.fixture(scope="module")
+def pages():
+    with FakeServer(lifetime_s=600) as srv:
+        srv.route("/robots.txt", Reply(404, {"Content-Type": "text/plain"}, b""))
+        srv.route("/story", Reply(200, HTML, ARTICLE))
+        srv.route("/story2", Reply(200, HTML, ARTICLE.replace(b"Harbour news", b"Pontoon works")))
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def firecrawl_api(data_dir, pages, tmp_path_factory):
+    """The crw56 recording plus one query whose rows are the loopback pages, so a search with scrapeOptions
+    reads real pages; the reader may read loopback on the page server's port only (as in test_reader_interfaces)."""
+    home = tmp_path_factory.mktemp("firecrawl")
+    recording = json.loads(need(data_dir / "crw56" / "searxng_raw.json").read_text())
+    rows = [
+        {"url": f"{pages.url}/story", "title": "Harbour news: berths and the new pontoon",
+         "content": "The harbour pontoon opens in spring; berths news from the harbour master.",
+         "engines": ["bing", "brave"], "positions": [1, 1]},
+        {"url": f"{pages.url}/story2", "title": "Pontoon works delay harbour berths",
+         "content": "Harbour news: winter storms delayed the pontoon and berths work.",
+         "engines": ["bing", "brave"], "positions": [2, 2]},
+    ]  # fmt: skip
+    recording.append({"query": HARBOUR, "results": rows, "unresponsive": []})
+    path = home / "recording.json"
+    path.write_text(json.dumps(recording))
+    env = {
+        "SERPFUSE_RATE_LIMIT_BURST": "10000",
+        "SERPFUSE_READ_ALLOW_LOOPBACK": "1",
+        "SERPFUSE_READ_PORTS": str(pages.port),
+    }
+    server = start_serpfuse(home, ["--replay", str(path)], env=env)
+    yield server
+    stop(server.proc)
+
+
+def test_firecrawl_py_search_posts_v2_and_reads_the_fused_rows(firecrawl_api: ServeProcess):
+    from firecrawl import Firecrawl
+
+    client = Firecrawl(api_url=firecrawl_api.base)
+    found = client.search(QUERY)  # firecrawl-py sends no limit: Firecrawl's default is 5
+    assert [r.url for r in found.web] == _fused_urls(firecrawl_api, 5)
+    assert [r.position for r in found.web] == [1, 2, 3, 4, 5]
+    assert all(r.title and r.description for r in found.web)
+    assert found.news is None and found.warning is None
+    more = client.search(QUERY, limit=50, sources=["web", "news"], tbs="qdr:y")
+    assert len(more.web) <= 20 and more.news == []
+    assert "at most 20" in more.warning and "news" in more.warning
+
+
+def test_firecrawl_py_search_with_scrape_options_reads_each_page(firecrawl_api: ServeProcess, pages):
+    from firecrawl import Firecrawl
+    from firecrawl.v2.types import Document, ScrapeOptions
+
+    found = Firecrawl(api_url=firecrawl_api.base).search(
+        HARBOUR, scrape_options=ScrapeOptions(formats=["markdown"])
+    )
+    assert all(isinstance(d, Document) for d in found.web) and len(found.web) == 2
+    by_url = {d.metadata.source_url: d.markdown for d in found.web}
+    assert by_url[f"{pages.url}/story"].startswith("# Harbour news")
+    assert by_url[f"{pages.url}/story2"].startswith("# Pontoon works")
+
+
+def test_firecrawl_py_scrape_posts_v2_and_gets_the_page(firecrawl_api: ServeProcess, pages):
+    from firecrawl import Firecrawl
+    from firecrawl.v2.utils.error_handler import FirecrawlError
+
+    client = Firecrawl(api_url=firecrawl_api.base)
+    doc = client.scrape(f"{pages.url}/story", formats=["markdown", "html"])
+    assert doc.markdown.startswith("# Harbour news") and doc.html.startswith("<article>")
+    assert doc.metadata.title == "Harbour news" and doc.metadata.status_code == 200
+    assert doc.metadata.source_url == f"{pages.url}/story"
+    again = client.scrape(f"{pages.url}/story2", formats=[{"type": "markdown"}], max_age=0)
+    assert again.markdown.startswith("# Pontoon works") and again.html is None
+    with pytest.raises(FirecrawlError, match="format 'screenshot' is not served"):
+        client.scrape(f"{pages.url}/story", formats=["screenshot"])
+    with pytest.raises(FirecrawlError, match="port 1"):
+        client.scrape("http://127.0.0.2:1/")
+
+
+def test_firecrawl_v1_scrape_is_kept_beside_v2(firecrawl_api: ServeProcess, pages):
+    status, _, body = firecrawl_api.json("POST", "/v1/scrape", {"url": f"{pages.url}/story"})
+    assert status == 200 and body["success"] is True and body["data"]["markdown"].startswith("# Harbour")
+
+
+@pytest.mark.parametrize(
+    ("body", "needle"),
+    [({"query": QUERY, "tbs": "qdr:x"}, "tbs must be"),
+     ({"query": QUERY, "tbs": "cdr:1,cd_min:13/40/2024"}, "cd_min must be a date"),
+     ({"query": QUERY, "sources": ["maps"]}, "source 'maps' is not served"),
+     ({"query": QUERY, "limit": 0}, "limit must be an integer from 1 to 100"),
+     ({"query": QUERY, "scrapeOptions": {"formats": ["json"]}}, "format 'json' is not served"),
+     ({"query": 3}, "query must be a string")],
+)  # fmt: skip
+def test_firecrawl_v2_search_bad_input_is_firecrawls_one_line_400(firecrawl_api: ServeProcess, body, needle):
+    status, _, answer = firecrawl_api.json("POST", "/v2/search", body)
+    assert status == 400 and answer["success"] is False and needle in answer["error"], answer
+    assert "\n" not in answer["error"]
+
+
+def test_firecrawl_v2_search_dates_and_domains(firecrawl_api: ServeProcess):
+    body = {
+        "query": QUERY,
+        "tbs": "cdr:1,cd_min:1/1/2020,cd_max:12/31/2030",
+        "includeDomains": ["tripadvisor.com"],
+    }
+    status, _, answer = firecrawl_api.json("POST", "/v2/search", body)
+    assert status == 200, answer
+    urls = [row["url"] for row in answer["data"]["web"]]
+    assert urls and all("tripadvisor.com" in url for url in urls), urls
+
+
+def test_the_v2_routes_are_in_the_openapi_document(firecrawl_api: ServeProcess):
+    _, _, doc = firecrawl_api.json("GET", "/openapi.json")
+    for path in ("/v2/search", "/v2/scrape", "/v1/scrape"):
+        errors = doc["paths"][path]["post"]["responses"]["400"]["content"]["application/json"]["schema"]
+        assert errors["$ref"].endswith("/FirecrawlError")
+    schemas = doc["components"]["schemas"]
+    assert schemas["FirecrawlSearchRequest"]["required"] == ["query"]
+    assert schemas["FirecrawlV2ScrapeRequest"]["required"] == ["url"]

@@ -46,7 +46,8 @@ def test_healthz_and_openapi(api: ServeProcess):
     operations = {(path, method) for path, methods in doc["paths"].items() for method in methods}
     assert operations == {
         ("/v1/search", "get"), ("/v1/search", "post"), ("/search", "get"), ("/tavily/search", "post"),
-        ("/v1/read", "post"), ("/tavily/extract", "post"), ("/v1/scrape", "post"),
+        ("/v1/read", "post"), ("/tavily/extract", "post"), ("/v1/scrape", "post"), ("/v2/scrape", "post"),
+        ("/v2/search", "post"),
         ("/healthz", "get"), ("/metrics", "get"),
     }  # fmt: skip
     schemas = doc["components"]["schemas"]

@@ -6,8 +6,10 @@ Firecrawl clients.
   SearXNG client work unchanged.
 - ``POST /tavily/search``: Tavily's request body and response shape (a Tavily client with its base URL set to
   ``http://host:port/tavily`` works unchanged), including Tavily's 400 when time_range and dates are combined.
-- ``POST /v1/read``, ``POST /tavily/extract``, ``POST /v1/scrape``: the page reader, natively and in Tavily's
-  and Firecrawl's shapes.
+- ``POST /v2/search``: Firecrawl's v2 search (firecrawl-py 4.x ``Firecrawl(api_url=...).search``), its
+  ``scrapeOptions`` reading each result's page.
+- ``POST /v1/read``, ``POST /tavily/extract``, ``POST /v1/scrape``, ``POST /v2/scrape``: the page reader,
+  natively and in Tavily's and Firecrawl's (v1 and v2) shapes.
 - ``/healthz``, ``/metrics`` (Prometheus text), ``/openapi.json``.
 - ``/`` and ``/search?q=...`` without ``format``: the web page (``page/``), SearXNG's URL scheme.
 
@@ -64,6 +66,8 @@ ROUTES = {
     "/v1/read": "read",
     "/tavily/extract": "tavily",
     "/v1/scrape": "firecrawl",
+    "/v2/scrape": "firecrawl",
+    "/v2/search": "firecrawl",
     "/healthz": "healthz",
     "/metrics": "metrics",
     "/openapi.json": "openapi",
@@ -207,6 +211,27 @@ class Endpoints:
     async def firecrawl_scrape(self, request: Request) -> Response:
         return JSONResponse(await read_shapes.firecrawl_scrape(self.reader, await self.body(request)))
 
+    async def firecrawl_v2_scrape(self, request: Request) -> Response:
+        return JSONResponse(await read_shapes.firecrawl_v2_scrape(self.reader, await self.body(request)))
+
+    async def firecrawl_v2_search(self, request: Request) -> Response:
+        started = time.perf_counter()
+        body = await self.body(request)
+        fields, sources, warnings = search_shapes.firecrawl_search_fields(body)
+        options = body.get("scrapeOptions")
+        if options is not None and not isinstance(options, dict):
+            raise ApiError(400, "scrapeOptions must be an object")
+        formats = (
+            read_shapes.firecrawl_formats(options.get("formats"), objects=True) if options is not None else []
+        )
+        shaped = search_shapes.firecrawl_search_shape(
+            await self._search(fields, interface="firecrawl"), sources, warnings
+        )
+        if formats and "web" in shaped["data"]:  # the pages are read within what is left of the deadline
+            left = max(1.0, self.settings.deadline_s - (time.perf_counter() - started))
+            await read_shapes.add_firecrawl_documents(self.reader, shaped["data"]["web"], formats, left)
+        return JSONResponse(shaped)
+
     async def healthz(self, request: Request) -> Response:
         ok = await self.service.ping()
         body = {
@@ -262,6 +287,8 @@ def create_app(service: SearchService, *, reader: Reader | None = None) -> ASGIA
             api_route("/v1/read", api.native_read, ["POST"]),
             api_route("/tavily/extract", api.tavily_extract, ["POST"]),
             api_route("/v1/scrape", api.firecrawl_scrape, ["POST"]),
+            api_route("/v2/scrape", api.firecrawl_v2_scrape, ["POST"]),
+            api_route("/v2/search", api.firecrawl_v2_search, ["POST"]),
             Route("/healthz", api.healthz, methods=["GET"]),
             Route("/metrics", api.metrics, methods=["GET"]),
             Route("/openapi.json", api.openapi, methods=["GET"]),

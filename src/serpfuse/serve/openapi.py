@@ -12,8 +12,19 @@ from typing import Any
 from pydantic import BaseModel
 
 from serpfuse.models import SearchRequest, SearchResponse
-from serpfuse.serve.read_shapes import FirecrawlScrapeRequest, ReadRequest, TavilyExtractRequest
-from serpfuse.serve.search_shapes import NativeQuery, NativeSearchBody, SearxngQuery, TavilySearchRequest
+from serpfuse.serve.read_shapes import (
+    FirecrawlScrapeRequest,
+    FirecrawlV2ScrapeRequest,
+    ReadRequest,
+    TavilyExtractRequest,
+)
+from serpfuse.serve.search_shapes import (
+    FirecrawlSearchRequest,
+    NativeQuery,
+    NativeSearchBody,
+    SearxngQuery,
+    TavilySearchRequest,
+)
 from serpfuse.settings import Settings
 
 REF = "#/components/schemas/{model}"
@@ -104,6 +115,21 @@ OPERATIONS = (
         "Firecrawl-compatible scrape of one page",
         body=FirecrawlScrapeRequest,
         errors=READ_ERRORS,
+        error_schema="FirecrawlError",
+    ),
+    Operation(
+        "/v2/scrape",
+        "post",
+        "Firecrawl v2-compatible scrape of one page (firecrawl-py 4.x Firecrawl.scrape)",
+        body=FirecrawlV2ScrapeRequest,
+        errors=READ_ERRORS,
+        error_schema="FirecrawlError",
+    ),
+    Operation(
+        "/v2/search",
+        "post",
+        "Firecrawl v2-compatible search (firecrawl-py 4.x Firecrawl.search): web results in data.web",
+        body=FirecrawlSearchRequest,
         error_schema="FirecrawlError",
     ),
     Operation("/healthz", "get", "Liveness and shared-store health", errors={}, open=True),

@@ -1,9 +1,11 @@
 """The reader's request and response shapes for each interface: native ``/v1/read``, Tavily's ``/extract`` and
-``include_raw_content``, Firecrawl's ``/v1/scrape``, the MCP tool's bounded chunk, and ``search --read N``.
+``include_raw_content``, Firecrawl's ``/v1/scrape`` and ``/v2/scrape`` (and the pages of a ``/v2/search`` with
+``scrapeOptions``), the MCP tool's bounded chunk, and ``search --read N``.
 
 Pure functions over ``Reader.read``: the HTTP API, the MCP server and the CLI only route to them. No request
 field can widen the policy (loopback, ports, robots): the reader a server holds is built from its own settings.
-Each HTTP body has a model (``ReadRequest``, ``TavilyExtractRequest``, ``FirecrawlScrapeRequest``): the contract
+Each HTTP body has a model (``ReadRequest``, ``TavilyExtractRequest``, ``FirecrawlScrapeRequest``,
+``FirecrawlV2ScrapeRequest``): the contract
 the OpenAPI document is generated from; the functions enforce it with each interface's own messages.
 """
 
@@ -62,6 +64,29 @@ class FirecrawlScrapeRequest(BaseModel):
 
     url: PageUrl
     formats: list[Literal[tuple(FIRECRAWL_FORMATS)]] = ["markdown"]  # type: ignore[valid-type]
+
+
+FirecrawlFormat = Literal[tuple(FIRECRAWL_FORMATS)]  # type: ignore[valid-type]
+
+
+class FirecrawlFormatObject(BaseModel):
+    """A v2 format written as an object (``{"type": "markdown"}``), as firecrawl-py sends some of them."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: FirecrawlFormat
+
+
+class FirecrawlV2ScrapeRequest(BaseModel):
+    """Firecrawl's ``/v2/scrape`` body, as firecrawl-py 4.x sends it. ``maxAge: 0`` reads the page again (else
+    the reader's cache may answer); its other options (onlyMainContent, blockAds, storeInCache, origin...) are
+    accepted and change nothing."""
+
+    model_config = ConfigDict(extra="allow")
+
+    url: PageUrl
+    formats: list[FirecrawlFormat | FirecrawlFormatObject] = ["markdown"]
+    maxAge: int = Field(None, ge=0, description="milliseconds; 0 reads the page again")
 
 
 class BadRequest(CallerError):
@@ -183,16 +208,29 @@ async def add_raw_content(reader: Reader, results: list[dict[str, Any]], fmt: st
 # --- Firecrawl ------------------------------------------------------------------------------------------------
 
 
-async def firecrawl_scrape(reader: Reader, body: dict[str, Any]) -> dict[str, Any]:
-    """Firecrawl's ``/v1/scrape``: ``url`` and ``formats`` (markdown, html); the rest of its options accepted."""
-    url = _url(body.get("url"))
-    formats = body.get("formats", ["markdown"])
-    if not isinstance(formats, list) or not all(isinstance(f, str) for f in formats):
+def _unknown_format(name: str) -> BadRequest:
+    return BadRequest(f"format {name!r} is not served; formats: {', '.join(FIRECRAWL_FORMATS)}")
+
+
+def firecrawl_formats(value: Any, *, objects: bool = False) -> list[str]:
+    """Firecrawl's ``formats``: names (v1 and v2) or, with ``objects``, v2's ``{"type": name}`` objects."""
+    if value is None:
+        return ["markdown"]
+    if not isinstance(value, list):
         raise BadRequest('formats must be a list such as ["markdown"]')
-    unknown = [f for f in formats if f not in FIRECRAWL_FORMATS]
-    if unknown:
-        raise BadRequest(f"format {unknown[0]!r} is not served; formats: {', '.join(FIRECRAWL_FORMATS)}")
-    page = await reader.read(url)
+    names = []
+    for item in value:
+        name = item.get("type") if objects and isinstance(item, dict) else item
+        if not isinstance(name, str):
+            raise BadRequest('formats must be a list such as ["markdown"]')
+        if name not in FIRECRAWL_FORMATS:
+            raise _unknown_format(name)
+        names.append(name)
+    return list(dict.fromkeys(names))
+
+
+def firecrawl_document(page: Page, url: str, formats: Sequence[str]) -> dict[str, Any]:
+    """A Firecrawl document: each asked format's content and the page's metadata (v1 and v2 alike)."""
     data: dict[str, Any] = {f: page.content(FIRECRAWL_FORMATS[f]) for f in formats}  # type: ignore[arg-type]
     metadata = {
         "title": page.title,
@@ -200,6 +238,7 @@ async def firecrawl_scrape(reader: Reader, body: dict[str, Any]) -> dict[str, An
         "sourceURL": url,
         "url": page.final_url or url,
         "statusCode": 200,
+        "contentType": page.content_type,
     }
     if page.author:
         metadata["author"] = page.author
@@ -208,7 +247,39 @@ async def firecrawl_scrape(reader: Reader, body: dict[str, Any]) -> dict[str, An
     if page.canonical_url:
         metadata["canonical"] = page.canonical_url
     data["metadata"] = {k: v for k, v in metadata.items() if v is not None}
-    return {"success": True, "data": data}
+    return data
+
+
+async def firecrawl_scrape(reader: Reader, body: dict[str, Any]) -> dict[str, Any]:
+    """Firecrawl's ``/v1/scrape``: ``url`` and ``formats`` (markdown, html); the rest of its options accepted."""
+    url = _url(body.get("url"))
+    formats = firecrawl_formats(body.get("formats", ["markdown"]))
+    return {"success": True, "data": firecrawl_document(await reader.read(url), url, formats)}
+
+
+async def firecrawl_v2_scrape(reader: Reader, body: dict[str, Any]) -> dict[str, Any]:
+    """Firecrawl's ``/v2/scrape`` (firecrawl-py 4.x ``Firecrawl.scrape``): the v1 answer, formats as names or
+    ``{"type": name}`` objects, and ``maxAge: 0`` to bypass the reader's cache."""
+    url = _url(body.get("url"))
+    formats = firecrawl_formats(body.get("formats"), objects=True)
+    max_age = body.get("maxAge")
+    if max_age is not None and (not isinstance(max_age, int) or isinstance(max_age, bool) or max_age < 0):
+        raise BadRequest("maxAge must be a whole number of milliseconds, 0 or more")
+    page = await reader.read(url, use_cache=max_age != 0)
+    return {"success": True, "data": firecrawl_document(page, url, formats)}
+
+
+async def add_firecrawl_documents(
+    reader: Reader, rows: list[dict[str, Any]], formats: Sequence[str], timeout_s: float
+) -> None:
+    """A ``/v2/search`` with ``scrapeOptions``: each result row gains its page's formats and metadata, or, where
+    the page was not read in time or was refused, metadata with the error (and no content)."""
+    pages = await read_many(reader, [r["url"] for r in rows], timeout_s)
+    for row, got in zip(rows, pages, strict=True):
+        if isinstance(got, ReadError):
+            row["metadata"] = {"sourceURL": row["url"], "url": row["url"], "error": str(got)}
+        else:
+            row.update(firecrawl_document(got, row["url"], formats))
 
 
 def firecrawl_error(exc: ReadError) -> dict[str, Any]:

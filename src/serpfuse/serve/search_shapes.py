@@ -1,7 +1,8 @@
 """The search routes' request and response shapes: serpfuse's native query string, SearXNG's
-``/search?format=json`` and Tavily's ``/search``.
+``/search?format=json``, Tavily's ``/search`` and Firecrawl's ``/v2/search``.
 
-Each request form has a model (``NativeQuery``, ``SearxngQuery``, ``TavilySearchRequest``): the contract the
+Each request form has a model (``NativeQuery``, ``SearxngQuery``, ``TavilySearchRequest``,
+``FirecrawlSearchRequest``): the contract the
 OpenAPI document is generated from. The readers below enforce it with the messages each interface's clients
 expect (Tavily's 400 when time_range and dates are combined, for one), then hand the search request fields on.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 import uuid
 from typing import Any, Literal
 from urllib.parse import urlparse
@@ -18,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from serpfuse.models import ANSWERED, MAX_LIMIT, MAX_QUERY_CHARS, FusedResult, SearchRequest, SearchResponse
 from serpfuse.serve.errors import ApiError
+from serpfuse.serve.read_shapes import FirecrawlFormat, FirecrawlFormatObject
 from serpfuse.urls import favicon_url
 from serpfuse.validation import LOCALE_MAX_CHARS, bounded_int, reject_unknown_keys
 
@@ -90,6 +93,45 @@ class TavilySearchRequest(BaseModel):
     api_key: Any = None
     include_usage: Any = None
     timeout: Any = None
+
+
+FIRECRAWL_SOURCES = ("web", "news", "images")
+FIRECRAWL_MAX_LIMIT = 100  # Firecrawl's own bound; serpfuse answers at most MAX_LIMIT of them
+FIRECRAWL_DEFAULT_LIMIT = 5  # Firecrawl's default when a request names none (firecrawl-py sends none)
+FIRECRAWL_TBS_RANGES = {"h": "day", "d": "day", "w": "week", "m": "month", "y": "year"}
+FIRECRAWL_TBS_MESSAGE = "tbs must be qdr:h|d|w|m|y or cdr:1,cd_min:M/D/YYYY,cd_max:M/D/YYYY"
+
+
+class FirecrawlSource(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    type: Literal[FIRECRAWL_SOURCES]  # type: ignore[valid-type]
+
+
+class FirecrawlScrapeOptions(BaseModel):
+    """``scrapeOptions``: the formats each result's page is read in (as ``/v2/scrape`` takes them); the other
+    options are accepted and change nothing."""
+
+    model_config = ConfigDict(extra="allow")
+
+    formats: list[FirecrawlFormat | FirecrawlFormatObject] = ["markdown"]
+
+
+class FirecrawlSearchRequest(BaseModel):
+    """Firecrawl's ``/v2/search`` body, as firecrawl-py 4.x sends it. Web results come back under ``data.web``;
+    news and images are answered empty, with a warning. ``scrapeOptions.formats`` reads each result's page.
+    Firecrawl's other options (location, categories, timeout, origin...) are accepted and change nothing."""
+
+    model_config = ConfigDict(extra="allow")
+
+    query: str = QUERY
+    limit: int = Field(None, ge=1, le=FIRECRAWL_MAX_LIMIT, description=f"1-100; at most {MAX_LIMIT} answered")
+    sources: list[Literal[FIRECRAWL_SOURCES] | FirecrawlSource] = None  # type: ignore[valid-type]
+    tbs: str = Field(None, description="qdr:h|d|w|m|y, or cdr:1,cd_min:M/D/YYYY,cd_max:M/D/YYYY")
+    country: str = Field(None, description="e.g. us", **LOCALE)
+    includeDomains: list[str] = None
+    excludeDomains: list[str] = None
+    scrapeOptions: FirecrawlScrapeOptions = Field(None, description="formats: read each result's page")
 
 
 class NativeSearchBody(SearchRequest):
@@ -206,6 +248,77 @@ def tavily_request_fields(body: dict[str, Any]) -> dict[str, Any]:
     return fields
 
 
+def _firecrawl_tbs(tbs: Any) -> dict[str, Any]:
+    """Firecrawl's (Google's) ``tbs`` -> time_range or dates: ``qdr:w``; ``cdr:1,cd_min:1/1/2024,cd_max:...``."""
+    if not isinstance(tbs, str):
+        raise ApiError(400, FIRECRAWL_TBS_MESSAGE)
+    parts = dict(p.split(":", 1) for p in tbs.split(",") if ":" in p)
+    if "qdr" in parts:
+        if parts["qdr"] not in FIRECRAWL_TBS_RANGES:
+            raise ApiError(400, FIRECRAWL_TBS_MESSAGE)
+        return {"time_range": FIRECRAWL_TBS_RANGES[parts["qdr"]]}
+    if parts.get("cdr") == "1" and ("cd_min" in parts or "cd_max" in parts):
+        dates = {}
+        for key, field in (("cd_min", "date_from"), ("cd_max", "date_to")):
+            if key in parts:
+                m = re.fullmatch(r"(\d{1,2})/(\d{1,2})/(\d{4})", parts[key])
+                try:
+                    dates[field] = dt.date(int(m[3]), int(m[1]), int(m[2])).isoformat() if m else None
+                except ValueError:
+                    dates[field] = None
+                if dates[field] is None:
+                    raise ApiError(400, f"{key} must be a date M/D/YYYY, e.g. 12/31/2024")
+        return dates
+    if not parts.get("sbd"):  # sbd alone (sort by date) narrows nothing
+        raise ApiError(400, FIRECRAWL_TBS_MESSAGE)
+    return {}
+
+
+def firecrawl_search_fields(body: dict[str, Any]) -> tuple[dict[str, Any], list[str], list[str]]:
+    """Firecrawl's ``/v2/search`` body -> our request fields, the sources asked (web, news, images) and warnings
+    for what serpfuse cannot answer as asked."""
+    query = body.get("query")
+    if not isinstance(query, str):
+        raise ApiError(400, "query must be a string")
+    fields: dict[str, Any] = {"query": query}
+    warnings: list[str] = []
+    limit = body.get("limit")
+    limit = FIRECRAWL_DEFAULT_LIMIT if limit is None else bounded_int(limit, "limit", 1, FIRECRAWL_MAX_LIMIT)
+    if limit > MAX_LIMIT:
+        warnings.append(f"serpfuse answers at most {MAX_LIMIT} results")
+    fields["limit"] = min(limit, MAX_LIMIT)
+    raw_sources = body.get("sources")
+    if raw_sources is None:
+        sources = ["web"]
+    else:
+        if not isinstance(raw_sources, list) or not raw_sources:
+            raise ApiError(400, 'sources must be a non-empty list such as ["web"]')
+        sources = []
+        for item in raw_sources:
+            name = item.get("type") if isinstance(item, dict) else item
+            if name not in FIRECRAWL_SOURCES:
+                raise ApiError(400, f"source {name!r} is not served; sources: {', '.join(FIRECRAWL_SOURCES)}")
+            sources.append(name)
+        sources = list(dict.fromkeys(sources))
+    unanswered = [s for s in sources if s != "web"]
+    if unanswered:
+        warnings.append(f"serpfuse answers web results only; {' and '.join(unanswered)} are empty")
+    if body.get("tbs") is not None:
+        fields.update(_firecrawl_tbs(body["tbs"]))
+    country = body.get("country")
+    if country is not None:
+        if not isinstance(country, str):
+            raise ApiError(400, "country must be a code such as us")
+        fields["region"] = country.lower()
+    for key, name in (("includeDomains", "include_domains"), ("excludeDomains", "exclude_domains")):
+        value = body.get(key)
+        if value is not None:
+            if not isinstance(value, list):
+                raise ApiError(400, f"{key} must be a list of domains")
+            fields[name] = value
+    return fields, sources, warnings
+
+
 # --- response shapes ---------------------------------------------------------------------------------------
 
 
@@ -292,3 +405,21 @@ def tavily_shape(resp: SearchResponse, seconds: float, body: dict[str, Any] | No
         "request_id": str(uuid.uuid4()),
         **extras,
     }
+
+
+def firecrawl_search_shape(resp: SearchResponse, sources: list[str], warnings: list[str]) -> dict[str, Any]:
+    """Firecrawl's ``/v2/search`` answer: ``data`` keyed by each source asked, web rows as url, title,
+    description and position (``read_shapes.add_firecrawl_documents`` adds the pages when asked)."""
+    web = [
+        {"url": r.url, "title": r.title, "description": r.snippet, "position": i}
+        for i, r in enumerate(resp.results, start=1)
+    ]
+    shaped: dict[str, Any] = {
+        "success": True,
+        "data": {source: web if source == "web" else [] for source in sources},
+        "creditsUsed": 0,  # serpfuse spends no Firecrawl credits
+        "id": str(uuid.uuid4()),
+    }
+    if warnings:
+        shaped["warning"] = "; ".join(warnings)
+    return shaped
