@@ -8,7 +8,7 @@ summaries below (tests/test_cli_lazy.py checks each matches its command's own he
 from __future__ import annotations
 
 from importlib import import_module
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
@@ -23,7 +23,7 @@ COMMANDS = {
     "record": "Run live searches and save, per query and engine, the raw response and the parsed rows.",
     "bench": "Measure ranking quality on a recording with judgments: overall, per group, per engine, worst queries.",
     "fuse": "Fuse ranked lists given as TREC run files and print the fused run in TREC format.",
-    "serve": "Serve the HTTP API (/v1/search, /v1/read, SearXNG- and Tavily-shaped routes) and the web page.",
+    "serve": "Serve the HTTP API (native, SearXNG-, Tavily- and Firecrawl-shaped routes) and the web page.",
     "mcp": "Run the MCP server (tools: web_search, explain_search, engine_status, read_url).",
     "config": "Show the effective settings; manage engine API keys.",
 }
@@ -65,6 +65,31 @@ class LazyGroup(TyperGroup):
             self._listing = False
 
 
+def _flag_shows_no_type(option_class: type) -> None:
+    """typer labels every flag ``<bool>`` in the help (``--json <bool>``), as if it took a value: a flag shows
+    no type, as click's own help does."""
+    shown = getattr(option_class, "display_type_rich", None)
+    if shown is None or getattr(shown, "flags_untyped", False):
+        return
+
+    def display_type_rich(self: Any, ctx: Any) -> str | None:
+        return None if getattr(self, "is_flag", False) else shown(self, ctx)
+
+    display_type_rich.flags_untyped = True  # type: ignore[attr-defined]
+    option_class.display_type_rich = display_type_rich
+
+
+_flag_shows_no_type(typer.core.TyperOption)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from serpfuse.version import __version__
+
+        print(f"serpfuse {__version__}")
+        raise typer.Exit()
+
+
 app = typer.Typer(
     name="serpfuse",
     help="Fused web search for LLM agents: many engines, one explainable list of the best results.",
@@ -76,7 +101,12 @@ app = typer.Typer(
 
 
 @app.callback()
-def _root() -> None:
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", is_eager=True, callback=_print_version, help="Print the version and exit."),
+    ] = False,
+) -> None:
     """Fused web search for LLM agents: many engines, one explainable list of the best results."""
     from serpfuse.serve.logs import setup_logging  # every command logs through the one masked set-up
 

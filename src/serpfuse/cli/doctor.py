@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich import box
 from rich.console import Console
+from rich.markup import escape
+from rich.measure import Measurement
 from rich.table import Table
 
 from serpfuse.cli.errors import EXIT_NO_RESULTS, fail
@@ -20,16 +25,25 @@ def _pct(value: float | None) -> str:
     return "" if value is None else f"{value:.0%}"
 
 
-def render(report: dict[str, Any], console: Console) -> None:
-    table = Table(title=f"serpfuse doctor · {len(report['queries'])} queries · {report['checkedAt']}")
-    for name in ("engine", "status", "ok", "rows", "ms", "title", "url", "snip", "topic", "overlap"):
+NUMBERS = ("ok", "rows", "ms", "title", "url", "snip", "topic", "overlap")
+WHY_MIN_WIDTH = 20
+
+
+def _table(report: dict[str, Any], *, with_why: bool, compact: bool) -> Table:
+    table = Table(
+        title=f"serpfuse doctor · {len(report['queries'])} queries · {report['checkedAt']}",
+        box=box.SIMPLE_HEAD if compact else box.HEAVY_HEAD,
+        pad_edge=not compact,
+    )
+    for name in ("engine", "status", *NUMBERS):
         table.add_column(name, justify="left" if name in ("engine", "status") else "right", no_wrap=True)
-    table.add_column("why", overflow="fold", min_width=20)
+    if with_why:
+        table.add_column("why", overflow="fold", min_width=WHY_MIN_WIDTH)
     for row in report["engines"]:
         colour = COLOURS.get(row["status"], "red")
-        table.add_row(
-            row["engine"] + ("*" if row["defaultPrimary"] else ""),
-            f"[{colour}]{row['status']}[/{colour}]",
+        cells = [
+            escape(row["engine"] + ("*" if row["defaultPrimary"] else "")),
+            f"[{colour}]{escape(row['status'])}[/{colour}]",
             f"{row['queriesOk']}/{row['queriesAsked']}",
             "" if row["rows"] is None else f"{row['rows']:.1f}",
             "" if row["latencyMs"] is None else f"{row['latencyMs']:.0f}",
@@ -38,9 +52,27 @@ def render(report: dict[str, Any], console: Console) -> None:
             _pct(row["withSnippet"]),
             _pct(row["onTopic"]),
             _pct(row["overlap"]),
-            row["reason"] or "",
-        )
-    console.print(table)
+        ]
+        table.add_row(*cells, *([escape(row["reason"] or "")] if with_why else []))
+    return table
+
+
+def _room_for_why(report: dict[str, Any], console: Console) -> bool:
+    """Whether the columns fit whole with a why column of at least WHY_MIN_WIDTH beside them (rich would
+    otherwise shrink the why column to nothing and cut the headers short)."""
+    numbers = Measurement.get(console, console.options, _table(report, with_why=False, compact=False))
+    return numbers.maximum + WHY_MIN_WIDTH + 3 <= console.width  # 3: the column's padding and border
+
+
+def render(report: dict[str, Any], console: Console) -> None:
+    """The table with each engine's reason in its last column; where that column would not fit (80 columns),
+    a tighter table without it and the reasons below, one line each."""
+    narrow = not _room_for_why(report, console)
+    console.print(_table(report, with_why=not narrow, compact=narrow))
+    if narrow:
+        for row in report["engines"]:
+            if row["reason"]:
+                console.print(f"{escape(row['engine'])}: {escape(row['reason'])}", highlight=False)
     console.print(
         "[dim]* default primary: one that is not ok fails the check (exit 1). ok = queries ok / asked; "
         "topic = rows carrying the query's terms; overlap = rows another engine also returned[/dim]"
@@ -49,6 +81,21 @@ def render(report: dict[str, Any], console: Console) -> None:
         console.print(f"[red]broken default primaries: {', '.join(report['brokenPrimaries'])}[/red]")
     else:
         console.print("[green]every default primary answered[/green]")
+
+
+def progress(total: int) -> Callable[[int, Any, dict[str, Any]], None]:
+    """One stderr line per query once every engine has answered it: the run takes a while (timeouts)."""
+
+    def note(number: int, item: Any, checks: dict[str, Any]) -> None:
+        asked = [c for c in checks.values() if c.asked]
+        ok = sum(c.verdict == "ok" for c in asked)
+        print(
+            f"serpfuse doctor: {number}/{total} {item.query!r}: {ok} of {len(asked)} engines ok",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    return note
 
 
 def register(app: typer.Typer) -> None:
@@ -99,9 +146,17 @@ def register(app: typer.Typer) -> None:
         except (SourceError, UnknownEngine) as exc:
             fail(str(exc))
 
+        print(
+            f"serpfuse doctor: {len(query_set)} queries, each sent to every engine at once "
+            f"(up to {settings.timeout_s:g} s a query)",
+            file=sys.stderr,
+            flush=True,
+        )
+
         async def run() -> dict[str, Any]:
             try:
-                report = await check_engines(source, query_set, settings.ranking_config.consensus.groups)
+                groups = settings.ranking_config.consensus.groups
+                report = await check_engines(source, query_set, groups, on_query=progress(len(query_set)))
                 return report.to_json()
             finally:
                 await source.aclose()

@@ -16,6 +16,7 @@ from serpfuse.cli.serve import (
     RedisOpt,
     ReplayOpt,
     build_settings,
+    listen,
     open_service,
     settings_flags,
 )
@@ -53,6 +54,8 @@ def register(app: typer.Typer) -> None:
             check_bind(settings.host, settings.token())
         except ConfigError as exc:
             fail(str(exc))
+        # A taken port is a one-line error before anything says "serving" (the server binds it again itself).
+        listen(settings.host, port).close()
         service = open_service(settings)
         print(f"serpfuse: MCP over streamable HTTP at http://{settings.url_host}:{port}/mcp", file=sys.stderr)
         with contextlib.suppress(KeyboardInterrupt):

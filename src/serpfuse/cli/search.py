@@ -13,10 +13,13 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from serpfuse.cli.errors import EXIT_NO_RESULTS, fail, validation_message
-from serpfuse.models import ANSWERED, SearchResponse
+from serpfuse.config import DEFAULT_STRATEGY
+from serpfuse.engines import ENGINES
+from serpfuse.models import ANSWERED, EngineReport, SearchResponse
 from serpfuse.ranking.rankers import UnknownStrategy, available
 from serpfuse.service import QueryTooLong, SearchService
 from serpfuse.settings import ConfigError, load_settings
@@ -27,6 +30,18 @@ NO_ANSWER_HINT = (
     "serpfuse: no engine answered; check the network connection (and any proxy settings), "
     "or search a recording with --replay FILE"
 )
+NOTHING_ASKED_HINT = (
+    "serpfuse: no engine could be asked now (serpfuse engines shows keys and cooldowns), "
+    "or search a recording with --replay FILE"
+)
+# An engine skipped for want of set-up (a key, a base URL), in the live source's own words.
+NOT_SET_UP = {"no API key": "key", "no base URL": "base URL"}
+BACKUP_NOT_NEEDED = "fallback tier not needed"
+# The fan-out's words for its tiers, said plainly: a user never chose a "tier".
+PLAIN_WARNINGS = (
+    ("; used the fallback tier", "; asked the backup engines"),
+    ("primary engine", "main engine"),
+)
 
 
 class TimeRangeChoice(StrEnum):
@@ -36,7 +51,7 @@ class TimeRangeChoice(StrEnum):
     year = "year"
 
 
-def render_table(resp: SearchResponse, console: Console) -> None:
+def render_table(resp: SearchResponse, console: Console, *, named: bool = False) -> None:
     table = Table(title=f"serpfuse · {resp.query!r} · {resp.strategy}", show_lines=True, expand=True)
     table.add_column("#", justify="right", width=3)
     table.add_column("result", ratio=5, overflow="fold")
@@ -44,27 +59,79 @@ def render_table(resp: SearchResponse, console: Console) -> None:
     table.add_column("score", justify="right", width=7)
     for i, r in enumerate(resp.results, start=1):
         snippet = r.snippet if len(r.snippet) <= 160 else r.snippet[:157] + "..."
-        body = f"[bold]{r.title or r.url}[/bold]\n[cyan]{r.url}[/cyan]\n{snippet}"
-        table.add_row(str(i), body, r.reason, f"{r.score:.3f}")
+        body = f"[bold]{escape(r.title or r.url)}[/bold]\n[cyan]{escape(r.url)}[/cyan]\n{escape(snippet)}"
+        table.add_row(str(i), body, escape(r.reason), f"{r.score:.3f}")
     console.print(table)
-    render_engines(resp, console)
+    render_engines(resp, console, named=named)
 
 
-def render_engines(resp: SearchResponse, console: Console) -> None:
+def _needs_set_up(report: EngineReport) -> str | None:
+    """What a skipped engine lacks ("key", "base URL"), or None."""
+    if report.status != "skipped" or not report.reason:
+        return None
+    return next((what for prefix, what in NOT_SET_UP.items() if report.reason.startswith(prefix)), None)
+
+
+def plain_warning(warning: str) -> str:
+    for jargon, plain in PLAIN_WARNINGS:
+        warning = warning.replace(jargon, plain)
+    return warning
+
+
+def split_engines(resp: SearchResponse, *, named: bool) -> tuple[list[EngineReport], str | None]:
+    """The engines to report one by one, and one line for those left out because nobody set them up.
+
+    Engines the user named are each reported; of the default set, those that need a key or a base URL nobody
+    gave are summed up in one line, and backup engines not needed are left out (the others answered)."""
+    shown, lacking = [], {"key": [], "base URL": []}
+    for report in resp.engines:
+        what = None if named else _needs_set_up(report)
+        if what is not None:
+            lacking[what].append(report.engine)
+        elif named or report.reason != BACKUP_NOT_NEEDED:
+            shown.append(report)
     parts = []
-    for e in resp.engines:
+    if keyed := lacking["key"]:
+        n = len(keyed)
+        parts.append(
+            f"{n} keyed engine{'s' if n > 1 else ''} need{'' if n > 1 else 's'} keys ({', '.join(keyed)})"
+        )
+    if based := lacking["base URL"]:
+        parts.append(f"{', '.join(based)} need{'' if len(based) > 1 else 's'} a base URL")
+    summary = f"{' and '.join(parts)}; see serpfuse engines" if parts else None
+    return shown, summary
+
+
+def render_engines(resp: SearchResponse, console: Console, *, named: bool = False) -> None:
+    shown, summary = split_engines(resp, named=named)
+    parts = []
+    for e in shown:
         colour = {"ok": "green", "empty": "yellow", "skipped": "dim"}.get(e.status, "red")
         why = f" ({e.reason})" if e.reason and e.status != "ok" else ""
         parts.append(
-            f"[{colour}]{e.engine}: {e.status}, {e.rows} rows, {e.latency_ms:.0f} ms{why}[/{colour}]"
+            f"[{colour}]{escape(f'{e.engine}: {e.status}, {e.rows} rows, {e.latency_ms:.0f} ms{why}')}[/{colour}]"
         )
+    if summary:
+        parts.append(f"[dim]{escape(summary)}[/dim]")
     console.print("engines: " + " · ".join(parts) if parts else "engines: none")
     for w in resp.warnings:
-        console.print(f"[yellow]warning:[/yellow] {w}")
+        console.print(f"[yellow]warning:[/yellow] {escape(plain_warning(w))}")
     console.print(
         f"[dim]took {resp.took_ms:.0f} ms · {resp.score_version} · config {resp.config_fingerprint}"
         f"{' · truncated' if resp.truncated else ''}{' · cached' if resp.cached else ''}[/dim]"
     )
+
+
+def report_failure(resp: SearchResponse, *, named: bool) -> None:
+    """A search no engine answered, said once on stderr: a line per engine asked, the set-up summary, one
+    hint. (Its warnings say the same again, so they are left out.)"""
+    shown, summary = split_engines(resp, named=named)
+    for e in shown:
+        print(f"serpfuse: {e.engine}: {e.status}: {e.reason or 'no answer'}", file=sys.stderr)
+    if summary:
+        print(f"serpfuse: {summary}", file=sys.stderr)
+    failed = any(e.status in ("error", "timeout") for e in resp.engines)
+    print(NO_ANSWER_HINT if failed else NOTHING_ASKED_HINT, file=sys.stderr)
 
 
 def render_explain(resp: SearchResponse, console: Console) -> None:
@@ -78,7 +145,7 @@ def render_explain(resp: SearchResponse, console: Console) -> None:
         ranks = ", ".join(f"{e} #{r}" for e, r in sorted(c.engine_ranks.items()))
         parts = ", ".join(f"{k}={v:.3g}" for k, v in c.score_parts.items() if v)
         cut = "" if c.selected else f"{c.cut_by}: {c.cut_reason}"
-        table.add_row(str(c.position or "-"), c.url, ranks, parts, cut)
+        table.add_row(str(c.position or "-"), escape(c.url), ranks, parts, escape(cut))
     console.print(table)
 
 
@@ -91,9 +158,12 @@ def register(app: typer.Typer) -> None:
         limit: Annotated[
             int | None, typer.Option("--limit", "-n", help="How many results (1-20, default 8).")
         ] = None,
-        strategy: Annotated[str | None, typer.Option(help=f"Ranker: {', '.join(available())}.")] = None,
+        strategy: Annotated[
+            str | None, typer.Option(help=f"Ranker: {', '.join(available())} (default {DEFAULT_STRATEGY}).")
+        ] = None,
         engine: Annotated[
-            list[str] | None, typer.Option("--engine", "-e", help="Engine to ask (repeatable).")
+            list[str] | None,
+            typer.Option("--engine", "-e", help=f"Engine to ask (repeatable): {', '.join(ENGINES)}."),
         ] = None,
         include_domain: Annotated[
             list[str] | None, typer.Option("--include-domain", help="Only these domains.")
@@ -185,22 +255,24 @@ def register(app: typer.Typer) -> None:
             fail(validation_message(exc))
         except (UnknownStrategy, UnknownEngine, SourceError, ConfigError, QueryTooLong) as exc:
             fail(str(exc))
+        named = bool(engine or settings.engines)  # the user chose the engines: each one is reported
+        answered = any(e.status in ANSWERED for e in response.engines)
         if as_json:
             payload = response.to_json_dict()
             if read:
                 payload["pages"] = pages
             print(json.dumps(payload, ensure_ascii=False, indent=2))
-        else:
+        elif response.results or answered:
             console = Console(soft_wrap=False)
-            render_table(response, console)
+            render_table(response, console, named=named)
             if explain:
                 render_explain(response, console)
             for i, page in enumerate(pages, start=1):
-                console.rule(f"{i}. {page['title'] or page['url']}")
-                console.print(page["markdown"] or f"[red]not read: {page['error']}[/red]", markup=False)
-        if not response.results and not any(e.status in ANSWERED for e in response.engines):
-            for e in response.engines:
-                print(f"serpfuse: {e.engine}: {e.status}: {e.reason or 'no answer'}", file=sys.stderr)
-            if any(e.status in ("error", "timeout") for e in response.engines):
-                print(NO_ANSWER_HINT, file=sys.stderr)
+                console.rule(escape(f"{i}. {page['title'] or page['url']}"))
+                if page["markdown"]:
+                    console.print(page["markdown"], markup=False, highlight=False)
+                else:
+                    console.print(f"not read: {page['error']}", style="red", markup=False, highlight=False)
+        if not response.results and not answered:
+            report_failure(response, named=named)
             raise SystemExit(EXIT_NO_RESULTS)

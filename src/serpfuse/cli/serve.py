@@ -77,6 +77,17 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
+LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
+
+
+def log_level_named(value: str) -> str:
+    """The log level as uvicorn and the logging set-up take it; anything else is a one-line error (exit 2)."""
+    level = value.strip().lower()
+    if level not in LOG_LEVELS:
+        fail(f"--log-level {value!r} is not a level; choose one of: {', '.join(LOG_LEVELS)}")
+    return level
+
+
 ConfigOpt = Annotated[str | None, typer.Option("--config", help="TOML settings file (else ./serpfuse.toml).")]
 ReplayOpt = Annotated[
     str | None, typer.Option("--replay", help="Answer from a recording ($SERPFUSE_REPLAY).")
@@ -97,7 +108,9 @@ def register(app: typer.Typer) -> None:
         redis: RedisOpt = None,
         no_cache: NoCacheOpt = False,
         config: ConfigOpt = None,
-        log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
+        log_level: Annotated[
+            str, typer.Option(help=f"Log level: {', '.join(LOG_LEVELS)}.", show_default=True)
+        ] = "warning",
         workers: Annotated[
             int | None,
             typer.Option(
@@ -105,7 +118,8 @@ def register(app: typer.Typer) -> None:
             ),
         ] = None,
     ) -> None:
-        """Serve the HTTP API (/v1/search, /v1/read, SearXNG- and Tavily-shaped routes) and the web page."""
+        """Serve the HTTP API (native, SearXNG-, Tavily- and Firecrawl-shaped routes) and the web page."""
+        log_level = log_level_named(log_level)
         flags = settings_flags(config, host=host, port=port, replay=replay, redis=redis, no_cache=no_cache)
         settings = build_settings(flags)
         setup_logging(log_level, secrets=settings_secrets(settings))

@@ -31,6 +31,7 @@ import asyncio
 import datetime as dt
 import statistics
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -275,9 +276,13 @@ def _round(value: float | None) -> float | None:
 
 
 async def check_engines(
-    source: LiveSource, queries: list[DoctorQuery], groups: dict[str, str] | None = None
+    source: LiveSource,
+    queries: list[DoctorQuery],
+    groups: dict[str, str] | None = None,
+    on_query: Callable[[int, DoctorQuery, dict[str, QueryCheck]], None] | None = None,
 ) -> DoctorReport:
-    """Ask every engine of ``source`` each query and judge the answers (see the module docstring)."""
+    """Ask every engine of ``source`` each query and judge the answers (see the module docstring).
+    ``on_query`` hears of each query once every engine has answered it (its 1-based number and the checks)."""
     groups = groups or {}
     # The HTTP status of the last response each (engine, query) received: tells a refused page from a dead link.
     last_status: dict[tuple[str, str], int] = {}
@@ -300,7 +305,7 @@ async def check_engines(
     }
     source.on_response = seen
     try:
-        for item in queries:
+        for number, item in enumerate(queries, start=1):
             request = SearchRequest(query=item.query, language=item.language)
             names = list(reports)
             answers = await asyncio.gather(*(source.ask(name, item.query, request) for name in names))
@@ -311,6 +316,8 @@ async def check_engines(
             add_overlap(checks, {n: a for n, a in by_name.items() if checks[n].asked})
             for name, check in checks.items():
                 reports[name].checks.append(check)
+            if on_query is not None:
+                on_query(number, item, checks)
     finally:
         source.on_response = previous_hook
     return DoctorReport(

@@ -1,0 +1,171 @@
+"""What the CLI prints for a new user, through the real `serpfuse` command (subprocesses): a failed search said
+once, the help without type noise, --version, one-line errors for a bad log level and a taken MCP port, and a
+doctor that shows progress and fits 80 columns.
+
+No engine is ever reached: every request goes through a proxy address on 127.0.0.1 where nothing listens (the
+offline test's hook), and the one page read is a loopback URL the reader refuses before connecting.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import need
+from redis_server import isolated_env
+from serpfuse.cli import COMMANDS
+from serpfuse.engines import ENGINES
+from serpfuse.version import __version__
+
+BIN = Path(sys.executable).parent / "serpfuse"
+KEYED = [name for name, module in ENGINES.items() if module.INFO.needs_key]
+
+
+def _dead_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def run(args: list[str], tmp_path: Path, *, columns: int = 100, offline: bool = True, timeout: float = 120):
+    env = {"COLUMNS": str(columns), "NO_PROXY": ""}
+    if offline:
+        dead = f"http://127.0.0.1:{_dead_port()}"
+        env.update(HTTP_PROXY=dead, HTTPS_PROXY=dead, ALL_PROXY=dead)
+    full = {k: v for k, v in isolated_env(tmp_path).items() if "proxy" not in k.lower()}
+    full.update(env)
+    return subprocess.run(
+        [str(BIN), *args], capture_output=True, text=True, timeout=timeout, env=full, cwd=tmp_path
+    )
+
+
+def reported(stderr: str) -> list[str]:
+    """The engines a failed search reports: each status line's engine, and those the set-up line sums up."""
+    names = []
+    for line in stderr.splitlines():
+        if m := re.fullmatch(r"serpfuse: ([\w-]+): [\w-]+: .*", line):
+            names.append(m[1])
+        elif "need keys" in line or "a base URL" in line:
+            keyed = re.search(r"need keys \(([^)]*)\)", line)
+            names += keyed[1].split(", ") if keyed else []
+            based = re.search(r"(?:and |: )([\w, -]+?) needs? a base URL", line)
+            names += based[1].split(", ") if based else []
+    return names
+
+
+def test_a_failed_search_says_each_engine_once_on_stderr_and_one_hint(tmp_path):
+    proc = run(["search", "rust async runtime", "--deadline", "8", "--no-cache"], tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout == ""  # no empty table, no paragraph of statuses
+    lines = proc.stderr.splitlines()
+    assert sorted(reported(proc.stderr)) == sorted(ENGINES), proc.stderr  # each engine once
+    keyed = [ln for ln in lines if "keyed engines need keys" in ln]
+    assert len(keyed) == 1 and keyed[0].endswith("see serpfuse engines")
+    assert keyed[0].startswith(f"serpfuse: {len(KEYED)} keyed engines need keys")
+    assert all(name in keyed[0] for name in KEYED)
+    assert lines[-1].startswith("serpfuse: no engine answered;") and "--replay" in lines[-1]
+    assert sum("--replay" in ln for ln in lines) == 1  # one hint
+    for jargon in ("tier", "fallback", "primary"):
+        assert jargon not in proc.stderr, proc.stderr
+
+
+def test_an_engine_the_user_named_is_reported_even_without_its_key(tmp_path):
+    proc = run(["search", "rust async runtime", "-e", "brave", "-e", "ddg", "--deadline", "8"], tmp_path)
+    assert proc.returncode == 1 and proc.stdout == ""
+    lines = proc.stderr.splitlines()
+    assert lines[0] == "serpfuse: brave: skipped: no API key (set BRAVE_API_KEY)"
+    assert lines[1].startswith("serpfuse: ddg: error: ") and len(lines) == 3
+
+
+def test_json_output_of_a_failed_search_is_the_response_and_stderr_the_statuses(tmp_path):
+    proc = run(["search", "rust async runtime", "-e", "ddg", "--deadline", "8", "--json"], tmp_path)
+    assert proc.returncode == 1
+    assert json.loads(proc.stdout)["results"] == []
+    assert reported(proc.stderr) == ["ddg"]
+
+
+def test_version(tmp_path):
+    proc = run(["--version"], tmp_path, offline=False)
+    assert proc.returncode == 0 and proc.stdout.strip() == f"serpfuse {__version__}"
+
+
+@pytest.mark.parametrize("command", [[], *([name] for name in COMMANDS)])
+def test_help_shows_no_bool_type_for_flags(command, tmp_path):
+    proc = run([*command, "--help"], tmp_path, offline=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "<bool>" not in proc.stdout, proc.stdout
+    assert "--help" in proc.stdout
+
+
+def test_search_help_names_the_engines_and_the_default_strategy(tmp_path):
+    proc = run(["search", "--help"], tmp_path, columns=400, offline=False)
+    text = " ".join(proc.stdout.split())
+    assert all(f" {name}," in text or f" {name}." in text for name in ENGINES), text
+    assert "(default adaptive)" in text
+
+
+def test_search_read_prints_a_page_it_could_not_read_without_markup(tmp_path):
+    # One row, on a loopback address: the reader refuses loopback by default, before any connection.
+    url = f"http://127.0.0.1:{_dead_port()}/story"
+    row = {
+        "url": url,
+        "title": "Harbour news",
+        "content": "harbour news",
+        "engines": ["bing"],
+        "positions": [1],
+    }
+    recording = tmp_path / "one.json"
+    recording.write_text(json.dumps([{"query": "harbour news", "results": [row], "unresponsive": []}]))
+    proc = run(["search", "harbour news", "--replay", str(recording), "--read", "1"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    (line,) = [ln for ln in proc.stdout.splitlines() if "not read:" in ln]
+    assert line.startswith("not read: ") and "[" not in line, line
+
+
+def test_serve_with_an_unknown_log_level_is_one_line_and_exit_2(tmp_path):
+    proc = run(["serve", "--log-level", "nope", "--port", str(_dead_port())], tmp_path, offline=False)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "serpfuse: error: --log-level 'nope' is not a level; choose one of: critical, error, warning, info, debug"
+    ]
+
+
+def test_mcp_http_on_a_taken_port_fails_before_saying_it_serves(data_dir, tmp_path):
+    replay = str(need(data_dir / "crw56" / "searxng_raw.json"))
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = run(["mcp", "--http", "--port", str(port), "--replay", replay], tmp_path, offline=False)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        f"serpfuse: error: port {port} on 127.0.0.1 is already in use (another server?); choose another with --port"
+    )
+
+
+def test_doctor_shows_progress_and_fits_80_columns_with_every_reason(tmp_path):
+    proc = run(["doctor"], tmp_path, columns=80)
+    assert proc.returncode == 1, proc.stderr  # every default primary is broken: nothing is reachable
+    progress = [ln for ln in proc.stderr.splitlines() if ln.startswith("serpfuse doctor: ")]
+    assert re.fullmatch(r"serpfuse doctor: \d+ queries, .*", progress[0])
+    total = int(progress[0].split()[2])
+    assert [int(ln.split()[2].split("/")[0]) for ln in progress[1:]] == list(range(1, total + 1))
+    lines = proc.stdout.splitlines()
+    assert max(len(ln) for ln in lines) <= 80
+    header = next(ln for ln in lines if "engine" in ln and "status" in ln)
+    assert all(name in header.split() for name in ("title", "url", "snip", "topic", "overlap")), header
+    for engine in ENGINES:  # its reason, whole, on a line of its own
+        (reason,) = [ln for ln in lines if ln.startswith(f"{engine}: ")]
+        assert "connection failed" in reason or "no API key" in reason or "no base URL" in reason, reason
+
+
+def test_doctor_keeps_the_why_column_where_it_fits(tmp_path):
+    proc = run(["doctor", "-e", "ddg", "-e", "brave"], tmp_path, columns=140)
+    assert "why" in proc.stdout.splitlines()[1] or "why" in proc.stdout.splitlines()[2]
+    assert "no API key (set BRAVE_API_KEY)" in proc.stdout
