@@ -51,8 +51,8 @@ def reported(stderr: str) -> list[str]:
     for line in stderr.splitlines():
         if m := re.fullmatch(r"serpfuse: ([\w-]+): [\w-]+: .*", line):
             names.append(m[1])
-        elif "need keys" in line or "a base URL" in line:
-            keyed = re.search(r"need keys \(([^)]*)\)", line)
+        elif "keyed engine" in line or "a base URL" in line:
+            keyed = re.search(r"needs? (?:keys|a key) \(([^)]*)\)", line)
             names += keyed[1].split(", ") if keyed else []
             based = re.search(r"(?:and |: )([\w, -]+?) needs? a base URL", line)
             names += based[1].split(", ") if based else []
@@ -169,3 +169,37 @@ def test_doctor_keeps_the_why_column_where_it_fits(tmp_path):
     proc = run(["doctor", "-e", "ddg", "-e", "brave"], tmp_path, columns=140)
     assert "why" in proc.stdout.splitlines()[1] or "why" in proc.stdout.splitlines()[2]
     assert "no API key (set BRAVE_API_KEY)" in proc.stdout
+
+
+async def test_the_tables_engine_line_and_warnings_use_no_tier_words():
+    """The fan-out's own warnings when the main engines fail and the backups answer, as the table prints them."""
+    from rich.console import Console
+
+    from serpfuse.cli.search import render_engines
+    from serpfuse.models import EngineReport, SearchRequest, SearchResponse
+    from serpfuse.ranking.query import analyze_query
+    from serpfuse.sources.base import EngineSlot
+    from serpfuse.sources.fanout import fan_out
+    from test_fanout import ScriptedSource, row
+
+    slots = [EngineSlot("p1"), EngineSlot("f1", tier="fallback")]
+    src = ScriptedSource(slots, {"p1": (0, []), "f1": (0, [row("f1", 1, "https://b.example/")])})
+    fanned = await fan_out(src, SearchRequest(query="x y"), analyze_query("x y"))
+    assert any("fallback tier" in w for w in fanned.warnings)  # what the fan-out says, for every interface
+    engines = [
+        EngineReport(engine="f1", status="ok", rows=1, tier="fallback"),
+        EngineReport(engine="f2", status="skipped", tier="fallback", reason="fallback tier not needed"),
+        EngineReport(engine="brave", status="skipped", reason="no API key (set BRAVE_API_KEY)"),
+    ]
+    resp = SearchResponse(
+        query="x y", strategy="adaptive", results=[], engines=engines, warnings=fanned.warnings,
+        score_version="v", config_fingerprint="f",
+    )  # fmt: skip
+    console = Console(width=200, record=True)
+    render_engines(resp, console)
+    text = console.export_text()
+    assert "f1: ok" in text and "f2" not in text  # a backup engine that was not needed is left out
+    assert "1 keyed engine needs a key (brave); see serpfuse engines" in text
+    assert "asked the backup engines" in text
+    for jargon in ("tier", "fallback", "primary"):
+        assert jargon not in text, text

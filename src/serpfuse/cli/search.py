@@ -94,7 +94,9 @@ def split_engines(resp: SearchResponse, *, named: bool) -> tuple[list[EngineRepo
     if keyed := lacking["key"]:
         n = len(keyed)
         parts.append(
-            f"{n} keyed engine{'s' if n > 1 else ''} need{'' if n > 1 else 's'} keys ({', '.join(keyed)})"
+            f"{n} keyed engines need keys ({', '.join(keyed)})"
+            if n > 1
+            else f"1 keyed engine needs a key ({keyed[0]})"
         )
     if based := lacking["base URL"]:
         parts.append(f"{', '.join(based)} need{'' if len(based) > 1 else 's'} a base URL")
