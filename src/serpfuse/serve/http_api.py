@@ -48,7 +48,7 @@ from serpfuse.settings import Settings, validation_message
 from serpfuse.sources.base import SourceError
 from serpfuse.sources.fanout import UnknownEngine
 from serpfuse.sources.replay import ReplayError
-from serpfuse.state.ratelimit import Buckets, buckets
+from serpfuse.state.ratelimit import Buckets, TokenBuckets
 from serpfuse.validation import (
     LOCALE_MAX_CHARS,
     InputError,
@@ -151,8 +151,8 @@ class Guard:
         self.token = settings.token()
         self.max_body = settings.max_body_bytes
         self.metrics = metrics
-        self.buckets = client_buckets or buckets(
-            settings.rate_limit_per_min, settings.rate_limit_burst, prefix="client:"
+        self.buckets = client_buckets or TokenBuckets(
+            settings.rate_limit_per_min / 60.0, settings.rate_limit_burst
         )
 
     def _client(self, scope: Scope, presented: str | None) -> str:
@@ -656,13 +656,16 @@ def create_app(service: SearchService) -> ASGIApp:
 
     async def healthz(request: Request) -> Response:
         ok = await service.ping()
+        degraded = service.degraded()  # shared stores being skipped now, this process serving from its own
         body = {
-            "status": "ok" if ok else "degraded",
+            "status": "ok" if ok and not degraded else "degraded",
             "source": service.source.name,
             "cache": settings.cache_backend,
         }
         if settings.redis_url:
             body["redis"] = "ok" if ok else "unreachable"
+        if degraded:
+            body["degraded"] = degraded
         return JSONResponse(body, status_code=200 if ok else 503)
 
     async def metrics(request: Request) -> Response:
@@ -708,12 +711,9 @@ def create_app(service: SearchService) -> ASGIApp:
         exception_handlers={HTTPException: http_error, Exception: crash},
         lifespan=lifespan,
     )
-    client_buckets = buckets(
-        settings.rate_limit_per_min,
-        settings.rate_limit_burst,
-        service.redis,
-        prefix="client:",
-        shared=service.shared_state,  # serve --workers: one bucket per client for every worker
+    # Shared as the cooldowns are (Redis, else serve --workers' state file): one bucket per client.
+    client_buckets = service.stores.buckets(
+        settings.rate_limit_per_min, settings.rate_limit_burst, prefix="client:"
     )
     return Guard(app, settings=settings, metrics=service.metrics, client_buckets=client_buckets)
 
