@@ -36,7 +36,7 @@ class Breaker:
     def __init__(self, name: str, *, retry_s: float = RETRY_S, clock: Clock = time.monotonic) -> None:
         self.name = name
         self.retry_s = retry_s
-        self._clock = clock
+        self.clock = clock
         self.error: str | None = None  # while open: the failure's type (never its text: it may hold a URL)
         self._write_failed = False
         self._retry_at = 0.0
@@ -53,7 +53,7 @@ class Breaker:
         """Whether a call goes to the backend (_PASS, _PROBE) or to the process's own store (_SKIP)."""
         if self.error is None:
             return _PASS
-        if self._probing or self._clock() < self._retry_at or (self._write_failed and not write):
+        if self._probing or self.clock() < self._retry_at or (self._write_failed and not write):
             return _SKIP
         self._probing = True  # one probe at a time: the others are not made to wait for it
         return _PROBE
@@ -70,7 +70,7 @@ class Breaker:
     def failed(self, ticket: int, exc: BaseException, write: bool) -> None:
         if ticket == _PROBE:
             self._probing = False
-        self._retry_at = self._clock() + self.retry_s
+        self._retry_at = self.clock() + self.retry_s
         if self.error is None:
             self.error = type(exc).__name__
             self._write_failed = write
