@@ -19,8 +19,8 @@ import pytest
 from redis_server import CLI, free_port, isolated_env
 from serpfuse.engines.base import RateLimited
 from serpfuse.service import SearchService
-from serpfuse.settings import ConfigError, Settings
-from serpfuse.state import open_stores
+from serpfuse.settings import Settings
+from serpfuse.state import UnusableStore, open_stores
 from serpfuse.state.cache import NoCache, SqliteResultCache
 from serpfuse.state.cooldown import InMemoryCooldownStore
 from serpfuse.state.failsoft import Breaker, FailSoft
@@ -198,8 +198,8 @@ async def test_open_stores_chooses_each_backend(tmp_path):
 
 
 @pytest.mark.parametrize("url", ["notaurl", "http://example.com", "redis://host:port/0"])
-def test_a_redis_url_that_is_not_one_is_a_config_error_without_the_url(url):
-    with pytest.raises(ConfigError) as err:
+def test_a_redis_url_that_is_not_one_is_refused_without_the_url(url):
+    with pytest.raises(UnusableStore) as err:
         open_stores(Settings(redis_url=url))
     assert url not in str(err.value) and "redis_url is not a Redis URL" in str(err.value)
 

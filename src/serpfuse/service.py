@@ -27,12 +27,12 @@ from serpfuse.models import EngineReport, Model, SearchRequest, SearchResponse
 from serpfuse.pipeline import search as run_pipeline
 from serpfuse.ranking.rankers import get_ranker
 from serpfuse.serve.metrics import Metrics
-from serpfuse.settings import Settings
+from serpfuse.settings import ConfigError, Settings
 from serpfuse.sources import open_source
 from serpfuse.sources.base import EngineSlot, Source
 from serpfuse.sources.fanout import select_slots
 from serpfuse.sources.replay import ReplaySource
-from serpfuse.state import Stores, open_stores
+from serpfuse.state import Stores, UnusableStore, open_stores
 from serpfuse.state.cache import ResultCache, cache_key, decode, json_bytes
 from serpfuse.state.cooldown import CooldownStore, InMemoryCooldownStore
 from serpfuse.urls import suffix_list
@@ -155,7 +155,10 @@ class SearchService:
         ``shared_dir``: this is one of several processes on the machine (``serve --workers``): cooldowns (unless
         in Redis) and each engine's request interval live in SQLite files there, shared with the others.
         """
-        stores = open_stores(settings, use_cache=use_cache, shared_dir=shared_dir)
+        try:
+            stores = open_stores(settings, use_cache=use_cache, shared_dir=shared_dir)
+        except UnusableStore as exc:
+            raise ConfigError(str(exc)) from None
         owns = source is None
         # Nothing is open yet (the files were checked and closed, Redis connects on first use): a source that
         # fails to open leaves nothing to close.

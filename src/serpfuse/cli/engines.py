@@ -19,7 +19,7 @@ from serpfuse.secrets import KeysFileError, KeyStore
 from serpfuse.settings import ConfigError, Settings, load_settings
 from serpfuse.sources.live import LiveSource
 from serpfuse.sources.transport import Transport
-from serpfuse.state import open_stores
+from serpfuse.state import UnusableStore, open_stores
 
 _ANY_REQUEST = SearchRequest(query="serpfuse engines")  # no time range, no dates: only static reasons show
 
@@ -104,7 +104,7 @@ class StoreUnreachable(Exception):
 
 async def _collect(settings: Settings, keys: KeyStore) -> list[dict[str, Any]]:
     """The rows, with the cooldowns searches use: in Redis when configured (shared by every process), else this
-    process's own (empty). Raises ConfigError, or StoreUnreachable when Redis did not answer."""
+    process's own (empty). Raises UnusableStore, or StoreUnreachable when Redis did not answer."""
     stores = open_stores(settings, use_cache=False)
     # No request is sent: the transport's client is created only on first use.
     source = LiveSource(keys, stores.cooldowns, Transport(trust_env=False), timeout_s=settings.timeout_s)
@@ -132,7 +132,7 @@ def register(app: typer.Typer) -> None:
             fail(str(exc))
         try:
             rows = asyncio.run(_collect(settings, keys))
-        except (ConfigError, StoreUnreachable) as exc:
+        except (UnusableStore, StoreUnreachable) as exc:
             fail(str(exc))  # one line, no URL (it may hold a password)
         if as_json:
             print(json.dumps(rows, ensure_ascii=False, indent=2))

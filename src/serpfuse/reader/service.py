@@ -193,9 +193,13 @@ def read_file(path: Path, max_bytes: int = 50 * 1024 * 1024) -> Page:
 def cache_for(settings: Settings) -> ResultCache | None:
     """The deployment's page cache, the result cache's store (None when the cache is off). Raises ConfigError
     when the settings' cache cannot be used."""
-    from serpfuse.state import open_stores
+    from serpfuse.settings import ConfigError
+    from serpfuse.state import UnusableStore, open_stores
 
-    return open_stores(settings).pages
+    try:
+        return open_stores(settings).pages
+    except UnusableStore as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def is_url(target: str) -> bool:

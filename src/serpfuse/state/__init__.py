@@ -5,7 +5,7 @@ and token buckets (API callers, engines' outbound budgets).
 deployment shares them), in SQLite files in the cache directory (the cache always; with ``shared_dir``, as for
 ``serve --workers``, the rest too), else in this process. Every shared store stands behind ``failsoft.FailSoft``:
 while its backend fails, the process serves from its own state and says so once. Bad settings (a cache
-directory that cannot be used, a ``redis_url`` that is not a URL) raise ``ConfigError`` here, before serving.
+directory that cannot be used, a ``redis_url`` that is not a URL) raise ``UnusableStore`` here, before serving.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from serpfuse.state.cache import NoCache, RedisResultCache, ResultCache, SqliteResultCache
 from serpfuse.state.cooldown import CooldownStore, InMemoryCooldownStore
@@ -28,14 +28,28 @@ from serpfuse.state.sqlite_store import (
     state_file,
 )
 
-if TYPE_CHECKING:
-    from serpfuse.settings import Settings
-
-__all__ = ["Stores", "open_stores"]
+__all__ = ["StoreSettings", "Stores", "UnusableStore", "open_stores"]
 
 # Each Redis call's ceiling, over the client's socket timeouts (``redis_store.TIMEOUT_S``): a cooldown write is
 # a few round trips, and a search with a hung Redis must be at most this much slower, once per breaker period.
 REDIS_CALL_S = 0.4
+
+
+class UnusableStore(ValueError):
+    """Settings no store can work with; the message is one line, and never holds the Redis URL."""
+
+
+class StoreSettings(Protocol):
+    """What ``open_stores`` reads of ``serpfuse.settings.Settings``."""
+
+    @property
+    def cache_backend(self) -> str: ...
+
+    @property
+    def cache_path(self) -> Path: ...
+
+    @property
+    def redis_url(self) -> str | None: ...
 
 
 @dataclass
@@ -83,16 +97,16 @@ class _Unreachable:
         return False
 
 
-def open_stores(settings: Settings, *, use_cache: bool = True, shared_dir: Path | None = None) -> Stores:
+def open_stores(settings: StoreSettings, *, use_cache: bool = True, shared_dir: Path | None = None) -> Stores:
     """The stores ``settings`` ask for. ``shared_dir``: this is one of several processes on the machine
     (``serve --workers``): cooldowns (unless in Redis), send slots and buckets live in its state file.
 
-    Raises ConfigError (one line) for settings that cannot work."""
-    from serpfuse.settings import ConfigError
-
+    Raises UnusableStore for settings that cannot work."""
     backend = settings.cache_backend if use_cache else "off"
     if backend == "redis" and not settings.redis_url:
-        raise ConfigError("cache = redis needs redis_url (--redis redis://host:6379/0 or SERPFUSE_REDIS_URL)")
+        raise UnusableStore(
+            "cache = redis needs redis_url (--redis redis://host:6379/0 or SERPFUSE_REDIS_URL)"
+        )
     stores = Stores()
     breakers: list[Breaker] = []
     local_cooldowns = InMemoryCooldownStore()
@@ -103,7 +117,7 @@ def open_stores(settings: Settings, *, use_cache: bool = True, shared_dir: Path 
         try:
             redis = redis_client(settings.redis_url)
         except ValueError as exc:
-            raise ConfigError(str(exc)) from None
+            raise UnusableStore(str(exc)) from None
         stores.redis = redis
         stores._closers.append(redis.aclose)
         on_redis = Breaker("redis")
@@ -154,13 +168,11 @@ def open_stores(settings: Settings, *, use_cache: bool = True, shared_dir: Path 
 def _check_usable(file: SqliteFile, what: str) -> None:
     """Open ``file`` once now (its directory, its mode, its schema), so an unusable cache directory is a one-line
     error at start, not a warning on every request. Closed again: each thread connects with its own wait."""
-    from serpfuse.settings import ConfigError
-
     try:
         file.connect(1.0)
     except (OSError, sqlite3.Error) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
-        raise ConfigError(f"cannot use the {what} at {file.path}: {reason}") from None
+        raise UnusableStore(f"cannot use the {what} at {file.path}: {reason}") from None
     finally:
         file.close()
 
