@@ -109,8 +109,11 @@ class FailSoft:
         if ticket == _SKIP:
             return await getattr(self.local, method)(*args)
         try:
-            async with asyncio.timeout(self.bound_s):
+            if self.bound_s is None:  # no timer to arm (it costs more than a cache hit's whole lookup)
                 result = await getattr(self.shared, method)(*args)
+            else:
+                async with asyncio.timeout(self.bound_s):
+                    result = await getattr(self.shared, method)(*args)
         except ANSWERS:
             self.breaker.succeeded(ticket)
             raise
