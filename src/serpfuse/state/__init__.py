@@ -82,7 +82,8 @@ class Stores:
         """True when the shared store (if any) answers; False, without asking, while its breaker is open."""
         if self.redis is None:
             return True
-        return bool(await FailSoft(self.redis, _Unreachable(), self.breakers[0], bound_s=REDIS_CALL_S).ping())
+        on_redis = next(b for b in self.breakers if b.name == "redis")
+        return bool(await FailSoft(self.redis, _Unreachable(), on_redis, bound_s=REDIS_CALL_S).ping())
 
     async def aclose(self) -> None:
         for close in reversed(self._closers):
