@@ -18,7 +18,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from serpfuse.serve.errors import ApiError, error_response
 from serpfuse.settings import Settings
-from serpfuse.state.ratelimit import Buckets, buckets
+from serpfuse.state.ratelimit import Buckets, TokenBuckets
 
 OPEN_ROUTES = {"healthz"}  # probes need no token; they reveal nothing
 UNLIMITED_ROUTES = {"healthz", "metrics"}  # probes and scrapers are not rate limited
@@ -65,8 +65,8 @@ class Guard:
         self.token = settings.token()
         self.max_body = settings.max_body_bytes
         self.metrics = metrics
-        self.buckets = client_buckets or buckets(
-            settings.rate_limit_per_min, settings.rate_limit_burst, prefix="client:"
+        self.buckets = client_buckets or TokenBuckets(
+            settings.rate_limit_per_min / 60.0, settings.rate_limit_burst
         )
 
     def _client(self, scope: Scope, presented: str | None) -> str:
