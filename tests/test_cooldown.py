@@ -207,8 +207,8 @@ async def test_engines_have_separate_queues_and_zero_interval_never_waits(clock)
 
 async def test_a_slot_past_the_deadline_fails_at_once_without_taking_the_slot(clock):
     limiter = RateLimiter(clock=clock, sleep=clock.sleep)
-    limiter._reserve("brave", 1.0, None)
-    limiter._reserve("brave", 1.0, None)  # next free slot is 2 s away
+    await limiter.slots.reserve("brave", 1.0, None)
+    await limiter.slots.reserve("brave", 1.0, None)  # next free slot is 2 s away
     with pytest.raises(QueueTooLong):
         await limiter.wait_turn("brave", 1.0, max_wait_s=1.5)
     assert clock.now == 1_000_000.0  # it did not sleep

@@ -12,7 +12,8 @@ import pytest
 from conftest import need
 from fakeserver import FakeServer, Reply, Seen
 from redis_server import start_serpfuse, stop
-from serpfuse.state.ratelimit import FailSoftBuckets, TokenBuckets
+from serpfuse.state.failsoft import Breaker, FailSoft
+from serpfuse.state.ratelimit import TokenBuckets
 
 pytestmark = pytest.mark.redis
 
@@ -90,5 +91,5 @@ async def test_an_unreachable_store_limits_each_process_alone():
         async def take(self, key: str) -> float:
             raise ConnectionError("redis is down")
 
-    buckets = FailSoftBuckets(Down(), TokenBuckets(1 / 60, 2))
+    buckets = FailSoft(Down(), TokenBuckets(1 / 60, 2), Breaker("redis"))
     assert [await buckets.take("c") > 0 for _ in range(3)] == [False, False, True]

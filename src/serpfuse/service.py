@@ -1,8 +1,8 @@
 """The search service every interface shares: settings + source + result cache + cooldown store + metrics.
 
 The MCP server, the HTTP API and the ``search`` command all search through ``SearchService.search``,
-so they share one cache policy and one view of the engines' cooldowns. With ``redis_url`` set, the cache and the
-cooldowns live in Redis and every process pointing at it shares them.
+so they share one cache policy and one view of the engines' cooldowns. Where those live (this process, SQLite
+files, Redis) is ``serpfuse.state.open_stores``' choice.
 
 Cooldowns are applied here as well as inside the live source: before each search the service reads the state of
 every engine the search could ask from the store and marks cooling ones unavailable, so an engine put in cooldown
@@ -22,7 +22,7 @@ from typing import Any, Literal, get_args
 
 from serpfuse import rank_worker
 from serpfuse.config import RankingConfig
-from serpfuse.engines.base import EngineError, ErrorStatus
+from serpfuse.engines.base import ErrorStatus
 from serpfuse.models import EngineReport, Model, SearchRequest, SearchResponse
 from serpfuse.pipeline import search as run_pipeline
 from serpfuse.ranking.rankers import get_ranker
@@ -31,24 +31,10 @@ from serpfuse.sources import open_source
 from serpfuse.sources.base import EngineSlot, Source
 from serpfuse.sources.fanout import select_slots
 from serpfuse.sources.replay import ReplaySource
-from serpfuse.state.cache import (
-    RedisResultCache,
-    ResultCache,
-    SqliteResultCache,
-    cache_key,
-    decode,
-    json_bytes,
-)
-from serpfuse.state.cooldown import (
-    CooldownPolicy,
-    CooldownState,
-    CooldownStore,
-    InMemoryCooldownStore,
-    next_state,
-)
+from serpfuse.state import Stores, UnusableStore, open_stores
+from serpfuse.state.cache import ResultCache, cache_key, decode, json_bytes
+from serpfuse.state.cooldown import CooldownStore, InMemoryCooldownStore
 from serpfuse.state.metrics import Metrics
-from serpfuse.state.ratelimit import buckets
-from serpfuse.state.sqlite_store import SqliteCooldownStore, SqliteFile, SqliteIntervals, state_file
 from serpfuse.urls import suffix_list
 
 log = logging.getLogger(__name__)
@@ -80,38 +66,6 @@ class EngineHealth(Model):
     cooldown_failures: int | None = None
     last_status: str | None = None  # what this process saw on its last search
     last_latency_ms: float | None = None
-
-
-class FailSoftCooldowns:
-    """A shared store that cannot be reached must not take searches down: reads say "not cooling", writes
-    are logged and computed locally. Any exception counts (redis, socket, sqlite): an outage has many faces."""
-
-    def __init__(self, inner: CooldownStore, *, policy: CooldownPolicy | None = None) -> None:
-        self.inner = inner
-        self._policy = policy or CooldownPolicy()
-
-    def __repr__(self) -> str:
-        return f"FailSoftCooldowns({self.inner!r})"
-
-    async def get(self, engine: str) -> CooldownState | None:
-        try:
-            return await self.inner.get(engine)
-        except Exception as exc:
-            log.warning("cooldown store unreachable, treating %s as ready: %s", engine, type(exc).__name__)
-            return None
-
-    async def record_failure(self, engine: str, error: EngineError) -> CooldownState:
-        try:
-            return await self.inner.record_failure(engine, error)
-        except Exception as exc:
-            log.warning("cooldown store unreachable, %s's failure not shared: %s", engine, type(exc).__name__)
-            return next_state(None, engine, error, time.time(), self._policy)
-
-    async def record_success(self, engine: str) -> None:
-        try:
-            await self.inner.record_success(engine)
-        except Exception as exc:
-            log.warning("cooldown store unreachable: %s", type(exc).__name__)
 
 
 class _CooldownGate:
@@ -158,24 +112,23 @@ class SearchService:
         settings: Settings,
         source: Source,
         *,
+        stores: Stores | None = None,
         cache: ResultCache | None = None,
         cooldowns: CooldownStore | None = None,
         metrics: Metrics | None = None,
-        redis: Any = None,
-        shared_state: SqliteFile | None = None,
         owns_source: bool = True,
     ) -> None:
+        """``stores`` from ``open_stores``; without them, ``cache`` and ``cooldowns`` (this process's own)."""
         self.settings = settings
         self.source = source
-        self.cache = cache
-        self.cooldowns = cooldowns or InMemoryCooldownStore()
+        self.stores = stores or Stores(
+            results=cache, pages=cache, cooldowns=cooldowns or InMemoryCooldownStore()
+        )
+        self.cache = self.stores.results
+        self.cooldowns = self.stores.cooldowns
         self.metrics = metrics or Metrics()
         self.config: RankingConfig = settings.ranking_config  # fixed for the service's life (cache keys)
         self.identity = source_identity(source)
-        self._redis = redis
-        self.shared_state = (
-            shared_state  # serve --workers: the SQLite file the workers share (rate limits too)
-        )
         self._owns_source = owns_source
         self._started = False  # start() ran: aclose() stops the ranking worker
         self._last_seen: dict[str, EngineReport] = {}
@@ -202,51 +155,28 @@ class SearchService:
         ``shared_dir``: this is one of several processes on the machine (``serve --workers``): cooldowns (unless
         in Redis) and each engine's request interval live in SQLite files there, shared with the others.
         """
-        redis = None
-        shared = state_file(shared_dir) if shared_dir is not None else None
-        backend = settings.cache_backend if use_cache else "off"
-        if backend == "redis" and not settings.redis_url:
-            raise ConfigError(
-                "cache = redis needs redis_url (--redis redis://host:6379/0 or SERPFUSE_REDIS_URL)"
-            )
-        if settings.redis_url:
-            from serpfuse.state.redis_store import RedisCooldownStore, redis_client
-
-            redis = redis_client(settings.redis_url)
-            cooldowns: CooldownStore = FailSoftCooldowns(RedisCooldownStore(redis))
-        elif shared is not None:
-            cooldowns = FailSoftCooldowns(SqliteCooldownStore(shared))
-        else:
-            cooldowns = InMemoryCooldownStore()
-        live_options: dict[str, Any] = {}
-        if shared is not None:
-            live_options["rate_limiter"] = SqliteIntervals(shared)
-        cache: ResultCache | None = None
-        if backend == "sqlite":
-            cache = SqliteResultCache(settings.cache_path)
-        elif backend == "redis":
-            cache = RedisResultCache(redis)
+        try:
+            stores = open_stores(settings, use_cache=use_cache, shared_dir=shared_dir)
+        except UnusableStore as exc:
+            raise ConfigError(str(exc)) from None
         owns = source is None
+        # Nothing is open yet (the files were checked and closed, Redis connects on first use): a source that
+        # fails to open leaves nothing to close.
         if source is None:  # the replay source when settings.replay is set, else the live engines
             per_min = settings.engine_budget_per_min
+            live_options: dict[str, Any] = {}
+            if stores.intervals is not None:
+                live_options["rate_limiter"] = stores.intervals
             source = open_source(
                 settings.replay,
                 proxy=settings.proxy,
                 impersonate=settings.impersonate,
                 timeout_s=settings.timeout_s,
-                cooldowns=cooldowns,
+                cooldowns=stores.cooldowns,
                 **live_options,
-                budget=buckets(per_min, per_min, redis, prefix="engine:", shared=shared) if per_min else None,
+                budget=stores.buckets(per_min, per_min, prefix="engine:") if per_min else None,
             )
-        return cls(
-            settings, source, cache=cache, cooldowns=cooldowns, metrics=metrics, redis=redis,
-            shared_state=shared, owns_source=owns,
-        )  # fmt: skip
-
-    @property
-    def redis(self) -> Any:
-        """The shared store's client (None without ``redis_url``): rate limits share it too."""
-        return self._redis
+        return cls(settings, source, stores=stores, metrics=metrics, owns_source=owns)
 
     # --- requests ----------------------------------------------------------------------------------------
 
@@ -457,13 +387,12 @@ class SearchService:
         return out
 
     async def ping(self) -> bool:
-        """True when the shared store (if any) answers."""
-        if self._redis is None:
-            return True
-        try:
-            return bool(await self._redis.ping())
-        except Exception:  # any connection failure means "not healthy", never a crash of /healthz
-            return False
+        """True when the shared store (if any) answers; False while it is being skipped (``degraded``)."""
+        return await self.stores.ping()
+
+    def degraded(self) -> dict[str, str]:
+        """Each shared store being skipped now, with the failure's type, e.g. ``{"redis": "TimeoutError"}``."""
+        return self.stores.degraded()
 
     def start(self) -> None:
         """What a long-running server starts first: the ranking worker (``rank_worker``) and the live source's
@@ -479,9 +408,4 @@ class SearchService:
             rank_worker.close()
         if self._owns_source:
             await self.source.aclose()
-        if self.cache is not None:
-            await self.cache.aclose()
-        if self._redis is not None:
-            await self._redis.aclose()
-        if self.shared_state is not None:
-            self.shared_state.close()
+        await self.stores.aclose()

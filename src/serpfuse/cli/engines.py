@@ -19,19 +19,9 @@ from serpfuse.secrets import KeysFileError, KeyStore
 from serpfuse.settings import ConfigError, Settings, load_settings
 from serpfuse.sources.live import LiveSource
 from serpfuse.sources.transport import Transport
-from serpfuse.state.cooldown import CooldownStore, InMemoryCooldownStore
+from serpfuse.state import UnusableStore, open_stores
 
 _ANY_REQUEST = SearchRequest(query="serpfuse engines")  # no time range, no dates: only static reasons show
-
-
-def _cooldown_store(settings: Settings) -> tuple[CooldownStore, Any]:
-    """The store searches use: Redis when configured (shared by every process), else this process's own."""
-    if settings.redis_url:
-        from serpfuse.state.redis_store import RedisCooldownStore, redis_client
-
-        redis = redis_client(settings.redis_url)
-        return RedisCooldownStore(redis), redis
-    return InMemoryCooldownStore(), None
 
 
 async def engine_rows(source: LiveSource, ranking: RankingConfig) -> list[dict[str, Any]]:
@@ -108,16 +98,24 @@ def render(rows: list[dict[str, Any]], console: Console) -> None:
     )
 
 
+class StoreUnreachable(Exception):
+    """The shared cooldown store did not answer: the rows cannot say which engines are cooling down."""
+
+
 async def _collect(settings: Settings, keys: KeyStore) -> list[dict[str, Any]]:
-    cooldowns, redis = _cooldown_store(settings)
+    """The rows, with the cooldowns searches use: in Redis when configured (shared by every process), else this
+    process's own (empty). Raises UnusableStore, or StoreUnreachable when Redis did not answer."""
+    stores = open_stores(settings, use_cache=False)
     # No request is sent: the transport's client is created only on first use.
-    source = LiveSource(keys, cooldowns, Transport(trust_env=False), timeout_s=settings.timeout_s)
+    source = LiveSource(keys, stores.cooldowns, Transport(trust_env=False), timeout_s=settings.timeout_s)
     try:
-        return await engine_rows(source, settings.ranking_config)
+        rows = await engine_rows(source, settings.ranking_config)
     finally:
         await source.aclose()
-        if redis is not None:
-            await redis.aclose()
+        await stores.aclose()
+    if down := stores.degraded():  # the rows would say "ready" for what Redis may hold in cooldown
+        raise StoreUnreachable(f"cannot read cooldowns from redis: {down['redis']}")
+    return rows
 
 
 def register(app: typer.Typer) -> None:
@@ -134,12 +132,8 @@ def register(app: typer.Typer) -> None:
             fail(str(exc))
         try:
             rows = asyncio.run(_collect(settings, keys))
-        except Exception as exc:
-            if not settings.redis_url:
-                raise
-            fail(
-                f"cannot read cooldowns from redis: {type(exc).__name__}"
-            )  # one line, no URL (it has a password)
+        except (UnusableStore, StoreUnreachable) as exc:
+            fail(str(exc))  # one line, no URL (it may hold a password)
         if as_json:
             print(json.dumps(rows, ensure_ascii=False, indent=2))
         else:

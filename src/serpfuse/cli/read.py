@@ -44,11 +44,12 @@ def register(app: typer.Typer) -> None:
 
         try:
             settings = load_settings(config, read_robots=False if no_robots else None)
+            cache = None if no_cache or not is_url(target) else cache_for(settings)
         except ConfigError as exc:
             fail(str(exc))
         try:
             if is_url(target):
-                reader = Reader.from_settings(settings, None if no_cache else cache_for(settings))
+                reader = Reader.from_settings(settings, cache)
                 page = asyncio.run(reader.read(target, use_cache=not no_cache))
             elif Path(target).is_file():
                 page = read_file(Path(target))

@@ -50,9 +50,11 @@ def settings_flags(
     }
 
 
-def open_service(settings: Settings) -> SearchService:
+def open_service(settings: Settings, *, workers: int = 1) -> SearchService:
+    """The service, or a one-line error and exit 2. With several workers its stores are the workers' shared
+    ones, so a state file that cannot be used fails here, once, before any worker starts."""
     try:
-        return SearchService.from_settings(settings)
+        return SearchService.from_settings(settings, shared_dir=shared_dir(settings) if workers > 1 else None)
     except (ConfigError, SourceError) as exc:
         fail(str(exc))
 
@@ -128,8 +130,9 @@ def register(app: typer.Typer) -> None:
         except ConfigError as exc:
             fail(str(exc))
         sock = listen(settings.host, settings.port)
-        service = open_service(settings)  # in the supervisor too: bad settings fail here, once, in one line
         processes = workers or default_workers()
+        # in the supervisor too: bad settings fail here, once, in one line
+        service = open_service(settings, workers=processes)
 
         source = f"replay {settings.replay}" if settings.replay else "live engines"
         print(

@@ -191,17 +191,15 @@ def read_file(path: Path, max_bytes: int = 50 * 1024 * 1024) -> Page:
 
 
 def cache_for(settings: Settings) -> ResultCache | None:
-    """The deployment's result cache, where pages are kept too (None when the cache is off)."""
-    from serpfuse.state.cache import RedisResultCache, SqliteResultCache
+    """The deployment's page cache, the result cache's store (None when the cache is off). Raises ConfigError
+    when the settings' cache cannot be used."""
+    from serpfuse.settings import ConfigError
+    from serpfuse.state import UnusableStore, open_stores
 
-    backend = settings.cache_backend
-    if backend == "sqlite":
-        return SqliteResultCache(settings.cache_path)
-    if backend == "redis" and settings.redis_url:
-        from serpfuse.state.redis_store import redis_client
-
-        return RedisResultCache(redis_client(settings.redis_url))
-    return None
+    try:
+        return open_stores(settings).pages
+    except UnusableStore as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def is_url(target: str) -> bool:

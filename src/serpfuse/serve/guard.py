@@ -25,7 +25,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from serpfuse.serve.errors import ApiError, error_response
 from serpfuse.settings import Settings, is_loopback
-from serpfuse.state.ratelimit import Buckets, buckets
+from serpfuse.state.ratelimit import Buckets, TokenBuckets
 
 log = logging.getLogger(__name__)
 
@@ -95,8 +95,8 @@ class Guard:
         self.token = settings.token()
         self.max_body = settings.max_body_bytes
         self.metrics = metrics
-        self.buckets = client_buckets or buckets(
-            settings.rate_limit_per_min, settings.rate_limit_burst, prefix="client:"
+        self.buckets = client_buckets or TokenBuckets(
+            settings.rate_limit_per_min / 60.0, settings.rate_limit_burst
         )
         self.limit_loopback = limits_loopback(settings)
         self.limit_text = f"rate_limit_per_min={settings.rate_limit_per_min:g}, rate_limit_burst={settings.rate_limit_burst}"

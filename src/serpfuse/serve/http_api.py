@@ -50,7 +50,6 @@ from serpfuse.sources.base import SourceError
 from serpfuse.sources.fanout import UnknownEngine
 from serpfuse.sources.replay import ReplayError
 from serpfuse.state.metrics import CONTENT_TYPE
-from serpfuse.state.ratelimit import buckets
 from serpfuse.validation import InputError, parse_json_object
 
 if TYPE_CHECKING:
@@ -234,13 +233,16 @@ class Endpoints:
 
     async def healthz(self, request: Request) -> Response:
         ok = await self.service.ping()
+        degraded = self.service.degraded()  # shared stores skipped now, this process serving from its own
         body = {
-            "status": "ok" if ok else "degraded",
+            "status": "ok" if ok and not degraded else "degraded",
             "source": self.service.source.name,
             "cache": self.settings.cache_backend,
         }
         if self.settings.redis_url:
             body["redis"] = "ok" if ok else "unreachable"
+        if degraded:
+            body["degraded"] = degraded
         return JSONResponse(body, status_code=200 if ok else 503)
 
     async def metrics(self, request: Request) -> Response:
@@ -299,12 +301,9 @@ def create_app(service: SearchService, *, reader: Reader | None = None) -> ASGIA
         lifespan=lifespan,
     )
     settings = service.settings
-    client_buckets = buckets(
-        settings.rate_limit_per_min,
-        settings.rate_limit_burst,
-        service.redis,
-        prefix="client:",
-        shared=service.shared_state,  # serve --workers: one bucket per client for every worker
+    # Shared as the cooldowns are (Redis, else serve --workers' state file): one bucket per client.
+    client_buckets = service.stores.buckets(
+        settings.rate_limit_per_min, settings.rate_limit_burst, prefix="client:"
     )
     return Guard(
         app, settings=settings, metrics=service.metrics, routes=ROUTES, client_buckets=client_buckets

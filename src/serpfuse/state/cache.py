@@ -107,6 +107,22 @@ class _Store:
             await self.set_body(key, cached_body(response), ttl_s)
 
 
+class NoCache(_Store):
+    """Every lookup a miss, every write dropped: what a process serves from while its shared cache is down."""
+
+    def __repr__(self) -> str:
+        return "NoCache()"
+
+    async def get_body(self, key: str) -> bytes | None:
+        return None
+
+    async def set_body(self, key: str, body: bytes, ttl_s: float) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        return None
+
+
 RESULTS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, expires REAL NOT NULL, body BLOB NOT NULL);
 CREATE INDEX IF NOT EXISTS results_expires ON results (expires);
@@ -128,14 +144,14 @@ class SqliteResultCache(_Store):
 
     def __init__(self, path: Path, *, clock: Clock = time.time) -> None:
         self.path = Path(path)
-        self._file = SqliteFile(self.path, RESULTS_SCHEMA)
+        self.file = SqliteFile(self.path, RESULTS_SCHEMA)
         self._clock = clock
 
     def __repr__(self) -> str:
         return f"SqliteResultCache({str(self.path)!r})"
 
     def _connect(self, wait_s: float = WRITE_WAIT_S) -> sqlite3.Connection:
-        return self._file.connect(wait_s)
+        return self.file.connect(wait_s)
 
     def _get(self, key: str) -> bytes | None:
         row = (
@@ -169,7 +185,7 @@ class SqliteResultCache(_Store):
             await asyncio.to_thread(self._set, key, body, ttl_s)
 
     async def aclose(self) -> None:
-        self._file.close()
+        self.file.close()
 
 
 class RedisResultCache(_Store):

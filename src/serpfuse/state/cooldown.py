@@ -1,6 +1,6 @@
 """Per-engine cooldowns: an engine that just failed is skipped for a while instead of being hammered.
 
-The ladder (issue 3, after SearXNG's suspension times, with the linear backoff SearXNG used to have):
+The ladder (after SearXNG's suspension times, with the linear backoff SearXNG used to have):
 
 - challenge/CAPTCHA: the engine's ``INFO.challenge_cooldown_s`` (30 s for DuckDuckGo, 3600 s by default,
   hours for Google-backed engines; ``fit_to_engine``); 429: the server's Retry-After, else 180 s; access denied: 180 s. These come

@@ -1,6 +1,6 @@
 """Rate limits: each engine's minimum interval between requests, and token buckets (API callers, engines'
-outbound budgets) kept in this process or shared: by every process of a deployment with Redis, by every
-worker of ``serve --workers`` through a SQLite file otherwise.
+outbound budgets), with this process's own state. Their shared kinds (``redis_store``, ``sqlite_store``) have the
+same methods; ``serpfuse.state.open_stores`` chooses which a deployment uses.
 
 Minimum interval: calls queue for their turn instead of earning a 429.
 
@@ -14,12 +14,9 @@ waiting for nothing.
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
-
-log = logging.getLogger(__name__)
+from typing import Protocol
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]
@@ -34,15 +31,21 @@ class QueueTooLong(Exception):
         super().__init__(f"{engine}: next request slot is {wait_s:.1f} s away, past the deadline")
 
 
-class RateLimiter:
-    """Spaces requests to each engine at least ``min_interval_s`` apart (monotonic time)."""
+class Slots(Protocol):
+    """Each engine's next free send slot. ``reserve`` takes the next one for a call that may wait at most
+    ``max_wait_s`` and returns the wait until it; raises ``QueueTooLong`` (taking nothing) when it is later."""
 
-    def __init__(self, *, clock: Clock = time.monotonic, sleep: Sleep = asyncio.sleep) -> None:
+    async def reserve(self, engine: str, min_interval_s: float, max_wait_s: float | None) -> float: ...
+
+
+class LocalSlots:
+    """This process's send slots (monotonic time)."""
+
+    def __init__(self, *, clock: Clock = time.monotonic) -> None:
         self._clock = clock
-        self._sleep = sleep
         self._next_slot: dict[str, float] = {}
 
-    def _reserve(self, engine: str, min_interval_s: float, max_wait_s: float | None) -> float:
+    async def reserve(self, engine: str, min_interval_s: float, max_wait_s: float | None) -> float:
         now = self._clock()
         slot = max(now, self._next_slot.get(engine, now))
         wait_s = slot - now
@@ -50,6 +53,20 @@ class RateLimiter:
             raise QueueTooLong(engine, wait_s)
         self._next_slot[engine] = slot + min_interval_s
         return wait_s
+
+
+class RateLimiter:
+    """Spaces requests to each engine at least ``min_interval_s`` apart, in ``slots`` (this process's own by
+    default; ``sqlite_store.SqliteSlots`` for every process on the machine)."""
+
+    def __init__(
+        self, slots: Slots | None = None, *, clock: Clock = time.monotonic, sleep: Sleep = asyncio.sleep
+    ) -> None:
+        self.slots = slots if slots is not None else LocalSlots(clock=clock)
+        self._sleep = sleep
+
+    def __repr__(self) -> str:
+        return f"RateLimiter({self.slots!r})"
 
     async def wait_turn(
         self, engine: str, min_interval_s: float, *, max_wait_s: float | None = None
@@ -60,7 +77,7 @@ class RateLimiter:
         """
         if min_interval_s <= 0:
             return 0.0
-        wait_s = self._reserve(engine, min_interval_s, max_wait_s)
+        wait_s = await self.slots.reserve(engine, min_interval_s, max_wait_s)
         if wait_s > 0:
             await self._sleep(wait_s)
         return wait_s
@@ -103,35 +120,3 @@ class TokenBuckets:
         for key, (tokens, last) in list(self._buckets.items()):
             if tokens + (now - last) * self.rate >= self.burst:
                 del self._buckets[key]
-
-
-class FailSoftBuckets:
-    """Shared buckets (Redis, SQLite) that fall back to process-local ones while the store cannot be reached: an
-    outage loosens the limit to one per process, it never fails or blocks a request."""
-
-    def __init__(self, shared: Buckets, local: Buckets) -> None:
-        self.shared = shared
-        self.local = local
-
-    async def take(self, key: str) -> float:
-        try:
-            return await self.shared.take(key)
-        except Exception as exc:
-            log.warning("shared rate limit unreachable, limiting this process alone: %s", type(exc).__name__)
-            return await self.local.take(key)
-
-
-def buckets(per_min: float, burst: float, redis: Any = None, *, prefix: str, shared: Any = None) -> Buckets:
-    """``per_min`` tokens a minute, at most ``burst`` at once: in Redis under ``prefix`` when a client is
-    given, else in ``shared`` (a ``sqlite_store.SqliteFile``: every process on the machine that opens it, as
-    ``serve --workers`` does) when given, else in this process."""
-    local = TokenBuckets(per_min / 60.0, burst)
-    if redis is not None:
-        from serpfuse.state.redis_store import RedisTokenBuckets
-
-        return FailSoftBuckets(RedisTokenBuckets(redis, per_min / 60.0, burst, prefix=prefix), local)
-    if shared is not None:
-        from serpfuse.state.sqlite_store import SqliteTokenBuckets
-
-        return FailSoftBuckets(SqliteTokenBuckets(shared, per_min / 60.0, burst, prefix=prefix), local)
-    return local

@@ -23,11 +23,26 @@ MEMORY_S = 86400.0
 _MAX_RETRIES = 20
 
 
-def redis_client(url: str) -> Any:
-    """A ``redis.asyncio`` client answering str; connecting is lazy, so this never blocks."""
+# A store call on loopback or a LAN takes well under a millisecond; one that has not answered in this long is a
+# hung or unreachable server, and waiting longer only slows every request that touches it.
+TIMEOUT_S = 0.25
+
+
+def redis_client(url: str, *, timeout_s: float = TIMEOUT_S) -> Any:
+    """A ``redis.asyncio`` client answering str; connecting is lazy, so this never blocks.
+
+    Raises ValueError for a URL redis cannot use (its message never holds the URL, which may hold a password).
+    """
     from redis.asyncio import Redis
 
-    return Redis.from_url(url, decode_responses=True, socket_connect_timeout=5, socket_timeout=5)
+    try:
+        return Redis.from_url(
+            url, decode_responses=True, socket_connect_timeout=timeout_s, socket_timeout=timeout_s
+        )
+    except (ValueError, TypeError):
+        raise ValueError(
+            "redis_url is not a Redis URL (redis://host:6379/0, rediss://... or unix:///path)"
+        ) from None
 
 
 class RedisCooldownStore:

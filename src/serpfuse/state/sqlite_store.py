@@ -5,17 +5,19 @@ machines, for ``serve --workers N`` without Redis.
   (``cache.SqliteResultCache``) stands on it too.
 - ``SqliteCooldownStore``: engine cooldowns, the ``CooldownStore`` every worker reads and writes.
 - ``SqliteTokenBuckets``: ``ratelimit.Buckets`` (``await take(key)``) with one bucket per key for every process.
-- ``SqliteIntervals``: each engine's minimum interval between requests (``ratelimit.RateLimiter``), one queue of
-  send slots for every process.
+- ``SqliteSlots``: each engine's send slots (``ratelimit.Slots``, under ``ratelimit.RateLimiter``), one queue per
+  engine for every process.
 
 Each operation is one short transaction on the caller's thread: the write lock is held for microseconds, and
 ``BEGIN IMMEDIATE`` takes it before reading, so two processes never both read the same old state. Times are
-wall-clock epoch seconds, which mean the same in every process.
+wall-clock epoch seconds, which mean the same in every process. Files are made 0600 (SQLite gives its -wal and
+-shm files the database's mode), in a directory made 0700: cached answers and state are the user's alone.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -25,7 +27,7 @@ from pathlib import Path
 
 from serpfuse.engines.base import EngineError
 from serpfuse.state.cooldown import CooldownPolicy, CooldownState, next_state
-from serpfuse.state.ratelimit import QueueTooLong, RateLimiter
+from serpfuse.state.ratelimit import QueueTooLong
 
 Clock = Callable[[], float]
 STATE_FILE = "state.sqlite3"
@@ -56,6 +58,7 @@ class SqliteFile:
         with self._lock:
             if not self._ready:
                 self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                _private(self.path)
             # Autocommit: each operation opens its own transaction (BEGIN IMMEDIATE where it reads to write).
             conn = sqlite3.connect(self.path, timeout=wait_s, check_same_thread=False, isolation_level=None)
             if not self._ready:
@@ -74,6 +77,13 @@ class SqliteFile:
         for conn in conns:
             conn.close()
         self._local = threading.local()
+
+
+def _private(path: Path) -> None:
+    """Make ``path`` 0600 before SQLite opens it (it would create it 0644 under the usual umask)."""
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    if path.stat().st_mode & 0o077:
+        path.chmod(0o600)  # a file an older version made readable by others
 
 
 @contextmanager
@@ -175,16 +185,19 @@ class SqliteTokenBuckets:
         return self.take_now(key)
 
 
-class SqliteIntervals(RateLimiter):
-    """``RateLimiter`` whose send slots live in SQLite: one queue per engine for every process."""
+class SqliteSlots:
+    """``ratelimit.Slots`` in SQLite: one queue of send slots per engine for every process on the machine."""
 
     WAIT_S = 1.0
 
-    def __init__(self, file: SqliteFile, *, clock: Clock = time.time, **options: object) -> None:
-        super().__init__(clock=clock, **options)
+    def __init__(self, file: SqliteFile, *, clock: Clock = time.time) -> None:
         self._file = file
+        self._clock = clock
 
-    def _reserve(self, engine: str, min_interval_s: float, max_wait_s: float | None) -> float:
+    def __repr__(self) -> str:
+        return f"SqliteSlots({str(self._file.path)!r})"
+
+    def reserve_now(self, engine: str, min_interval_s: float, max_wait_s: float | None) -> float:
         with transaction(self._file.connect(self.WAIT_S)) as conn:
             now = self._clock()
             row = conn.execute("SELECT next FROM slots WHERE engine = ?", (engine,)).fetchone()
@@ -196,3 +209,6 @@ class SqliteIntervals(RateLimiter):
                 "INSERT OR REPLACE INTO slots (engine, next) VALUES (?, ?)", (engine, slot + min_interval_s)
             )
         return wait_s
+
+    async def reserve(self, engine: str, min_interval_s: float, max_wait_s: float | None) -> float:
+        return self.reserve_now(engine, min_interval_s, max_wait_s)
