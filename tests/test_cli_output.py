@@ -83,6 +83,17 @@ def test_an_engine_the_user_named_is_reported_even_without_its_key(tmp_path):
     assert lines[1].startswith("serpfuse: ddg: error: ") and len(lines) == 3
 
 
+def test_a_search_no_engine_could_take_does_not_blame_the_network(tmp_path):
+    from serpfuse.cli.search import NOT_REACHED_HINT
+
+    proc = run(["search", "rust async runtime", "-e", "brave"], tmp_path)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.splitlines() == [
+        "serpfuse: brave: skipped: no API key (set BRAVE_API_KEY)",
+        NOT_REACHED_HINT,
+    ]
+
+
 def test_json_output_of_a_failed_search_is_the_response_and_stderr_the_statuses(tmp_path):
     proc = run(["search", "rust async runtime", "-e", "ddg", "--deadline", "8", "--json"], tmp_path)
     assert proc.returncode == 1

@@ -30,8 +30,9 @@ NO_ANSWER_HINT = (
     "serpfuse: no engine answered; check the network connection (and any proxy settings), "
     "or search a recording with --replay FILE"
 )
-NOTHING_ASKED_HINT = (
-    "serpfuse: no engine could be asked now (serpfuse engines shows keys and cooldowns), "
+# Every engine refused, cooled down or was not set up: the network is not what to check.
+NOT_REACHED_HINT = (
+    "serpfuse: no engine answered (each line says why; serpfuse engines shows keys and cooldowns), "
     "or search a recording with --replay FILE"
 )
 # An engine skipped for want of set-up (a key, a base URL), in the live source's own words.
@@ -133,7 +134,7 @@ def report_failure(resp: SearchResponse, *, named: bool) -> None:
     if summary:
         print(f"serpfuse: {summary}", file=sys.stderr)
     failed = any(e.status in ("error", "timeout") for e in resp.engines)
-    print(NO_ANSWER_HINT if failed else NOTHING_ASKED_HINT, file=sys.stderr)
+    print(NO_ANSWER_HINT if failed else NOT_REACHED_HINT, file=sys.stderr)
 
 
 def render_explain(resp: SearchResponse, console: Console) -> None:
