@@ -375,7 +375,7 @@ async def test_robots_unavailable_disallows_missing_allows(site):
     assert page.kind == "html"
 
 
-async def test_pages_are_cached_by_canonical_url(site, tmp_path):
+async def test_pages_are_cached_by_their_normalized_url(site, tmp_path):
     from serpfuse.state.cache import SqliteResultCache
 
     server, resolver, dial = site

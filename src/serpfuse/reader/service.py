@@ -25,18 +25,30 @@ from serpfuse.reader.guard import Policy, Target
 from serpfuse.reader.models import CallerError, Page, Unsupported
 from serpfuse.reader.robots import ROBOTS_LIMITS, ROBOTS_TYPES, RobotsCache
 from serpfuse.state.cache import json_bytes
-from serpfuse.urls import canonical_url
+from serpfuse.urls import canonical_url, host_of
 
 if TYPE_CHECKING:
     from serpfuse.reader.extract import Extraction
     from serpfuse.settings import Settings
     from serpfuse.state.cache import ResultCache
 
-CACHE_VERSION = 1  # bump when a Page's layout or the extraction changes, so old entries are not served
+# Bump when a Page's layout, the extraction or the keying changes, so old entries are not served. 2: pages are
+# no longer filed under the URL their own <link rel=canonical> names.
+CACHE_VERSION = 2
 
 
 def page_key(url: str) -> str:
-    return "page:" + hashlib.sha256(f"{CACHE_VERSION}:{url}".encode()).hexdigest()
+    return "page:" + hashlib.sha256(f"{CACHE_VERSION}:{cache_url(url)}".encode()).hexdigest()
+
+
+def cache_url(url: str) -> str:
+    """The URL a page is filed under: the URL's own normal form (host case, default port, tracking parameters,
+    query order and fragment do not make another page), never the URL a search engine's redirector wraps: a
+    redirector's answer is its own page, and must not stand in for its target's."""
+    normal = canonical_url(url)
+    if normal is None or host_of(normal) != host_of(url):
+        return url.strip().split("#", 1)[0]
+    return normal
 
 
 @dataclass
@@ -63,12 +75,16 @@ class Reader:
         )
 
     async def read(self, url: str, *, use_cache: bool = True) -> Page:
-        """The page at ``url``, from the cache when read recently. Raises ``ReadError`` with one line."""
-        key_url = canonical_url(url) or url
+        """The page at ``url``, from the cache when read recently. Raises ``ReadError`` with one line.
+
+        A page is cached under the URL asked for and the URL it was served from after redirects: both name
+        what the server sent. The URL the page's own ``<link rel=canonical>`` names is metadata only: any page
+        can name any URL, and filing it there would let one page stand in for another's text."""
         cache = self.cache if use_cache else None
         if cache is not None:
-            hit = await _cache_get(cache, page_key(key_url))
+            hit = await _cache_get(cache, page_key(url))
             if hit is not None:
+                hit.url = url  # filed by another URL that reached the same page (a redirect's start)
                 return hit
         fetched = await fetch(
             url,
@@ -81,10 +97,10 @@ class Reader:
         page = await asyncio.to_thread(page_of, fetched, url)
         if cache is not None:
             body = json_bytes(page.to_json_dict())
-            for u in {key_url, canonical_url(page.canonical_url or "") or key_url}:
+            for key in {page_key(url), page_key(fetched.url)}:
                 # an unreachable cache costs a refetch later, never this answer
                 with contextlib.suppress(Exception):
-                    await cache.set_body(page_key(u), body, self.cache_ttl_s)
+                    await cache.set_body(key, body, self.cache_ttl_s)
         return page
 
     async def _robots_check(self, target: Target) -> None:
