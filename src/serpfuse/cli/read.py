@@ -39,23 +39,32 @@ def register(app: typer.Typer) -> None:
         config: Annotated[str | None, typer.Option("--config", help="settings file (TOML)")] = None,
     ) -> None:
         """Read a page (or file) and print its main content as markdown, text or HTML."""
+        from serpfuse.reader import workers
         from serpfuse.reader.models import ReadError
-        from serpfuse.reader.service import Reader, cache_for, is_url, read_file
+        from serpfuse.reader.service import Reader, cache_for, is_url
 
         try:
             settings = load_settings(config, read_robots=False if no_robots else None)
         except ConfigError as exc:
             fail(str(exc))
+        if not is_url(target) and not Path(target).is_file():
+            fail(f"{target!r} is neither an http(s) URL nor a readable file")
+        # Pages are extracted in a worker process under the reader's budget, started now so that it imports
+        # the extractors while the page downloads.
+        workers.start(1)
+        reader = Reader.from_settings(
+            settings, None if no_cache or not is_url(target) else cache_for(settings)
+        )
+        reader.workers = True
         try:
             if is_url(target):
-                reader = Reader.from_settings(settings, None if no_cache else cache_for(settings))
                 page = asyncio.run(reader.read(target, use_cache=not no_cache))
-            elif Path(target).is_file():
-                page = read_file(Path(target))
             else:
-                fail(f"{target!r} is neither an http(s) URL nor a readable file")
+                page = asyncio.run(reader.read_file(Path(target)))
         except ReadError as exc:
             fail(str(exc), exc.exit_code)
+        finally:
+            workers.close()
         if as_json:
             payload = page.to_json_dict()
             payload["content"] = page.content(fmt.value)
