@@ -258,3 +258,21 @@ def test_the_server_answers_healthz_at_once_while_huge_pages_are_extracted(recor
     assert len(busy) >= 50  # the pages took seconds: /healthz was asked all along
     assert report["busy_median_ms"] < 25 and report["busy_p95_ms"] < 50
     assert report["busy_median_ms"] < 5 * report["idle_median_ms"] + 5
+
+
+def test_pypdfs_own_limits_say_so_in_one_line(monkeypatch):
+    """pypdf stops a stream at its own limits (a bomb of 1,200,000 operators reaches its token limit after
+    about 15 s): the reader says so as an unreadable PDF, in one line."""
+    import pypdf
+    from pypdf.errors import LimitReachedError
+
+    from serpfuse.reader.extract import extract_pdf
+
+    def limited(*args, **kwargs):
+        raise LimitReachedError("Reached maximum number of tokens per stream.")
+
+    monkeypatch.setattr(pypdf, "PdfReader", limited)
+    with pytest.raises(
+        ExtractionError, match=r"^unreadable PDF: Reached maximum number of tokens per stream\.$"
+    ):
+        extract_pdf(pdf_bomb(10))
