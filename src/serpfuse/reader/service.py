@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from serpfuse import rank_worker
 from serpfuse.reader import workers
 from serpfuse.reader.fetch import Dial, Fetched, Limits, Resolver, direct, fetch
-from serpfuse.reader.guard import Policy, Target
+from serpfuse.reader.guard import Policy, Target, parse_target
 from serpfuse.reader.models import CallerError, Page, Unsupported
 from serpfuse.reader.pages import sniff
 from serpfuse.reader.robots import ROBOTS_LIMITS, ROBOTS_TYPES, RobotsCache
@@ -74,6 +74,7 @@ class Reader:
         A page is cached under the URL asked for and the URL it was served from after redirects: both name
         what the server sent. The URL the page's own ``<link rel=canonical>`` names is metadata only: any page
         can name any URL, and filing it there would let one page stand in for another's text."""
+        parse_target(url, self.policy)  # what is no URL, or one the policy refuses, never reaches the cache
         cache = self.cache if use_cache else None
         if cache is not None:
             hit = await _cache_get(cache, page_key(url))
