@@ -8,9 +8,10 @@ the same inside IPv6 (IPv4-mapped, 6to4, NAT64 and Teredo forms carry an IPv4 ad
 A host written as a number is read the way the C resolver reads it (``2130706433``, ``0x7f000001``,
 ``0177.0.0.1`` and ``127.1`` are all 127.0.0.1), so no spelling slips past as a "name".
 
-A URL that is no absolute http(s) URL at all (not text, empty, over ``MAX_URL_CHARS``, holding control
-characters, without a host, with a host no name can be, a malformed port) is ``InvalidURL``, the caller's
-input (HTTP 400); one the policy refuses is ``Refused`` (422). Both are decided before any resolution.
+A URL that is no absolute http(s) URL at all (not text, empty, over ``MAX_URL_CHARS``, holding a control
+character, without a scheme or a host, with a host DNS cannot carry, a malformed port) is ``InvalidURL``, "not
+a valid URL: why"; one the policy refuses is ``Refused``, of which ``InvalidURL`` is a kind, so a caller may
+tell them apart or not. Both are decided before any resolution.
 
 Loopback is allowed only when the caller's ``Policy`` says so (tests and a local deployment's own settings);
 the HTTP API builds its policy without it whatever a request says.
@@ -38,8 +39,8 @@ _NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")
 MAX_URL_CHARS = 8192  # far past any real page's address; servers refuse longer request lines anyway
 MAX_HOST_CHARS = 253  # DNS
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-# A label as resolvers accept it (underscores occur in real names); IDNA names are checked in punycode.
-_LABEL = re.compile(r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?")
+# A label as resolvers carry it (underscores, and hyphens at the ends, occur in real names), in IDNA form.
+_LABEL = re.compile(r"[a-z0-9_-]{1,63}")
 
 
 class Refused(CallerError):
@@ -47,9 +48,10 @@ class Refused(CallerError):
 
 
 class InvalidURL(Refused):
-    """Not an absolute http(s) URL at all: the caller's input is wrong, not the policy's to refuse."""
+    """Not an absolute http(s) URL at all: the caller's input is malformed, whatever the policy."""
 
-    status = 400
+    def __init__(self, why: str) -> None:
+        super().__init__(f"not a valid URL: {why}")
 
 
 @dataclass(frozen=True)
@@ -134,29 +136,29 @@ def parse_target(url: str, policy: Policy) -> Target:
     """Scheme, credentials, host and port checks on a URL; address checks come after resolution. Raises
     ``InvalidURL`` for what is no URL, ``Refused`` for what the policy does not read."""
     if not isinstance(url, str):
-        raise InvalidURL(f"the URL must be text, not {type(url).__name__}")
+        raise InvalidURL(f"it is not text but {type(url).__name__}")
     url = url.strip()
     if not url:
-        raise InvalidURL("the URL is empty")
+        raise InvalidURL("it is empty")
     if len(url) > MAX_URL_CHARS:
-        raise InvalidURL(f"the URL is longer than {MAX_URL_CHARS:,} characters")
+        raise InvalidURL(f"it is longer than {MAX_URL_CHARS:,} characters")
     if _CONTROL.search(url):
-        raise InvalidURL("the URL holds control characters")
+        raise InvalidURL("it holds a control character")
     try:
         parts = urlsplit(url)
         port = parts.port
     except ValueError as exc:
-        raise InvalidURL(f"not a valid URL: {exc}") from None
+        raise InvalidURL(str(exc)) from None
     scheme = parts.scheme.lower()
     if not scheme:
-        raise InvalidURL("not an absolute URL: only http and https URLs are read, not a URL without a scheme")
+        raise InvalidURL("it has no scheme (only http and https URLs are read)")
     if scheme not in SCHEMES:
         raise Refused(f"only http and https URLs are read, not {scheme}")
     if parts.username is not None or parts.password is not None:
         raise Refused("URLs with a user name or password are not read")
     host = (parts.hostname or "").rstrip(".").lower()
     if not host:
-        raise InvalidURL("the URL has no host")
+        raise InvalidURL("it has no host")
     port = port if port is not None else (443 if scheme == "https" else 80)
     if port not in policy.ports:
         allowed = ", ".join(str(p) for p in sorted(policy.ports))
@@ -168,5 +170,5 @@ def parse_target(url: str, policy: Policy) -> Target:
     else:
         host = _encode_host(host)  # the form the HTTP client puts on the wire (IDNA), so the pin matches it
         if len(host) > MAX_HOST_CHARS or not all(_LABEL.fullmatch(label) for label in host.split(".")):
-            raise InvalidURL(f"not a valid host name: {host[:80]!r}")
+            raise InvalidURL("its host is not a domain name")
     return Target(url=url, scheme=scheme, host=host, port=port, literal=literal)
