@@ -29,17 +29,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import functools
 import importlib
 import logging
 import os
 import pickle
+import queue
 import resource
 import signal
 import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
@@ -344,10 +346,48 @@ class _NoWorker(Exception):
 
 # --- the one entry point -------------------------------------------------------------------------------------
 
+
+class DaemonThreads(Executor):
+    """``size`` daemon threads taking jobs in turn. Not ``ThreadPoolExecutor``: the interpreter joins its
+    threads at exit, so a one-shot search (the CLI, a script) whose parse was abandoned would wait for that
+    parse to end before its process could (tens of seconds for a hostile page); a daemon thread ends with
+    the process."""
+
+    def __init__(self, size: int, name: str) -> None:
+        self.size = size
+        self.name = name
+        self._jobs: queue.SimpleQueue[tuple[Future[Any], Callable[[], Any]]] = queue.SimpleQueue()
+        self._threads: list[threading.Thread] = []
+        self._lock = threading.Lock()
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        self._jobs.put((future, functools.partial(fn, *args, **kwargs)))
+        with self._lock:  # started on demand: a command that parses nothing starts none
+            if len(self._threads) < self.size:
+                thread = threading.Thread(
+                    target=self._serve, name=f"{self.name}-{len(self._threads)}", daemon=True
+                )
+                thread.start()
+                self._threads.append(thread)
+        return future
+
+    def _serve(self) -> None:
+        while True:
+            future, job = self._jobs.get()
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(job())
+            except BaseException as exc:
+                future.set_exception(exc)
+            del future, job  # not kept alive (with its answer) while this thread waits for the next
+
+
 WORKERS = ParsePool()
 # Small answers, and every answer while no worker is up. Two threads: an abandoned parse (its budget spent)
 # finishes by itself within the bounds' worst case while the other thread carries on.
-_THREADS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="serpfuse-parse")
+_THREADS = DaemonThreads(2, "serpfuse-parse")
 
 
 async def parse_answer(fn: Parse, args: tuple[Any, ...], budget_s: float) -> list[EngineRow]:
