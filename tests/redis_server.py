@@ -150,13 +150,15 @@ def start_serpfuse(
     env: Mapping[str, str] | None = None,
     *,
     command: tuple[str, ...] = ("serve",),
+    port: int | None = None,
 ) -> ServeProcess:
     """``serpfuse serve --port <free> ARGS`` with an isolated environment, up once /healthz answers.
 
-    Another ``command`` (e.g. ``("mcp", "--http")``) is up once its port accepts connections.
+    Another ``command`` (e.g. ``("mcp", "--http")``) is up once its port accepts connections; ``port`` serves
+    that port instead of a free one.
     """
     home.mkdir(parents=True, exist_ok=True)
-    port = free_port()
+    port = port or free_port()
     log = home / f"serve-{port}.log"
     if command == ("serve",) and "--workers" not in args:
         args = ["--workers", "1", *args]  # one process unless a test asks for more (the default is the cores)

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import functools
 import importlib
 import logging
@@ -78,7 +77,6 @@ def worker_main(inbox: int, outbox: int, preload: str = "serpfuse.engines") -> N
         getattr(loaded, call)()
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's; it ends us by closing the pipe
-    _die_with_parent()
     _cap_memory()
     receive, send = Connection(inbox, writable=False), Connection(outbox, readable=False)
     send.send_bytes(READY)
@@ -119,14 +117,15 @@ def _rebuilt(state: tuple[type[EngineError], str, dict[str, Any]]) -> EngineErro
     return error
 
 
-def _die_with_parent() -> None:
-    """Linux: be killed when the server dies (strictly: the pool thread that started us, which lives as long
-    as the pool)."""
+def _die_with_parent(parent: int) -> str:
+    """The first statements of a worker's ``python -c``, before any import (the engines take seconds to import
+    on a loaded machine, and a server killed meanwhile must not leave the worker behind): on Linux, be killed
+    when the server dies (strictly: the pool thread that started us, which lives as long as the pool); and exit
+    at once if it died before that took effect."""
+    code = "import os, sys\n"
     if sys.platform.startswith("linux"):
-        with contextlib.suppress(Exception):
-            ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        if os.getppid() == 1:  # the server died before that took effect
-            os._exit(0)
+        code += f"import ctypes; ctypes.CDLL(None).prctl(1, {int(signal.SIGKILL)})  # PR_SET_PDEATHSIG\n"
+    return code + f"if os.getppid() != {parent}: os._exit(0)\n"
 
 
 def _cap_memory() -> None:
@@ -143,8 +142,8 @@ class _Worker:
         inbox_r, inbox_w = os.pipe()
         outbox_r, outbox_w = os.pipe()
         # The server's import path, so a worker finds every function the server could send it.
-        code = (
-            f"import sys; sys.path[:] = {sys.path!r}; "
+        code = _die_with_parent(os.getpid()) + (
+            f"sys.path[:] = {sys.path!r}\n"
             f"from serpfuse.sources.parsing import worker_main; worker_main({inbox_r}, {outbox_w}, {preload!r})"
         )
         try:
