@@ -26,7 +26,7 @@ from serpfuse.engines.base import EngineError, ErrorStatus
 from serpfuse.models import EngineReport, Model, SearchRequest, SearchResponse
 from serpfuse.pipeline import search as run_pipeline
 from serpfuse.ranking.rankers import get_ranker
-from serpfuse.settings import ConfigError, Settings
+from serpfuse.settings import ConfigError, Settings, check_engines
 from serpfuse.sources import open_source
 from serpfuse.sources.base import EngineSlot, Source
 from serpfuse.sources.fanout import select_slots
@@ -238,6 +238,7 @@ class SearchService:
                 **live_options,
                 budget=buckets(per_min, per_min, redis, prefix="engine:", shared=shared) if per_min else None,
             )
+        check_engines(settings, source)
         return cls(
             settings, source, cache=cache, cooldowns=cooldowns, metrics=metrics, redis=redis,
             shared_state=shared, owns_source=owns,
