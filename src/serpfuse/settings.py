@@ -105,6 +105,12 @@ class Settings(BaseSettings):
     rate_limit_burst: int = Field(20, ge=1)
     max_query_chars: int = Field(MAX_QUERY_CHARS, ge=1, le=MAX_QUERY_CHARS)
     max_body_bytes: int = Field(64 * 1024, ge=256)
+    header_timeout_s: float = Field(
+        10.0, gt=0, description="how long a client may take to send a request's headers"
+    )
+    max_connections: int = Field(
+        1000, ge=1, description="connections one server process holds; past that a request is answered 503"
+    )
     mcp_max_chars: int = Field(6000, ge=MCP_MIN_CHARS, le=MCP_MAX_CHARS)
     engine_budget_per_min: float | None = Field(
         None, gt=0, description="requests per engine per minute, shared by every process on redis_url"

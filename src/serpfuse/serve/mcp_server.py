@@ -643,6 +643,7 @@ async def run_http(service: SearchService, *, host: str, port: int, log_level: s
     """Streamable HTTP at ``http://host:port/mcp``; with ``SERPFUSE_API_TOKEN`` set, every request needs it."""
     import uvicorn
 
+    from serpfuse.serve.connections import server_config
     from serpfuse.serve.http_api import Guard
 
     server = build_server(service)
@@ -651,10 +652,7 @@ async def run_http(service: SearchService, *, host: str, port: int, log_level: s
     guarded = Guard(
         app, settings=service.settings, metrics=service.metrics, limit_rate=False, routes={"/mcp": "mcp"}
     )
-    config = uvicorn.Config(
-        guarded, host=host, port=port, log_level=log_level, lifespan="on", server_header=False,
-        log_config=None, access_log=False,  # one masked set-up for every process: serpfuse.serve.logs
-    )  # fmt: skip
+    config = server_config(guarded, service.settings, log_level=log_level, host=host, port=port)
     service.start()
     try:
         await uvicorn.Server(config).serve()

@@ -67,21 +67,35 @@ def prepare_shared_state(cache_dir: Path) -> None:
         shared.close()
 
 
-def run(flags: dict[str, Any], sock: socket.socket, *, workers: int, log_level: str, state_dir: Path) -> None:
+def run(
+    flags: dict[str, Any],
+    settings: Settings,
+    sock: socket.socket,
+    *,
+    workers: int,
+    log_level: str,
+    state_dir: Path,
+) -> None:
     """Serve on ``sock`` (bound) with ``workers`` processes until stopped; ``flags`` are ``load_settings``'
-    arguments, read again by each worker; ``state_dir`` is where they share their state file (``shared_dir``)."""
+    arguments, read again by each worker (``settings``, what they make here, sets the connection bounds);
+    ``state_dir`` is where they share their state file (``shared_dir``)."""
     prepare_shared_state(state_dir)
-    import uvicorn
     from uvicorn.supervisors import Multiprocess
+
+    from serpfuse.serve.connections import server_config
 
     os.environ[ARGS_ENV] = json.dumps(flags)
     os.environ[PARSERS_ENV] = str(max(1, default_workers() // workers))
     os.environ[COUNT_ENV] = str(workers)
     os.environ[SUPERVISOR_ENV] = str(os.getpid())
-    config = uvicorn.Config(
-        f"{__name__}:worker_app", factory=True, workers=workers, log_level=log_level, lifespan="on",
-        server_header=False, proxy_headers=False, log_config=None, access_log=False,  # logs: serpfuse.serve.logs
-    )  # fmt: skip
+    config = server_config(
+        f"{__name__}:worker_app",
+        settings,
+        log_level=log_level,
+        factory=True,
+        workers=workers,
+        proxy_headers=False,
+    )
     sock.set_inheritable(True)
     Multiprocess(config, sockets=[sock]).run()
 
