@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
+from serpfuse.text import url_without_controls, without_controls
 from serpfuse.validation import LOCALE_MAX_CHARS, check_locale, check_strings
 
 TimeRange = Literal["day", "week", "month", "year"]
@@ -125,6 +126,18 @@ class EngineRow(Model):
     published: dt.datetime | None = None
     variant: str = ""
 
+    # Here, where every engine's rows are built (and every recording's read back), so every face (terminal,
+    # JSON, MCP, the page) gets text no terminal would obey: an engine's ESC or BEL is shown, never acted on.
+    @field_validator("engine", "title", "snippet", "variant")
+    @classmethod
+    def _text_shown_as_is(cls, v: str) -> str:
+        return without_controls(v)
+
+    @field_validator("url")
+    @classmethod
+    def _url_shown_as_is(cls, v: str) -> str:
+        return url_without_controls(v)
+
 
 class EngineAnswer(Model):
     """What one engine said for one query variant: its rows and how the call went."""
@@ -137,6 +150,11 @@ class EngineAnswer(Model):
     variant: str = ""
     tier: Literal["primary", "fallback"] = "primary"
     retry_after_s: float | None = None
+
+    @field_validator("reason")
+    @classmethod
+    def _reason_shown_as_is(cls, v: str | None) -> str | None:
+        return None if v is None else without_controls(v)
 
 
 class Observation(Model):
@@ -193,6 +211,11 @@ class EngineReport(Model):
     rows: int = 0
     reason: str | None = None
     tier: Literal["primary", "fallback"] = "primary"
+
+    @field_validator("reason")
+    @classmethod
+    def _reason_shown_as_is(cls, v: str | None) -> str | None:
+        return None if v is None else without_controls(v)
 
 
 class SearchResponse(Model):

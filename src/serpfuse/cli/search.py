@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from serpfuse.cli.errors import EXIT_NO_RESULTS, fail, validation_message
@@ -36,16 +37,20 @@ class TimeRangeChoice(StrEnum):
     year = "year"
 
 
+# Engine text (titles, snippets, URLs, engine names and reasons) goes through ``escape``: rich reads "[...]" as
+# markup, and "[link=...]" in a title would become a terminal hyperlink the engine chose.
 def render_table(resp: SearchResponse, console: Console) -> None:
-    table = Table(title=f"serpfuse · {resp.query!r} · {resp.strategy}", show_lines=True, expand=True)
+    table = Table(
+        title=f"serpfuse · {escape(repr(resp.query))} · {resp.strategy}", show_lines=True, expand=True
+    )
     table.add_column("#", justify="right", width=3)
     table.add_column("result", ratio=5, overflow="fold")
     table.add_column("why", ratio=3)
     table.add_column("score", justify="right", width=7)
     for i, r in enumerate(resp.results, start=1):
         snippet = r.snippet if len(r.snippet) <= 160 else r.snippet[:157] + "..."
-        body = f"[bold]{r.title or r.url}[/bold]\n[cyan]{r.url}[/cyan]\n{snippet}"
-        table.add_row(str(i), body, r.reason, f"{r.score:.3f}")
+        body = f"[bold]{escape(r.title or r.url)}[/bold]\n[cyan]{escape(r.url)}[/cyan]\n{escape(snippet)}"
+        table.add_row(str(i), body, escape(r.reason), f"{r.score:.3f}")
     console.print(table)
     render_engines(resp, console)
 
@@ -54,13 +59,13 @@ def render_engines(resp: SearchResponse, console: Console) -> None:
     parts = []
     for e in resp.engines:
         colour = {"ok": "green", "empty": "yellow", "skipped": "dim"}.get(e.status, "red")
-        why = f" ({e.reason})" if e.reason and e.status != "ok" else ""
+        why = f" ({escape(e.reason)})" if e.reason and e.status != "ok" else ""
         parts.append(
-            f"[{colour}]{e.engine}: {e.status}, {e.rows} rows, {e.latency_ms:.0f} ms{why}[/{colour}]"
+            f"[{colour}]{escape(e.engine)}: {e.status}, {e.rows} rows, {e.latency_ms:.0f} ms{why}[/{colour}]"
         )
     console.print("engines: " + " · ".join(parts) if parts else "engines: none")
     for w in resp.warnings:
-        console.print(f"[yellow]warning:[/yellow] {w}")
+        console.print(f"[yellow]warning:[/yellow] {escape(w)}")
     console.print(
         f"[dim]took {resp.took_ms:.0f} ms · {resp.score_version} · config {resp.config_fingerprint}"
         f"{' · truncated' if resp.truncated else ''}{' · cached' if resp.cached else ''}[/dim]"
@@ -78,7 +83,7 @@ def render_explain(resp: SearchResponse, console: Console) -> None:
         ranks = ", ".join(f"{e} #{r}" for e, r in sorted(c.engine_ranks.items()))
         parts = ", ".join(f"{k}={v:.3g}" for k, v in c.score_parts.items() if v)
         cut = "" if c.selected else f"{c.cut_by}: {c.cut_reason}"
-        table.add_row(str(c.position or "-"), c.url, ranks, parts, cut)
+        table.add_row(str(c.position or "-"), escape(c.url), escape(ranks), parts, escape(cut))
     console.print(table)
 
 

@@ -47,6 +47,7 @@ class FanoutResult:
 class UnknownEngine(ValueError):
     def __init__(self, names: list[str], valid: list[str]):
         super().__init__(f"unknown engine {', '.join(map(repr, names))}; choose from: {', '.join(valid)}")
+        self.names, self.valid = names, valid
 
 
 def select_slots(slots: list[EngineSlot], request: SearchRequest) -> list[EngineSlot]:
