@@ -476,6 +476,8 @@ EXPECTED_ENGINES = {
     "mojeek": ("fallback", "global"),
     "brave-web": ("primary", "global"),
     "startpage": ("primary", "global"),
+    "yep": ("primary", "global"),
+    "mwmbl": ("primary", "global"),
     "wikipedia": ("primary", "both"),
     "anysearch": ("primary", "both"),
     "exa-free": ("primary", "both"),
@@ -510,8 +512,9 @@ def test_engine_modules_follow_the_contract(name: str) -> None:
 
 
 # Engines whose transport is not their kind's: Google's feature-phone page goes as the plain client (a phone's
-# User-Agent over a desktop browser's TLS fingerprint is no phone).
-TRANSPORT_EXCEPTIONS = {"google": "api"}
+# User-Agent over a desktop browser's TLS fingerprint is no phone); Yep's JSON is its site's own fetch endpoint,
+# behind the site's bot check.
+TRANSPORT_EXCEPTIONS = {"google": "api", "yep": "browser"}
 
 
 def test_each_engine_declares_its_transport() -> None:

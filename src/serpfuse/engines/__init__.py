@@ -7,7 +7,7 @@ may also define ``classify`` to refine the central status mapper.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import ModuleType
 
 from serpfuse.engines import (
@@ -22,11 +22,13 @@ from serpfuse.engines import (
     firecrawl,
     google,
     mojeek,
+    mwmbl,
     searxng,
     startpage,
     tavily,
     wikipedia,
     yahoo,
+    yep,
 )
 from serpfuse.engines.base import EngineError, classify_http
 
@@ -41,6 +43,8 @@ ENGINES: dict[str, ModuleType] = {
         mojeek,
         brave_web,
         startpage,
+        yep,
+        mwmbl,
         wikipedia,
         anysearch,
         exa_free,
@@ -51,6 +55,10 @@ ENGINES: dict[str, ModuleType] = {
         searxng,
     )
 }
+
+# Engines that hold no general web index of their own: Wikipedia searches one site, AnySearch and SearXNG pass
+# on other engines' results. A count of independent indexes leaves them out.
+NOT_OWN_WEB_INDEX = frozenset({"wikipedia", "anysearch", "searxng"})
 
 
 class UnknownEngine(ValueError):
@@ -77,3 +85,19 @@ def is_multi_step(engine: ModuleType) -> bool:
 def has_preflight(engine: ModuleType) -> bool:
     """True for engines whose request is built from a first page's answer (``build_preflight``)."""
     return hasattr(engine, "build_preflight")
+
+
+def default_keyless_primaries() -> list[str]:
+    """The engines every search asks without any setup: primary tier, no key, no base URL."""
+    return [
+        name
+        for name, module in ENGINES.items()
+        if module.INFO.tier == "primary" and not module.INFO.needs_key and not module.INFO.needs_base_url
+    ]
+
+
+def web_index_groups(engines: Iterable[str], groups: Mapping[str, str]) -> set[str]:
+    """The independent general-web indexes behind ``engines``: their correlated groups (``groups``, as in
+    data/engine_weights.json; an engine not listed is its own), without the engines that hold no index of
+    their own. Bing, DuckDuckGo and Yahoo are one index, Microsoft's."""
+    return {groups.get(name, name) for name in engines if name not in NOT_OWN_WEB_INDEX}
