@@ -486,6 +486,10 @@ EXPECTED_ENGINES = {
     "tavily": ("primary", "both"),
     "firecrawl": ("fallback", "global"),
     "searxng": ("primary", "both"),
+    "ddg-news": ("primary", "global"),
+    "bing-news": ("primary", "global"),
+    "brave-news": ("primary", "global"),
+    "google-news": ("primary", "global"),
 }
 
 
@@ -505,16 +509,24 @@ def test_engine_modules_follow_the_contract(name: str) -> None:
         assert callable(module.build_request)
     assert callable(classifier(module))
     # Only SearXNG (its 403), AnySearch (body-blind) and Google (its "sorry" wall) refine the central mapper.
-    assert (classifier(module) is classify_http) == (name not in {"searxng", "anysearch", "google"})
+    assert (classifier(module) is classify_http) == (
+        name not in {"searxng", "anysearch", "google", "google-news"}
+    )
     if info.needs_key or info.accepts_key:
         assert info.key_envs and info.key_envs[0] == f"SERPFUSE_{name.upper().replace('-', '_')}_API_KEY"
     assert info.rows_per_request >= 1 and info.timeout_s > 0
 
 
 # Engines whose transport is not their kind's: Google's feature-phone page goes as the plain client (a phone's
-# User-Agent over a desktop browser's TLS fingerprint is no phone); Yep's JSON is its site's own fetch endpoint,
-# behind the site's bot check.
-TRANSPORT_EXCEPTIONS = {"google": "api", "yep": "browser"}
+# User-Agent over a desktop browser's TLS fingerprint is no phone); Yep's and DuckDuckGo News' JSON and Bing
+# News' feed are their sites' own endpoints, behind the sites' bot checks.
+TRANSPORT_EXCEPTIONS = {
+    "google": "api",
+    "google-news": "api",
+    "yep": "browser",
+    "ddg-news": "browser",
+    "bing-news": "browser",
+}
 
 
 def test_each_engine_declares_its_transport() -> None:
@@ -532,7 +544,9 @@ def test_each_engine_declares_its_transport() -> None:
 
 
 def test_correlated_groups() -> None:
-    assert {n for n, m in ENGINES.items() if m.INFO.group == "bing"} == {"ddg", "bing", "bing-cn", "yahoo"}
+    assert {n for n, m in ENGINES.items() if m.INFO.group == "bing"} == {
+        "ddg", "bing", "bing-cn", "yahoo", "ddg-news", "bing-news",
+    }  # fmt: skip
     assert {n for n, m in ENGINES.items() if m.INFO.group == "exa"} == {"exa", "exa-free"}
 
 

@@ -14,13 +14,17 @@ from serpfuse.engines import (
     anysearch,
     bing,
     bing_cn,
+    bing_news,
     brave,
+    brave_news,
     brave_web,
     ddg,
+    ddg_news,
     exa,
     exa_free,
     firecrawl,
     google,
+    google_news,
     mojeek,
     mwmbl,
     searxng,
@@ -53,6 +57,10 @@ ENGINES: dict[str, ModuleType] = {
         tavily,
         firecrawl,
         searxng,
+        ddg_news,
+        bing_news,
+        brave_news,
+        google_news,
     )
 }
 
@@ -87,12 +95,21 @@ def has_preflight(engine: ModuleType) -> bool:
     return hasattr(engine, "build_preflight")
 
 
-def default_keyless_primaries() -> list[str]:
-    """The engines every search asks without any setup: primary tier, no key, no base URL."""
+def category_of(name: str) -> str:
+    """What a registered engine searches ("general", "news"); "general" for any other name (a recording's)."""
+    module = ENGINES.get(name)
+    return module.INFO.category if module is not None else "general"
+
+
+def default_keyless_primaries(category: str = "general") -> list[str]:
+    """The engines every search of ``category`` asks without any setup: primary tier, no key, no base URL."""
     return [
         name
         for name, module in ENGINES.items()
-        if module.INFO.tier == "primary" and not module.INFO.needs_key and not module.INFO.needs_base_url
+        if module.INFO.tier == "primary"
+        and module.INFO.category == category
+        and not module.INFO.needs_key
+        and not module.INFO.needs_base_url
     ]
 
 
@@ -100,4 +117,8 @@ def web_index_groups(engines: Iterable[str], groups: Mapping[str, str]) -> set[s
     """The independent general-web indexes behind ``engines``: their correlated groups (``groups``, as in
     data/engine_weights.json; an engine not listed is its own), without the engines that hold no index of
     their own. Bing, DuckDuckGo and Yahoo are one index, Microsoft's."""
-    return {groups.get(name, name) for name in engines if name not in NOT_OWN_WEB_INDEX}
+    return {
+        groups.get(name, name)
+        for name in engines
+        if name not in NOT_OWN_WEB_INDEX and category_of(name) == "general"
+    }

@@ -183,9 +183,9 @@ def _link_pick(link: LexborNode) -> RowFields | None:
     return link.attributes.get("href"), node_text(link), "", None
 
 
-def _target_host(href: str) -> str:
+def _host(url: str) -> str:
     try:
-        return (urlsplit(unwrap_redirect(href)).hostname or "").lower()
+        return (urlsplit(url).hostname or "").lower()
     except ValueError:
         return ""
 
@@ -196,10 +196,10 @@ def redirect_links(tree) -> list[LexborNode]:
     seen: set[str] = set()
     links = []
     for link in tree.css(REDIRECT_LINKS):
-        href = link.attributes.get("href") or ""
-        if not node_text(link) or href in seen or GOOGLE_HOST.search(_target_host(href)):
+        target = unwrap_redirect(link.attributes.get("href") or "")
+        if not node_text(link) or target in seen or GOOGLE_HOST.search(_host(target)):
             continue
-        seen.add(href)
+        seen.add(target)
         links.append(link)
     return links
 

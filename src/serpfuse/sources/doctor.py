@@ -18,8 +18,8 @@ cooldowns and rate limits of a real search), then judges each answer:
 A plain error or timeout does not suspend an engine here (``COOLDOWNS``: no backoff), so one dropped connection
 cannot cost an engine its remaining queries; a block does. An engine's status is ``challenge`` or
 ``rate-limited`` as soon as one query meets it (it is then suspended and the rest are skipped), else ``ok`` when at least half its asked queries are, else its most frequent
-failure. A *default primary* (tier primary, usable without further setup) that is not ``ok`` or ``skipped``
-makes the report fail: the CLI exits 1.
+failure. A *default primary* (a web engine of the primary tier, usable without further setup) that is not ``ok``
+or ``skipped`` makes the report fail: the CLI exits 1.
 
 Also reported per engine: rows, median latency, the share of rows with a title, URL and snippet, the on-topic
 share, and overlap (the share of its rows that another engine also returned for the same query).
@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from serpfuse import data
+from serpfuse.engines import category_of
 from serpfuse.models import EngineAnswer, EngineRow, SearchRequest
 from serpfuse.ranking.filters.relevance import gate_need
 from serpfuse.ranking.query import analyze_query
@@ -294,7 +295,8 @@ async def check_engines(
             engine=slot.name,
             tier=slot.tier,
             group=groups.get(slot.name, slot.name),
-            default_primary=slot.tier == "primary" and slot.available,
+            # A news engine is checked too, but cannot fail the check: evergreen queries may have no news.
+            default_primary=slot.tier == "primary" and slot.available and category_of(slot.name) == "general",
         )
         for slot in source.slots(probe)
     }
