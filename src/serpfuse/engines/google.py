@@ -2,9 +2,10 @@
 
 Google's desktop results page needs JavaScript to show results; the page it serves a feature phone does not.
 So the request is what an old Nokia sends: GET https://www.google.com/wml/search with ``q``, ``hl`` (interface
-language), an empty ``lr`` (a language restriction drops most of the answer; SearXNG #6684), ``ie``/``oe``
-utf8, ``tbs=qdr:d|w|m|y`` for a time range, a Nokia User-Agent, ``Accept: */*`` and the ``CONSENT`` cookie
-that skips the consent interstitial. SearXNG's google engine asks this way since PR #6546 (2026-08).
+language; the language goes nowhere else), ``lr`` present and empty (no language restriction, as SearXNG #6684
+has it), ``ie``/``oe`` utf8, ``tbs=qdr:d|w|m|y`` for a time range, a Nokia User-Agent, ``Accept: */*`` and
+the ``CONSENT`` cookie that skips the consent interstitial. SearXNG's google engine asks this way since PR #6546
+(2026-08).
 
 It goes through the plain library client, not the browser one: a feature phone's User-Agent over a desktop
 Chrome's TLS fingerprint and client hints would be a contradiction no phone makes (SearXNG sends it over
