@@ -169,3 +169,43 @@ async def test_live_redirect_to_the_sorry_page_suspends_google_for_hours(server,
     assert state is not None and state.remaining_s(state.since) >= 6 * 3600 - 1
     again = await source.ask("google", "q", SearchRequest(query="q"))
     assert again.status == "skipped" and len(server.requests) == 2  # not asked again
+
+
+# --- real pages: AQL's archived Google SERPs -----------------------------------------------------------------
+
+
+def test_real_no_javascript_pages_are_read_through_their_redirect_links(data_dir: Path) -> None:
+    """AQL's captures of Google's no-JavaScript web results page link every result through ``/url?q=``, as the
+    feature-phone page does, in another layout: the parser's link reading must find 95 % of the expected URLs
+    in order, each with its title. What it leaves out is Google's own (more searches) and the Books links
+    that page puts in without the redirector."""
+    from urllib.parse import parse_qs, urlsplit
+
+    from conftest import need
+    from serpfuse.urls import unwrap_redirect
+    from test_engines_captures import _plain, in_order_hits, load_capture
+
+    root = need(data_dir / "aql-serps")
+    expected_total = in_order = titled = pages = 0
+    for path in sorted((root / "warcs").glob("google-*.warc.gz")):
+        if not (root / "expected" / path.name.replace(".warc.gz", ".approved.txt")).exists():
+            continue
+        capture = load_capture(path)
+        query = parse_qs(urlsplit(capture.archived_url).query)
+        vertical = "tbm" in query or any("bks" in v for v in query.get("tbs", []))  # images, books, news
+        if vertical or b'href="/url?q=' not in capture.body or not capture.expected:
+            continue
+        pages += 1
+        rows = ENGINE.parse(capture.status, capture.headers, capture.body, EngineQuery(text="q"))
+        assert [r.rank for r in rows] == sorted({r.rank for r in rows}), capture.name
+        expected = [unwrap_redirect(item["url"]) for item in capture.expected]
+        expected_total += len(expected)
+        in_order += in_order_hits(expected, [r.url for r in rows])
+        by_url = {r.url: r for r in rows}
+        for item, url in zip(capture.expected, expected, strict=True):
+            row = by_url.get(url)
+            mine, theirs = _plain(row.title if row else ""), _plain(item.get("title"))
+            titled += bool(mine) and (mine in theirs or theirs in mine)
+    assert pages >= 30, pages
+    assert in_order >= 0.95 * expected_total, (in_order, expected_total)
+    assert titled >= 0.95 * expected_total, (titled, expected_total)

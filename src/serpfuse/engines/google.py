@@ -83,7 +83,9 @@ TITLE = "span.CVA68e"
 SNIPPET = "div.taTFJ span.FrIlee"
 REDIRECT_LINKS = 'a[href^="/url?q="]'  # the fallback when no result block is found
 AD_LINK = re.compile(r"^(?:https?://(?:www\.)?google\.[a-z.]+)?/aclk\b|googleadservices\.com")
-GOOGLE_HOST = re.compile(r"(?:^|\.)google\.[a-z.]+$")
+# Google's own pages (its help, policies, accounts, more searches), never results; books.google.* and
+# scholar.google.* are.
+GOOGLE_CHROME_HOST = re.compile(r"^(?:(?:www|support|policies|accounts|myaccount)\.)?google\.[a-z.]+$")
 # Every results page carries the search box holding the query, with or without results.
 RESULTS_PAGE = 'input[name="q"]'
 
@@ -192,13 +194,13 @@ def _host(url: str) -> str:
 
 
 def redirect_links(tree) -> list[LexborNode]:
-    """The fallback rows: each ``/url?q=`` link with text, once per target, none back into Google itself
-    (its help and settings pages sit in the footer)."""
+    """The fallback rows: each ``/url?q=`` link with text, once per target, none to Google's own pages (its
+    help and policies sit in the footer, more searches under the results)."""
     seen: set[str] = set()
     links = []
     for link in tree.css(REDIRECT_LINKS):
         target = unwrap_redirect(link.attributes.get("href") or "")
-        if not node_text(link) or target in seen or GOOGLE_HOST.search(_host(target)):
+        if not node_text(link) or target in seen or GOOGLE_CHROME_HOST.match(_host(target)):
             continue
         seen.add(target)
         links.append(link)
