@@ -70,7 +70,8 @@ def test_rows_skip_the_ad_and_other_sections_and_keep_ranks() -> None:
     rows = ENGINE.parse(200, HTML, page("google_wml_handmade.html"), Q)
     assert [(r.rank, r.url) for r in rows] == [
         (1, "https://tokio.rs/"),
-        # the ad and the "people also ask" block take no rank; the unusable link takes rank 2 and is dropped
+        # the ad, the "people also ask" block and the related search take no rank; the unusable link takes
+        # rank 2 and is dropped
         (3, "https://docs.rs/async-std/latest/async_std/?search=task"),
         (4, "https://smol-rs.github.io/smol/"),
     ]

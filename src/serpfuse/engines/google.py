@@ -82,6 +82,7 @@ TITLE_LINK = "a.fuLhoc"
 TITLE = "span.CVA68e"
 SNIPPET = "div.taTFJ span.FrIlee"
 REDIRECT_LINKS = 'a[href^="/url?q="]'  # the fallback when no result block is found
+MORE_SEARCHES = "/search"  # a block titled with a link to another Google search is "related searches"
 AD_LINK = re.compile(r"^(?:https?://(?:www\.)?google\.[a-z.]+)?/aclk\b|googleadservices\.com")
 # Google's own pages (its help, policies, accounts, more searches), never results; books.google.* and
 # scholar.google.* are.
@@ -208,11 +209,14 @@ def redirect_links(tree) -> list[LexborNode]:
 
 
 def organic_blocks(tree) -> list[LexborNode]:
-    """The result blocks that are results: a title link that is no ad."""
+    """The result blocks that are results: a title link that is no ad and no further Google search."""
     blocks = []
     for block in tree.css(RESULT_BLOCK):
         link = block.css_first(TITLE_LINK)
-        if link is not None and not is_ad(link.attributes.get("href")):
+        if link is None:
+            continue
+        href = link.attributes.get("href") or ""
+        if not is_ad(href) and not href.startswith(MORE_SEARCHES):
             blocks.append(block)
     return blocks
 
