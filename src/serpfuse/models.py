@@ -7,7 +7,7 @@ the consensus-v2.1 fields (``evidenceScore``, ``dateStatus``...) use; Python cod
 from __future__ import annotations
 
 import datetime as dt
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
@@ -16,6 +16,9 @@ from serpfuse.text import url_without_controls, without_controls
 from serpfuse.validation import LOCALE_MAX_CHARS, check_locale, check_strings
 
 TimeRange = Literal["day", "week", "month", "year"]
+# What a search looks for: the web, or news articles (asked of the engines' news endpoints).
+Category = Literal["general", "news"]
+CATEGORIES: tuple[str, ...] = get_args(Category)
 EngineStatus = Literal[
     "ok", "empty", "error", "timeout", "parse-timeout", "rate-limited", "challenge", "skipped"
 ]
@@ -63,6 +66,7 @@ class SearchRequest(Model):
     language: str | None = Field(None, max_length=LOCALE_MAX_CHARS, description="e.g. en, zh-CN")
     strategy: str | None = None
     min_score: float = Field(0.0, ge=0.0, allow_inf_nan=False)
+    category: Category = Field("general", description="general (the web) or news")
 
     @model_validator(mode="before")
     @classmethod
@@ -76,6 +80,14 @@ class SearchRequest(Model):
     @classmethod
     def _locale_ok(cls, v: str | None, info) -> str | None:
         return check_locale(v, info.field_name)
+
+    @field_validator("category", mode="before")
+    @classmethod
+    def _category_ok(cls, v: object) -> object:
+        name = v.strip().lower() if isinstance(v, str) else v
+        if name not in CATEGORIES:
+            raise ValueError(f"unknown category {v!r} (choose from: {', '.join(CATEGORIES)})")
+        return name
 
     @field_validator("query")
     @classmethod

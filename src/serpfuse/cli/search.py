@@ -113,6 +113,9 @@ def register(app: typer.Typer) -> None:
         date_to: Annotated[str | None, typer.Option("--to", help="Latest date, YYYY-MM-DD.")] = None,
         region: Annotated[str | None, typer.Option(help="Region, e.g. us, de, cn.")] = None,
         language: Annotated[str | None, typer.Option(help="Language, e.g. en, zh.")] = None,
+        category: Annotated[
+            str | None, typer.Option(help="general (the web, default) or news (news articles).")
+        ] = None,
         min_score: Annotated[float, typer.Option(help="Drop results scoring below this.")] = 0.0,
         replay: Annotated[
             str | None,
@@ -167,6 +170,7 @@ def register(app: typer.Typer) -> None:
                     date_to=day_to,
                     region=region,
                     language=language,
+                    category=category,
                     min_score=min_score,
                 )
                 response = await service.search(

@@ -369,6 +369,10 @@ TimeRangeArg = Annotated[
     Field(description="Only pages from the last day/week/month/year. Not with date_from/date_to."),
 ]
 DateArg = Annotated[str | None, Field(description="YYYY-MM-DD. Not with time_range.")]
+CategoryArg = Annotated[
+    Literal["general", "news"] | None,
+    Field(description="news: news articles, with their dates; default the web."),
+]
 Region = Annotated[str | None, Field(description="Region code, e.g. us, de, cn.")]
 Strategy = Annotated[str | None, Field(description=f"Ranker: {', '.join(available())} (default consensus).")]
 MinScore = Annotated[float | None, Field(ge=0, description="Drop results scoring below this.")]
@@ -399,6 +403,7 @@ def build_server(service: SearchService, *, name: str = "serpfuse") -> MCPServer
             date_from: DateArg = None,
             date_to: DateArg = None,
             region: Region = None,
+            category: CategoryArg = None,
             strategy: Strategy = None,
             min_score: MinScore = None,
             max_chars: MaxChars = max_default,
@@ -408,7 +413,7 @@ def build_server(service: SearchService, *, name: str = "serpfuse") -> MCPServer
                     query=query, limit=limit, engines=split_list(engines),
                     include_domains=split_list(include_domains), exclude_domains=split_list(exclude_domains),
                     time_range=time_range, date_from=date_from, date_to=date_to, region=region,
-                    strategy=strategy, min_score=min_score,
+                    category=category, strategy=strategy, min_score=min_score,
                 )  # fmt: skip
                 resp = await service.search(request, explain=explain, interface="mcp")
             # Bad input (pydantic's ValidationError, QueryTooLong, UnknownStrategy, UnknownEngine are all
