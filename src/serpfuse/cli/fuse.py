@@ -38,16 +38,6 @@ def load_runs(paths: list[Path]) -> dict[str, trec.Run]:
     return runs
 
 
-def per_query_lists(runs: dict[str, trec.Run], depth: int | None) -> dict[str, dict[str, list[str]]]:
-    """qid -> engine -> docids best first, each cut to ``depth``; an engine without the query is left out."""
-    out: dict[str, dict[str, list[str]]] = {}
-    for engine, run in runs.items():
-        for qid, ranked in trec.ranked_lists(run).items():
-            if ranked:
-                out.setdefault(qid, {})[engine] = ranked[:depth] if depth else ranked
-    return out
-
-
 def fuse_runs(
     runs: dict[str, trec.Run],
     strategy: str,
@@ -58,7 +48,7 @@ def fuse_runs(
     """qid -> fused (docid, score) best first, at most ``limit`` rows."""
     from serpfuse.ranking.fusion import fuse_lists
 
-    lists = per_query_lists(runs, depth)
+    lists = trec.per_query_lists(runs, depth)
     config = (config or RankingConfig()).with_strategy(strategy)
     fused: dict[str, list[tuple[str, float]]] = {}
     for qid in trec.qid_order(lists):
