@@ -13,7 +13,7 @@ import math
 from functools import cache
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import AfterValidator, BeforeValidator, Field, PrivateAttr, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, PrivateAttr, field_validator, model_validator
 
 from serpfuse import data
 from serpfuse.models import Model
@@ -265,6 +265,13 @@ class RankingConfig(Model):
             )
             self._memo["fingerprint"] = hashlib.sha256(blob.encode()).hexdigest()[:16]
         return self._memo["fingerprint"]
+
+    @field_validator("weights")
+    @classmethod
+    def _named_engines(cls, weights: dict[str, float]) -> dict[str, float]:
+        if any(not name.strip() for name in weights):
+            raise ValueError("an engine weight needs an engine name")
+        return weights
 
     def weight_of(self, engine: str) -> float:
         """The engine's ``weights`` multiplier: by its logical name (aliases folded, as the consensus counts

@@ -5,15 +5,16 @@ fitted to the judged queries with a relevant document: they maximise the mean nD
 from every judged document; the bench's metric) minus ``lam * sum(log2(w) ** 2)``, a pull toward equal weights
 so that an engine the judgments say little about stays near the neutral 1.
 
-- Search: coordinate ascent over log2-weights on ``GRID`` (1/8 .. 8 in half steps), the engines in name order,
-  until a sweep moves nothing (at most ``MAX_SWEEPS``). A move must gain; among equal gains the weight nearest
-  1 wins. The only randomness is the resampling, under a fixed seed: the same judgments give the same weights.
+- Search: coordinate ascent over log2-weights on ``GRID`` (1/8 .. 8 in half steps), the engines in a fixed order:
+  a first sweep over whole powers of two, then sweeps over the nearby grid points until one moves nothing (at
+  most ``MAX_SWEEPS``). A move must gain; among equal gains the weight nearest 1 wins. The only randomness is the resampling, under a fixed seed: the same judgments give the same weights.
 - ``lam`` is chosen among ``LAMBDAS`` by K-fold cross-validation inside the queries given: the best mean
   out-of-fold nDCG@8, ties to the stronger pull. ``inf`` is equal weights, so judgments that teach nothing
   give weights of 1.
 - The cross-validated gain: each fold's queries are scored with the weights fitted on the other folds, under
   the ``lam`` that the other folds' out-of-fold scores pick, against equal weights (paired bootstrap interval).
-- Each weight's interval: resample the queries with replacement, refit at the chosen ``lam``, percentiles.
+- Each weight's interval: resample the queries with replacement, refit at the chosen ``lam`` (starting from the
+  fitted weights), percentiles.
 
 Speed: each query's fusion is worked out once up to the weights (``QueryCache``: each candidate's vote from
 each engine at weight 1, its metadata and demotion factor, its grade, what the selection needs); numpy then
@@ -36,18 +37,19 @@ from pathlib import Path
 import numpy as np
 
 from serpfuse.bench import metrics, trec
-from serpfuse.bench.bootstrap import DEFAULT_SEED, Bootstrap, paired_bootstrap
+from serpfuse.bench.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Bootstrap
 from serpfuse.config import DEFAULT_STRATEGY, RankingConfig
 from serpfuse.ranking.context import RankContext
 from serpfuse.ranking.types import Candidate
 
 K = 8  # nDCG@8: what an agent is shown
 GRID = tuple(step / 2 for step in range(-6, 7))  # log2 of a weight: 1/8 .. 8
-LAMBDAS = (math.inf, 1e-2, 1e-3, 1e-4, 0.0)  # strongest pull first: each fit starts from the one before
+LAMBDAS = (math.inf, 1e-2, 1e-3, 0.0)  # strongest pull first: each fit starts from the one before
 MAX_SWEEPS = 6
 LOCAL = 2  # a refining sweep tries this many grid points either side
+COARSE = tuple(i for i, g in enumerate(GRID) if g == int(g))  # the first sweep: whole powers of two
 FOLDS = 3
-RESAMPLES = 50
+RESAMPLES = 20  # serpfuse calibrate --resamples
 EPS = 1e-12  # a gain smaller than this is float noise, not a gain
 STRATEGIES = ("adaptive", "consensus")  # the rankers whose votes are consensus-v2.1's: weight x rank decay
 _DISCOUNT = np.array([1.0 / math.log2(position + 2) for position in range(K)])
@@ -358,12 +360,13 @@ class Problem:
     def ndcg(self, scores: np.ndarray) -> np.ndarray:
         """(G, Q) nDCG@8 of each query's list under each row of ``scores`` (G, n)."""
         out = np.zeros((scores.shape[0], self.queries))
+        step = 2 * np.spacing(max(1.0, float(scores.max(initial=0.0))))
         for block in self.blocks:
             shape = (scores.shape[0], len(block.queries), block.width)
             s = scores[:, block.start : block.stop].reshape(shape)
             gains = self.gains[block.start : block.stop].reshape(shape[1:])
             if block.similarity is None:
-                dcg = _top_dcg(s, gains)
+                dcg = _top_dcg(s, gains, step)
             else:
                 dcg = _mmr_dcg(s, gains, block, self.caches[int(block.queries[0])].mmr)
             out[:, block.queries] = dcg
@@ -418,9 +421,13 @@ class _Line:
         return p._finish(top, np.maximum(total - top, 0.0))
 
 
-def _top_dcg(scores: np.ndarray, gains: np.ndarray) -> np.ndarray:
-    """DCG@8 of each (G, Qb) list: the rows by score, a tie to the earlier row (stable sort)."""
-    order = np.argsort(-scores, axis=-1, kind="stable")[..., :K]
+def _top_dcg(scores: np.ndarray, gains: np.ndarray, step: float) -> np.ndarray:
+    """DCG@8 of each (G, Qb) list: the rows by score, a tie to the earlier row. Each row's score is raised by a
+    few ``step`` (float spacing) more than the next row's, so equal scores order as the rows do and an unstable
+    sort, quicker, gives the stable order."""
+    width = scores.shape[-1]
+    keys = -(scores + (width - np.arange(width)) * step)
+    order = np.argsort(keys, axis=-1)[..., :K]
     shown = np.where(scores > 0, gains, 0.0)  # a row that scores nothing is not in the list
     return np.take_along_axis(shown, order, axis=-1) @ _DISCOUNT[: order.shape[-1]]
 
@@ -459,12 +466,16 @@ _PREFERENCE = sorted(range(len(GRID)), key=lambda i: (abs(GRID[i]), GRID[i]))
 
 
 def fit(
-    problem: Problem, lam: float, counts: np.ndarray | None = None, start: np.ndarray | None = None
+    problem: Problem,
+    lam: float,
+    counts: np.ndarray | None = None,
+    start: np.ndarray | None = None,
+    sweeps: int = MAX_SWEEPS,
 ) -> np.ndarray:
     """log2-weights (one per ``problem.voters``) by coordinate ascent; ``counts`` weigh the queries.
 
-    The first sweep tries the whole grid for each engine; later sweeps, which refine, try the two grid points
-    either side of where each engine is (``LOCAL``).
+    A fit from equal weights (no ``start``) first tries every whole power of two (``COARSE``) for each engine;
+    then each sweep tries ``LOCAL`` grid points either side of where each engine is, until none moves.
     """
     if math.isinf(lam) or not problem.voters:
         return np.zeros(len(problem.voters))
@@ -472,14 +483,16 @@ def fit(
     counts = np.ones(problem.queries) if counts is None else np.asarray(counts, dtype=float)
     weight = counts / counts.sum()
     line = problem.line(2.0**theta)
-    for sweep in range(MAX_SWEEPS):
+    for sweep in range(sweeps):
         moved = False
         for column in range(len(problem.voters)):
             current = GRID.index(float(theta[column]))
-            lo, hi = (0, len(GRID)) if sweep == 0 else (max(0, current - LOCAL), current + LOCAL + 1)
-            points = range(lo, min(hi, len(GRID)))
-            gains = problem.ndcg(line.scores(column, GRID_VALUES[lo : points.stop])) @ weight
-            objective = {i: gains[i - lo] - lam * GRID[i] ** 2 for i in points}
+            if sweep == 0 and start is None:
+                points = sorted({*COARSE, current})
+            else:
+                points = list(range(max(0, current - LOCAL), min(len(GRID), current + LOCAL + 1)))
+            gains = problem.ndcg(line.scores(column, GRID_VALUES[points])) @ weight
+            objective = {i: gains[k] - lam * GRID[i] ** 2 for k, i in enumerate(points)}
             best = max(objective.values())
             if best <= objective[current] + EPS:
                 continue
@@ -619,6 +632,26 @@ def toml_key(name: str) -> str:
     return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else json.dumps(name)
 
 
+def paired_bootstrap(a: np.ndarray, b: np.ndarray, seed: int = DEFAULT_SEED) -> Bootstrap:
+    """``bench.bootstrap.paired_bootstrap`` (the mean of b - a over resampled queries, its percentile interval)
+    drawn with numpy: 10,000 resamples of hundreds of queries in milliseconds rather than seconds."""
+    deltas = b - a
+    n = len(deltas)
+    draws = np.random.default_rng(seed).integers(0, n, size=(DEFAULT_RESAMPLES, n))
+    means = deltas[draws].mean(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])  # numpy's linear interpolation, as bench.bootstrap's
+    return Bootstrap(
+        n=n,
+        mean_a=float(a.mean()),
+        mean_b=float(b.mean()),
+        delta=float(deltas.mean()),
+        low=float(low),
+        high=float(high),
+        wins=int((deltas > 0).sum()),
+        losses=int((deltas < 0).sum()),
+    )
+
+
 def percentile(values: Sequence[float], q: float) -> float:
     ordered = sorted(values)
     position = q * (len(ordered) - 1)
@@ -652,7 +685,7 @@ def calibrate(
             counted[i] = counted.get(i, 0) + 1
         positions = sorted(counted)
         sample = problem.take(positions)
-        drawn = fit(sample, lam, np.array([counted[i] for i in positions], dtype=float))
+        drawn = fit(sample, lam, np.array([counted[i] for i in positions], dtype=float), start=theta)
         drawn_weights = dict(zip(sample.voters, 2.0**drawn, strict=True))
         for voter in problem.voters:
             draws[voter].append(drawn_weights.get(voter, 1.0))
@@ -671,7 +704,7 @@ def calibrate(
         cv_means={lam_: cv.mean(lam_) for lam_ in LAMBDAS},
         equal=float(equal.mean()),
         fitted=float(problem.ndcg_of(weights).mean()),
-        gain=paired_bootstrap(list(equal), list(honest), seed=seed),
+        gain=paired_bootstrap(equal, honest, seed=seed),
         queries=problem.queries,
         folds=folds,
         resamples=resamples,
