@@ -690,7 +690,9 @@ def calibrate(
         for voter in problem.voters:
             draws[voter].append(drawn_weights.get(voter, 1.0))
     intervals = {
-        v: (percentile(draws[v], 0.025), percentile(draws[v], 0.975)) if resamples else (weights[v],) * 2
+        v: (float(percentile(draws[v], 0.025)), float(percentile(draws[v], 0.975)))
+        if resamples
+        else (float(weights[v]),) * 2
         for v in problem.voters
     }
     equal = cv.out_of_fold[math.inf]
