@@ -107,6 +107,84 @@ def test_the_recorded_fusion_with_mmr_is_the_pipelines_own(data_dir):
         assert real == pytest.approx(list(problem.ndcg_of(weights)), abs=1e-12), weights
 
 
+def _mmr_query(rng: random.Random, single_site: bool):
+    """Candidates with near-duplicate texts, short (sparse) texts and shared domains, as MMR's caps see them."""
+    from conftest import cand
+
+    words = [
+        "alpha",
+        "beta",
+        "gamma",
+        "delta",
+        "epsilon",
+        "zeta",
+        "eta",
+        "theta",
+        "iota",
+        "kappa",
+        "lambda",
+        "mu",
+        "nu",
+        "xi",
+        "omicron",
+        "pi",
+    ]
+    rows = []
+    for i in range(24):
+        domain = f"site{rng.randrange(4)}.example"
+        text = " ".join(rng.sample(words, 12)) if i % 3 else "alpha beta"  # every third row: sparse text
+        if i % 5 == 4 and rows:
+            text = rows[-1].snippet  # a near duplicate of the row before
+        row = cand(f"https://{domain}/page{i}", title=f"alpha {i}", snippet=text)
+        for engine in ("e1", "e2", "e3", "e4"):
+            if rng.random() < 0.6:
+                row.engine_ranks[engine] = rng.randrange(1, 15)
+        if row.engine_ranks:
+            rows.append(row)
+    include = ["site0.example"] if single_site else []
+    request = SearchRequest(query="alpha beta", limit=8, include_domains=include)
+    return rows, request
+
+
+def test_the_mmr_replica_is_the_selection_stages_own():
+    """Greedy MMR with its diversity penalty, the sparse-text domain cap (off for a single site) and demotions."""
+    from types import SimpleNamespace
+
+    from serpfuse.ranking.context import RankContext
+    from serpfuse.ranking.query import analyze_query
+    from serpfuse.ranking.rankers import get_ranker
+    from serpfuse.ranking.rankers.base import demote
+    from serpfuse.ranking.selection import select
+    from serpfuse.urls import dedup_key
+
+    rng = random.Random(7)
+    config = RankingConfig()
+    queries = []
+    for q in range(8):
+        rows, request = _mmr_query(rng, single_site=q % 2 == 1)
+        ctx = RankContext(request=request, query=analyze_query(request.query), config=config, now=NOW)
+        demoted = {r.key: "lacks the anchor" for r in rows[::7]}
+        grades = {dedup_key(r.url): rng.choice([0, 0, 1, 2]) for r in rows}
+        grades[dedup_key(rows[0].url)] = 2  # every query has a relevant row
+        queries.append((rows, ctx, demoted, grades))
+    caches = [
+        cal.cache_ranking_inputs(
+            str(i), SimpleNamespace(ctx=ctx, outcome=SimpleNamespace(kept=rows, demoted=d)), g
+        )
+        for i, (rows, ctx, d, g) in enumerate(queries)
+    ]
+    problem = cal.Problem(caches, config)
+    ranker = get_ranker("adaptive")
+    for weights in ({}, {"e1": 4.0, "e2": 0.25}, {"e3": 8.0, "e4": 0.5, "e1": 0.125}):
+        real = []
+        for rows, ctx, demoted, grades in queries:
+            weighted = RankContext(**{**vars(ctx), "config": config.model_copy(update={"weights": weights})})
+            ranked = demote(ranker.rank(rows, weighted), demoted, config.filters.anchor_demotion)
+            shown = [dedup_key(s.candidate.url) for s in select(ranked, ranker, weighted).selected]
+            real.append(metrics.ndcg_at(shown, grades, 8, gain="exp"))
+        assert real == pytest.approx(list(problem.ndcg_of(weights)), abs=1e-12), weights
+
+
 # --- the fit -------------------------------------------------------------------------------------------------
 
 

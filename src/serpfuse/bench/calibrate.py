@@ -7,7 +7,8 @@ so that an engine the judgments say little about stays near the neutral 1.
 
 - Search: coordinate ascent over log2-weights on ``GRID`` (1/8 .. 8 in half steps), the engines in a fixed order:
   a first sweep over whole powers of two, then sweeps over the nearby grid points until one moves nothing (at
-  most ``MAX_SWEEPS``). A move must gain; among equal gains the weight nearest 1 wins. The only randomness is the resampling, under a fixed seed: the same judgments give the same weights.
+  most ``MAX_SWEEPS``). A move must gain; among equal gains the weight nearest 1 wins. The only randomness is
+  the resampling, under a fixed seed: the same judgments give the same weights.
 - ``lam`` is chosen among ``LAMBDAS`` by K-fold cross-validation inside the queries given: the best mean
   out-of-fold nDCG@8, ties to the stronger pull. ``inf`` is equal weights, so judgments that teach nothing
   give weights of 1.
@@ -33,6 +34,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -41,6 +43,9 @@ from serpfuse.bench.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Bootstrap
 from serpfuse.config import DEFAULT_STRATEGY, RankingConfig
 from serpfuse.ranking.context import RankContext
 from serpfuse.ranking.types import Candidate
+
+if TYPE_CHECKING:
+    from serpfuse.pipeline import RankingInputs
 
 K = 8  # nDCG@8: what an agent is shown
 GRID = tuple(step / 2 for step in range(-6, 7))  # log2 of a weight: 1/8 .. 8
@@ -80,9 +85,8 @@ class QueryCache:
 
     qid: str
     keys: list[str]
-    votes: list[
-        dict[str, float]
-    ]  # per candidate: voter -> its vote at weight 1 (w_e * kappa / (kappa + r - 1))
+    # per candidate: voter -> its vote at weight 1 in ranking.weights, w_e * kappa / (kappa + r - 1)
+    votes: list[dict[str, float]]
     factors: list[float]  # per candidate: (1 + metadata correction) x demotion
     grades: list[int]
     ideal: float  # DCG@8 of the ideal ranking of every judged document
@@ -115,7 +119,7 @@ def voter_votes(candidates: Sequence[Candidate], ctx: RankContext) -> list[dict[
             best[voter] = min(rank, best.get(voter, rank))
         votes = {}
         for voter, rank in best.items():
-            x = weights.get(voter, cfg.weights.get(voter, 1.0)) * cfg.kappa / (cfg.kappa + rank - 1)
+            x = weights.get(voter, cfg.weights.get(voter, 1.0)) * (cfg.kappa / (cfg.kappa + rank - 1))
             if x > 0:
                 votes[voter] = x
         out.append(votes)
@@ -156,7 +160,7 @@ def cache_lists(
     )
 
 
-def cache_ranking_inputs(qid: str, inputs, judged: Mapping[str, int]) -> QueryCache:
+def cache_ranking_inputs(qid: str, inputs: RankingInputs, judged: Mapping[str, int]) -> QueryCache:
     """A query the pipeline has filtered (``pipeline.ranking_inputs``): the kept candidates, demotions, then MMR
     as the selection stage runs it; a row's grade is its first URL's judgment, as the recording bench judges."""
     from serpfuse.ranking.rankers.consensus import query_terms
@@ -222,6 +226,7 @@ class _Block:
     similarity: np.ndarray | None = None  # (Qb, width, width)
     sparse: np.ndarray | None = None  # (Qb, width)
     same_domain: np.ndarray | None = None  # (Qb, width, width)
+    cap: np.ndarray | None = None  # (Qb,) rows a domain may fill with sparse text (a single site: no cap)
 
     @property
     def stop(self) -> int:
@@ -305,6 +310,7 @@ class Problem:
         block.similarity = np.zeros((count, width, width))
         block.sparse = np.zeros((count, width), dtype=bool)
         block.same_domain = np.zeros((count, width, width), dtype=bool)
+        block.cap = np.array([width if c.mmr.cap is None else c.mmr.cap for c in caches])
         for b, c in enumerate(caches):
             d = len(c.keys)
             if d:
@@ -443,8 +449,7 @@ def _mmr_dcg(scores: np.ndarray, gains: np.ndarray, block: _Block, mmr: MMRInput
     gains = np.broadcast_to(gains, scores.shape)
     for step in range(min(mmr.limit, K)):
         closed = taken.copy()
-        if mmr.cap is not None:
-            closed |= block.sparse[None] & (same_domain_chosen >= mmr.cap)
+        closed |= block.sparse[None] & (same_domain_chosen >= block.cap[None, :, None])
         marginal = np.where(closed, -np.inf, scores - (mmr.penalty * SCALE) * redundancy)  # scores: 1/SCALE
         pick = marginal.argmax(axis=-1)  # the first of equals: the smaller key
         ok = np.take_along_axis(marginal, pick[..., None], axis=-1)[..., 0] > -np.inf
