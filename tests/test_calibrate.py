@@ -396,6 +396,11 @@ def test_calibrate_from_a_recording_and_search_with_its_weights(data_dir, tmp_pa
     assert plain["configFingerprint"] != weighted["configFingerprint"]
     assert any(r["engines"] == ["google"] for r in plain["results"])
     assert not any(r["engines"] == ["google"] for r in weighted["results"])  # a weight of 0 casts no vote
+    settings = tmp_path / "serpfuse.toml"  # the settings file: what the HTTP API and the MCP server read
+    settings.write_text(silenced.read_text(encoding="utf-8"), encoding="utf-8")
+    from_settings = search("--config", str(settings))
+    assert from_settings["configFingerprint"] == weighted["configFingerprint"]
+    assert from_settings["results"] == weighted["results"]
 
 
 def test_trec_qrels_for_a_recording_name_queries_by_position(data_dir, tmp_path):
