@@ -551,8 +551,8 @@ class CrossValidation:
 def cross_validate(problem: Problem, folds: int = FOLDS, seed: int = DEFAULT_SEED) -> CrossValidation:
     if problem.queries < 2 * folds:
         raise CalibrationError(
-            f"{problem.queries} judged queries with a relevant document: too few for {folds}-fold "
-            "cross-validation"
+            f"{folds}-fold cross-validation needs at least {2 * folds} judged queries with a relevant "
+            f"document; there are {problem.queries}"
         )
     fold = fold_of(problem.queries, folds, seed)
     out = {lam: np.zeros(problem.queries) for lam in LAMBDAS}
