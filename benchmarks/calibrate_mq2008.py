@@ -34,7 +34,7 @@ import typer
 from typer.testing import CliRunner
 
 from benchmarks import mq2008 as mq
-from benchmarks.setups import data_root, load_mq2008_queries
+from benchmarks.setups import compact_ranges, data_root, load_mq2008_queries
 from serpfuse.bench import metrics, trec
 from serpfuse.bench.bootstrap import paired_bootstrap
 from serpfuse.cli import app as serpfuse_app
@@ -163,7 +163,7 @@ def evaluate_setup(corpus: mq.Corpus, setup: mq.Setup, work: Path, resamples: in
 
 
 def ranker_text(rankers: Sequence[int]) -> str:
-    return ",".join(map(str, rankers))
+    return compact_ranges(rankers)
 
 
 def table(results: Sequence[SetupResult]) -> list[str]:

@@ -441,3 +441,21 @@ def test_calibrate_25_runs_of_784_queries_within_30_seconds(data_dir, tmp_path):
     assert result.exit_code == 0, result.output
     assert "564 judged queries" in result.stdout
     assert took < 30, f"calibrate took {took:.1f} s"
+
+
+@pytest.mark.slow
+def test_the_mq2008_five_fold_bench_scores_every_query_once(data_dir, tmp_path):
+    from benchmarks import calibrate_mq2008 as bench
+    from benchmarks import mq2008
+
+    corpus = mq2008.load_mq2008(need(data_dir / "mq2008-agg"))
+    setup = mq2008.Setup("three", (3, 9, 25), 10)
+    result = bench.evaluate_setup(corpus, setup, tmp_path)
+    everything = mq2008.queries_of(corpus)
+    judged = {qid for qid, q in everything.items() if q.has_relevant}
+    assert all(
+        set(scores) == judged for scores in result.per_query.values()
+    )  # the folds partition the corpus
+    borda = mq2008.metasearch(everything, mq2008.strategy_fuser("borda"), setup.rankers, setup.depth)
+    assert result.means["borda"] == pytest.approx(borda.mean_ndcg, abs=1e-12)
+    assert set(result.weights) == set(mq2008.SUBSETS) and set(result.weights["S1"]) == {"r3", "r9", "r25"}
