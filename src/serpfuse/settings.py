@@ -2,8 +2,10 @@
 
 The file is ``--config PATH`` or ``$SERPFUSE_CONFIG`` when given (it must then exist), else ``serpfuse.toml`` in
 the working directory, else ``serpfuse.toml`` in the user's config directory (platformdirs), else none. Its
-``[ranking]`` table overrides ``RankingConfig`` knobs (``[ranking.rrf] rrf_constant = 30``). A key the model does
-not know, in the file or in ``[ranking]``, is a one-line error: a typo must never be silently ignored.
+``[ranking]`` table overrides ``RankingConfig`` knobs (``[ranking.rrf] rrf_constant = 30``); its ``[ranking.weights]``
+(engine = weight, what ``serpfuse calibrate`` writes) are learned engine weights, and so reach the HTTP API and
+the MCP server too. A key the model does not know, in the file or in ``[ranking]``, is a one-line error: a typo
+must never be silently ignored.
 Environment variables name fields after the prefix (``SERPFUSE_CACHE_TTL_S``); nested ranking knobs use ``__``
 (``SERPFUSE_RANKING__RRF__RRF_CONSTANT=30``). A ``SERPFUSE_*`` variable serpfuse does not read is an error too,
 naming the nearest one it does; so is an engine in ``engines`` the source does not have (``check_engines``).
@@ -239,6 +241,40 @@ def read_toml(path: Path) -> dict[str, Any]:
             f"{path}: unknown key {unknown[0]!r}; valid keys: {', '.join(sorted(Settings.model_fields))}"
         )
     return data
+
+
+def read_weights_file(path: str | Path) -> dict[str, float]:
+    """Engine -> weight from a weights file: a TOML file holding only ``[ranking.weights]`` (what ``serpfuse
+    calibrate`` writes; a settings file may carry the same table). An engine it does not name weighs 1."""
+    path = Path(path).expanduser()
+    try:
+        with path.open("rb") as handle:
+            data = tomllib.load(handle)
+    except FileNotFoundError:
+        raise ConfigError(f"weights file not found: {path}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    ranking = data.get("ranking")
+    weights = ranking.get("weights") if isinstance(ranking, dict) else None
+    if set(data) != {"ranking"} or set(ranking) != {"weights"} or not isinstance(weights, dict):
+        raise ConfigError(f"{path}: a weights file holds one table, [ranking.weights] (engine = weight)")
+    try:
+        return RankingConfig(weights=weights).weights
+    except ValidationError as exc:
+        loc = exc.errors()[0].get("loc", ())
+        line = _line_of_key(path, str(loc[1])) if len(loc) > 1 else 0
+        raise ConfigError(f"{path}:{line or '?'}: ranking.{validation_message(exc)}") from None
+
+
+def _line_of_key(path: Path, key: str) -> int:
+    """The line a TOML key is set on (bare or quoted), 0 when not found: an error can point at it."""
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        name = line.split("=", 1)[0].strip() if "=" in line else ""
+        if name.strip("\"'") == key:
+            return number
+    return 0
 
 
 def validation_message(exc: ValidationError) -> str:

@@ -23,6 +23,7 @@ COMMANDS = {
     "record": "Run live searches and save, per query and engine, the raw response and the parsed rows.",
     "bench": "Measure ranking quality on a recording with judgments: overall, per group, per engine, worst queries.",
     "fuse": "Fuse ranked lists given as TREC run files and print the fused run in TREC format.",
+    "calibrate": "Learn engine weights for the default fusion from judged queries; print or write them as TOML.",
     "serve": "Serve the HTTP API (/v1/search, /v1/read, SearXNG- and Tavily-shaped routes) and the web page.",
     "mcp": "Run the MCP server (tools: web_search, explain_search, engine_status, read_url).",
     "config": "Show the effective settings; manage engine API keys.",

@@ -20,7 +20,7 @@ from serpfuse.cli.errors import EXIT_NO_RESULTS, fail, validation_message
 from serpfuse.models import ANSWERED, SearchResponse
 from serpfuse.ranking.rankers import UnknownStrategy, available
 from serpfuse.service import QueryTooLong, SearchService
-from serpfuse.settings import ConfigError, load_settings
+from serpfuse.settings import ConfigError, load_settings, read_weights_file
 from serpfuse.sources.base import SourceError
 from serpfuse.sources.fanout import UnknownEngine
 
@@ -130,6 +130,9 @@ def register(app: typer.Typer) -> None:
         config_file: Annotated[
             str | None, typer.Option("--config", help="Settings file (default serpfuse.toml).")
         ] = None,
+        weights: Annotated[
+            str | None, typer.Option(help="Engine weights file, [ranking.weights] (serpfuse calibrate).")
+        ] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print the response object as JSON.")] = False,
         explain: Annotated[
             bool, typer.Option(help="List every candidate with its score parts and what cut it.")
@@ -144,6 +147,8 @@ def register(app: typer.Typer) -> None:
             settings = load_settings(
                 config_file, replay=replay, deadline_s=deadline, limit=limit, strategy=strategy
             )
+            if weights:  # the file's weights replace the settings' [ranking.weights]
+                settings.ranking = settings.ranking.model_copy(update={"weights": read_weights_file(weights)})
         except ConfigError as exc:
             fail(str(exc))
         try:
