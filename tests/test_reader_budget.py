@@ -228,7 +228,7 @@ def test_the_server_answers_healthz_at_once_while_huge_pages_are_extracted(recor
             readers = [threading.Thread(target=read, args=(p,)) for p in ("/table", "/bomb.pdf")]
             for t in readers:
                 t.start()
-            deadline = time.monotonic() + 30
+            deadline = time.monotonic() + 60
             while not (pages.seen("/table") and pages.seen("/bomb.pdf")):
                 assert time.monotonic() < deadline, "the server never fetched the pages"
                 time.sleep(0.01)
@@ -246,18 +246,26 @@ def test_the_server_answers_healthz_at_once_while_huge_pages_are_extracted(recor
             assert status == 200 and body["title"] == "Harbour news"  # the server is whole, its workers back
         finally:
             stop(server.proc)
+
+    def p95(values: list[float]) -> float:
+        return sorted(values)[int(0.95 * (len(values) - 1))]
+
     report = {
         "idle_median_ms": round(statistics.median(idle), 2),
-        "idle_max_ms": round(max(idle), 2),
+        "idle_p95_ms": round(p95(idle), 2),
         "busy_samples": len(busy),
         "busy_median_ms": round(statistics.median(busy), 2),
-        "busy_p95_ms": round(sorted(busy)[int(0.95 * (len(busy) - 1))], 2),
+        "busy_p95_ms": round(p95(busy), 2),
         "busy_max_ms": round(max(busy), 2),
     }
     print("healthz while extracting:", json.dumps(report))
     assert len(busy) >= 50  # the pages took seconds: /healthz was asked all along
-    assert report["busy_median_ms"] < 25 and report["busy_p95_ms"] < 50
-    assert report["busy_median_ms"] < 5 * report["idle_median_ms"] + 5
+    # Against the idle /healthz of the same run, so a machine busy with other work does not fail it; extraction
+    # in the server's own process (a thread) measured median 16.6 ms, p95 108 ms, max 2976 ms against an idle
+    # median of 3.9 ms.
+    assert report["busy_median_ms"] < 3 * report["idle_median_ms"] + 5
+    assert report["busy_p95_ms"] < 50 + 3 * report["idle_p95_ms"]
+    assert report["busy_max_ms"] < 1000
 
 
 def test_pypdfs_own_limits_say_so_in_one_line(monkeypatch):
