@@ -14,6 +14,7 @@ Nothing leaves 127.0.0.1, and every process and server stops by itself.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
@@ -28,6 +29,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from bombs import brotli_bomb  # noqa: E402
 from fakeserver import FakeServer, Reply  # noqa: E402
 from redis_server import free_port, http, isolated_env  # noqa: E402
 
@@ -62,6 +64,11 @@ def _gzip_bomb(megabytes: int) -> bytes:
     return b"".join([*(packer.compress(chunk) for _ in range(megabytes)), packer.flush()])
 
 
+@functools.cache
+def _brotli_gib() -> bytes:
+    return brotli_bomb(1024)  # 190 KB
+
+
 @dataclass
 class Fault:
     name: str
@@ -82,6 +89,7 @@ def faults() -> list[Fault]:
         Fault("drip (1 byte / 50 ms)", "searxng", Reply(200, JSON, _searxng([]) * 50, drip_interval_s=0.05), ("timeout",)),
         Fault("big body (50 MB)", "searxng", Reply(200, JSON, huge_bytes=50 << 20), ("error",)),
         Fault("gzip bomb (200 MB inflated)", "searxng", Reply(200, {**JSON, "Content-Encoding": "gzip"}, _gzip_bomb(200)), ("error",)),
+        Fault("brotli bomb (1 GiB inflated), browser transport", "bing", Reply(200, {"Content-Type": "text/html", "Content-Encoding": "br"}, _brotli_gib()), ("error",)),
         Fault("connection reset", "searxng", Reply(reset=True), ("error",)),
     ]  # fmt: skip
 

@@ -151,14 +151,16 @@ def start_serpfuse(
     *,
     command: tuple[str, ...] = ("serve",),
     program: tuple[str, ...] = ("-c", CLI),
+    port: int | None = None,
 ) -> ServeProcess:
     """``serpfuse serve --port <free> ARGS`` with an isolated environment, up once /healthz answers.
 
-    Another ``command`` (e.g. ``("mcp", "--http")``) is up once its port accepts connections. Another
-    ``program`` (a script's path) is run instead of the CLI, with ``--host``, ``--port`` and ARGS.
+    Another ``command`` (e.g. ``("mcp", "--http")``) is up once its port accepts connections; ``port`` serves
+    that port instead of a free one. Another ``program`` (a script's path) is run instead of the CLI, with
+    ``--host``, ``--port`` and ARGS.
     """
     home.mkdir(parents=True, exist_ok=True)
-    port = free_port()
+    port = port or free_port()
     log = home / f"serve-{port}.log"
     if command == ("serve",) and "--workers" not in args:
         args = ["--workers", "1", *args]  # one process unless a test asks for more (the default is the cores)

@@ -116,6 +116,39 @@ def test_engine_status_aggregation() -> None:
     assert not report("empty", "empty", primary=False).broken  # a fallback never fails the check
 
 
+def test_independent_indexes_count_groups_not_engines() -> None:
+    from serpfuse.config import engine_table
+    from serpfuse.sources.doctor import DoctorReport
+
+    groups = engine_table()["groups"]
+
+    def report(name: str, *verdicts: str) -> EngineReport:
+        r = EngineReport(name, "primary", groups.get(name, name), True)
+        r.checks = [QueryCheck(q, v, v) for q, v in zip(("q1", "q2"), verdicts, strict=True)]
+        return r
+
+    engines = [
+        report("bing", "ok", "ok"),
+        report("ddg", "ok", "empty"),  # Microsoft's index again: one index, however many engines
+        report("yahoo", "ok", "ok"),
+        report("google", "ok", "challenge"),
+        report("brave-web", "challenge", "skipped"),  # did not answer: not counted
+        report("yep", "empty", "empty"),
+        report("mwmbl", "ok", "ok"),
+        report("wikipedia", "ok", "ok"),  # an encyclopedia's search, not a web index
+        report("ddg-news", "ok", "ok"),  # news, not the web
+    ]
+    doctor = DoctorReport(engines=engines, queries=[DoctorQuery("q1"), DoctorQuery("q2")], checked_at="now")
+    assert doctor.indexes_answered == ["bing", "mwmbl"]  # google's status is its challenge
+    assert doctor.indexes_for("q1") == ["bing", "google", "mwmbl"] and doctor.indexes_for("q2") == [
+        "bing",
+        "mwmbl",
+    ]
+    out = doctor.to_json()
+    assert out["independentIndexes"] == {"answered": 2, "groups": ["bing", "mwmbl"]}
+    assert [q["independentIndexes"] for q in out["queries"]] == [3, 2]
+
+
 # --- the command against loopback engines ---------------------------------------------------------------------
 
 
@@ -210,6 +243,9 @@ def test_doctor_passes_when_every_engine_answers_on_topic(server, tmp_path, monk
     assert (
         len(server.seen("/sp/")) == 2 and len(server.seen("/sp/sp/search")) == 2
     )  # token, then form, per query
+    # three engines, three indexes: DuckDuckGo's Microsoft, Brave's own, Startpage's Google
+    assert report["independentIndexes"] == {"answered": 3, "groups": ["bing", "brave", "google"]}
+    assert [q["independentIndexes"] for q in report["queries"]] == [3, 3]
 
 
 def test_doctor_reports_each_played_failure_and_exits_1(server, tmp_path, monkeypatch):
@@ -278,6 +314,7 @@ def test_doctor_table_and_bad_input(server, tmp_path, monkeypatch):
     )
     assert result.exit_code == 0, result.output
     assert "brave-web*" in result.output and "every default primary answered" in result.output
+    assert "independent indexes answered: 1 (brave)" in result.output
     assert runner.invoke(app, ["doctor", "-e", "nosuch"]).exit_code == 2
     assert runner.invoke(app, ["doctor", "-q", "missing.txt"]).exit_code == 2
     assert runner.invoke(app, ["doctor", "--timeout", "0"]).exit_code == 2
@@ -285,3 +322,24 @@ def test_doctor_table_and_bad_input(server, tmp_path, monkeypatch):
 
 def test_doctor_query_type_is_usable_from_python() -> None:
     assert DoctorQuery("q").language is None
+
+
+async def test_a_news_engine_is_checked_but_cannot_fail_the_check(server, transport, tmp_path) -> None:
+    from serpfuse.secrets import KeyStore
+    from serpfuse.sources.doctor import check_engines, cooldowns
+    from serpfuse.sources.live import LiveSource
+
+    server.route(
+        "/bingn", Reply(200, {"Content-Type": "application/rss+xml"}, b"<rss><channel></channel></rss>")
+    )
+    source = LiveSource(
+        KeyStore(env={}, keys_file=tmp_path / "keys.json"),
+        cooldowns(),
+        transport,
+        engines=["bing-news"],
+        base_urls={"bing-news": server.url + "/bingn"},
+    )
+    report = await check_engines(source, [DoctorQuery("mount everest height")])
+    (news,) = report.engines
+    assert (news.status, news.default_primary, news.broken, report.ok) == ("empty", False, False, True)
+    assert report.indexes_answered == []  # news is no web index

@@ -100,8 +100,10 @@ def captures(data_dir: Path, service: str) -> list[Capture]:
 
 
 def _plain(text: str | None) -> str:
-    """Title text for comparison, computed independently of the parsers: no tags, entities decoded, folded."""
-    return " ".join(html.unescape(re.sub(r"<[^>]+>", "", text or "")).lower().split())
+    """Title text for comparison, computed independently of the parsers: no tags, entities decoded, folded,
+    and no bidi embeddings, overrides or isolates (rows drop them: Facebook wraps a hashtag in U+202A..U+202C)."""
+    text = re.sub("[\u202a-\u202e\u2066-\u2069]", "", html.unescape(re.sub(r"<[^>]+>", "", text or "")))
+    return " ".join(text.lower().split())
 
 
 def in_order_hits(expected: list[str], got: list[str]) -> int:

@@ -370,6 +370,7 @@ EMPTY_RESULTS_PAGES = {
     "yahoo": b'<html><body><div id="web"><ol></ol></div></body></html>',
     "mojeek": b'<html><body><div class="results"><ul class="results-standard"></ul></div></body></html>',
     "brave-web": b'<html><body><div id="results"></div></body></html>',
+    "google": b'<html><body><form action="/wml/search"><input name="q" value="q"></form></body></html>',
 }
 
 

@@ -472,9 +472,12 @@ EXPECTED_ENGINES = {
     "bing": ("primary", "global"),
     "bing-cn": ("primary", "cjk"),
     "yahoo": ("fallback", "global"),
+    "google": ("primary", "global"),
     "mojeek": ("fallback", "global"),
     "brave-web": ("primary", "global"),
     "startpage": ("primary", "global"),
+    "yep": ("primary", "global"),
+    "mwmbl": ("primary", "global"),
     "wikipedia": ("primary", "both"),
     "anysearch": ("primary", "both"),
     "exa-free": ("primary", "both"),
@@ -483,6 +486,10 @@ EXPECTED_ENGINES = {
     "tavily": ("primary", "both"),
     "firecrawl": ("fallback", "global"),
     "searxng": ("primary", "both"),
+    "ddg-news": ("primary", "global"),
+    "bing-news": ("primary", "global"),
+    "brave-news": ("primary", "global"),
+    "google-news": ("primary", "global"),
 }
 
 
@@ -501,18 +508,33 @@ def test_engine_modules_follow_the_contract(name: str) -> None:
     else:
         assert callable(module.build_request)
     assert callable(classifier(module))
-    # Only SearXNG (its 403) and AnySearch (body-blind) refine the central status mapper.
-    assert (classifier(module) is classify_http) == (name not in {"searxng", "anysearch"})
+    # Only SearXNG (its 403), AnySearch (body-blind) and Google (its "sorry" wall) refine the central mapper.
+    assert (classifier(module) is classify_http) == (
+        name not in {"searxng", "anysearch", "google", "google-news"}
+    )
     if info.needs_key or info.accepts_key:
         assert info.key_envs and info.key_envs[0] == f"SERPFUSE_{name.upper().replace('-', '_')}_API_KEY"
     assert info.rows_per_request >= 1 and info.timeout_s > 0
+
+
+# Engines whose transport is not their kind's: Google's feature-phone page goes as the plain client (a phone's
+# User-Agent over a desktop browser's TLS fingerprint is no phone); Yep's and DuckDuckGo News' JSON and Bing
+# News' feed are their sites' own endpoints, behind the sites' bot checks.
+TRANSPORT_EXCEPTIONS = {
+    "google": "api",
+    "google-news": "api",
+    "yep": "browser",
+    "ddg-news": "browser",
+    "bing-news": "browser",
+}
 
 
 def test_each_engine_declares_its_transport() -> None:
     # Scraped pages go as a browser (bot walls read the TLS fingerprint); JSON and MCP APIs as the library.
     for name, module in ENGINES.items():
         info = module.INFO
-        assert info.transport == ("browser" if info.kind == "html" else "api"), name
+        expected = TRANSPORT_EXCEPTIONS.get(name, "browser" if info.kind == "html" else "api")
+        assert info.transport == expected, name
     assert {n for n, m in ENGINES.items() if m.INFO.transport == "browser"} >= {
         "ddg",
         "bing",
@@ -522,7 +544,9 @@ def test_each_engine_declares_its_transport() -> None:
 
 
 def test_correlated_groups() -> None:
-    assert {n for n, m in ENGINES.items() if m.INFO.group == "bing"} == {"ddg", "bing", "bing-cn", "yahoo"}
+    assert {n for n, m in ENGINES.items() if m.INFO.group == "bing"} == {
+        "ddg", "bing", "bing-cn", "yahoo", "ddg-news", "bing-news",
+    }  # fmt: skip
     assert {n for n, m in ENGINES.items() if m.INFO.group == "exa"} == {"exa", "exa-free"}
 
 

@@ -1,4 +1,4 @@
-"""The fault matrix in the suite (issue 10): every hostile engine answer, played on loopback against one real
+"""The fault matrix in the suite: every hostile engine answer, played on loopback against one real
 HTTP API process, ends by the deadline with the healthy engine's rows kept, the faulty engine reported for
 what it did, /healthz answering while it happens, and the process's peak RSS under 200 MB.
 

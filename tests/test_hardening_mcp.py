@@ -1,12 +1,16 @@
-"""MCP over a real stdio subprocess with requests a hostile or sloppy client sends (issue 10): each one is
-answered, none kills the server, and the log on stderr holds no query or key."""
+"""MCP over a real stdio subprocess with requests a hostile or sloppy client sends: each one is answered, none
+kills the server, and the log on stderr holds no query or key. Lines the SDK cannot read at all (params that
+are no object, a batch, a NUL byte, JSON cut short) are answered by id when one can be read, else logged and
+skipped."""
 
 from __future__ import annotations
 
 import json
+import os
 import select
 import subprocess
 import sys
+import time
 
 from redis_server import CLI, isolated_env
 
@@ -24,15 +28,30 @@ class Stdio:
             stderr=subprocess.PIPE,
             env=isolated_env(home, env),
         )
+        self._pending = b""
 
-    def send(self, line: str) -> None:
-        self.proc.stdin.write(line.encode() + b"\n")
+    def send(self, line: str | bytes) -> None:
+        self.proc.stdin.write((line if isinstance(line, bytes) else line.encode()) + b"\n")
         self.proc.stdin.flush()
 
+    def initialize(self) -> None:
+        self.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}))  # fmt: skip
+        assert "result" in self.reply()
+        self.send('{"jsonrpc":"2.0","method":"notifications/initialized"}')
+
     def reply(self, timeout_s: float = 30.0) -> dict:
-        ready, _, _ = select.select([self.proc.stdout], [], [], timeout_s)
-        assert ready, "no reply"
-        return json.loads(self.proc.stdout.readline())
+        # Read from the descriptor into our own buffer: two answers can come in one read (a batch's), and a
+        # buffered readline would keep the second where select() cannot see it.
+        deadline = time.monotonic() + timeout_s
+        while b"\n" not in self._pending:
+            ready, _, _ = select.select([self.proc.stdout], [], [], max(0.0, deadline - time.monotonic()))
+            assert ready, "no reply"
+            chunk = os.read(self.proc.stdout.fileno(), 65536)
+            assert chunk, "the server closed its output"
+            self._pending += chunk
+        line, _, self._pending = self._pending.partition(b"\n")
+        return json.loads(line)
 
     def call(self, request_id: int, arguments_json: str) -> dict:
         self.send(
@@ -54,10 +73,7 @@ class Stdio:
 def test_every_hostile_call_is_answered_and_the_server_lives_on(recording, tmp_path):
     mcp = Stdio(recording, tmp_path, {"SERPFUSE_BRAVE_API_KEY": SECRET})
     try:
-        mcp.send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}))  # fmt: skip
-        assert "result" in mcp.reply()
-        mcp.send('{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        mcp.initialize()
         hostile = [
             '{"query":"a \\ud800"}',  # a lone surrogate: the SDK itself cannot read the line
             '{"query":"\\udfff\\ud800"}',
@@ -79,3 +95,44 @@ def test_every_hostile_call_is_answered_and_the_server_lives_on(recording, tmp_p
         stderr = mcp.close()
     assert SECRET not in stderr and SECRET[:12] not in stderr
     assert QUERY not in stderr
+
+
+# (line, the ids its answers carry): every line here the SDK cannot read; MARK is in each, and never in the log.
+MARK = "zq-unlogged-marker"
+UNREADABLE = [
+    (f'{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":"{MARK}"}}'.encode(), [7]),
+    (f'[{{"jsonrpc":"2.0","id":8,"method":"tools/list"}},{{"jsonrpc":"2.0","id":"b","method":"{MARK}"}}]'.encode(), [8, "b"]),
+    (f'{{"jsonrpc":"2.0","id":10,"method":"tools/list","params":{{"q":"{MARK}\x00"}}}}'.encode(), [10]),  # a raw NUL
+    (f'{{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{{"name":"web_search","arguments":{{"query":"{MARK}'.encode(), [11]),
+    (f'{{"jsonrpc":"1.0","id":12,"method":"{MARK}"}}'.encode(), [12]),
+    (f'{{"jsonrpc":"2.0","id":13,"params":{{"x":"{MARK}"}}}}'.encode(), [13]),
+    (f'{{"jsonrpc":"2.0","id":14,"method":"tools/list","params":["{MARK}"]}}'.encode(), [14]),
+    # No id to answer: logged (by length) and skipped.
+    (f'{{"jsonrpc":"2.0","method":"tools/list","params":"{MARK}"}}'.encode(), []),
+    (f'{{"jsonrpc":"2.0","meth\x00od":"{MARK}","id":15}}'.encode(), []),  # the NUL comes before the id
+    (f"\xff\xfe{MARK} not json".encode("latin-1"), []),
+    (f'{{"jsonrpc":"2.0","id":{{"{MARK}":1}},"method":"tools/list"'.encode(), []),
+]  # fmt: skip
+
+
+def test_every_line_with_a_readable_id_is_answered_and_the_rest_skipped(recording, tmp_path):
+    mcp = Stdio(recording, tmp_path, {})
+    try:
+        mcp.initialize()
+        for n, (line, ids) in enumerate(UNREADABLE):
+            mcp.send(line)
+            answers = [mcp.reply() for _ in ids]
+            assert [a["id"] for a in answers] == ids, line
+            for answer in answers:
+                assert answer["error"]["code"] in (-32700, -32600, -32602), answer
+                assert answer["error"]["message"] and "\n" not in answer["error"]["message"]
+            # Nothing else was written for the line: the next answer is the next request's.
+            mcp.send(f'{{"jsonrpc":"2.0","id":"next-{n}","method":"tools/list"}}')
+            assert mcp.reply()["id"] == f"next-{n}"
+        ok = mcp.call(99, json.dumps({"query": QUERY}))
+        assert not ok["result"].get("isError") and ok["result"]["structuredContent"]["results"]
+    finally:
+        stderr = mcp.close()
+    skipped = [line for line in stderr.splitlines() if "skipped a line" in line]
+    assert len(skipped) == sum(1 for _, ids in UNREADABLE if not ids), stderr[-2000:]
+    assert MARK not in stderr and "Traceback" not in stderr

@@ -113,3 +113,47 @@ def test_read_refuses_loopback_without_the_setting_and_unreachable_is_a_network_
     for bad in ("ftp://example.com/x", "not-a-file-or-url"):
         proc = _read(tmp_path, bad)
         assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_several_targets_are_one_process_and_one_json_line_each_in_order(tmp_path, page_server):
+    (tmp_path / "local.html").write_bytes(ARTICLE.replace(b"Harbour news", b"Local harbour"))
+    targets = [
+        f"{page_server.url}/story",
+        f"{page_server.url}/missing",
+        str(tmp_path / "local.html"),
+        f"{page_server.url}/paper.pdf",
+        "no-such-file.html",
+        f"{page_server.url}/notes.txt",
+    ]
+    proc = _read(tmp_path, *targets, "--json", "--no-cache", port=page_server.port)
+    assert proc.returncode == 2, proc.stderr  # a caller's failure (no such file) among them
+    lines = proc.stdout.splitlines()
+    assert len(lines) == len(targets)
+    out = [json.loads(line) for line in lines]
+    assert [o["url"] for o in out] == targets
+    assert [o["error"] is None for o in out] == [True, False, True, True, False, True]
+    assert out[0]["title"] == "Harbour news" and out[0]["content"].startswith("# Harbour news")
+    assert "HTTP 404" in out[1]["error"] and "neither an http(s) URL nor a readable file" in out[4]["error"]
+    assert out[2]["title"] == "Local harbour" and out[2]["finalUrl"] is None
+    assert out[3]["kind"] == "pdf" and out[5]["content"] == "plain notes ✓"
+    errors = proc.stderr.strip().splitlines()
+    assert len(errors) == 2 and all(e.startswith("serpfuse: error: ") for e in errors)
+    assert f"{page_server.url}/missing: " in errors[0] and "Traceback" not in proc.stderr
+
+
+def test_several_targets_as_markdown_each_under_its_name_and_the_exit_says_a_page_failed(
+    tmp_path, page_server
+):
+    ok, missing = f"{page_server.url}/story", f"{page_server.url}/missing"
+    proc = _read(tmp_path, ok, missing, f"{page_server.url}/notes.txt", "--no-cache", port=page_server.port)
+    assert proc.returncode == 1, proc.stderr  # the network's or the page's failure only
+    assert proc.stdout.startswith(f"==> {ok} <==\n# Harbour news")
+    assert f"\n\n==> {page_server.url}/notes.txt <==\nplain notes ✓\n" in proc.stdout
+    assert missing not in proc.stdout
+    (line,) = proc.stderr.strip().splitlines()
+    assert line == f"serpfuse: error: {missing}: 127.0.0.1 answered HTTP 404"
+    every = _read(tmp_path, ok, f"{page_server.url}/notes.txt", "--json", port=page_server.port)
+    assert every.returncode == 0 and [json.loads(x)["error"] for x in every.stdout.splitlines()] == [
+        None,
+        None,
+    ]

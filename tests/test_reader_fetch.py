@@ -375,7 +375,7 @@ async def test_robots_unavailable_disallows_missing_allows(site):
     assert page.kind == "html"
 
 
-async def test_pages_are_cached_by_canonical_url(site, tmp_path):
+async def test_pages_are_cached_by_their_normalized_url(site, tmp_path):
     from serpfuse.state.cache import SqliteResultCache
 
     server, resolver, dial = site
@@ -405,3 +405,55 @@ async def test_an_international_name_is_resolved_and_pinned_in_its_idna_form(sit
     got = await fetch("http://bücher.test/idn", policy=STRICT, resolver=resolver, dial=dial)
     assert got.status == 200 and resolver.lookups == ["xn--bcher-kva.test"]
     assert server.seen("/idn")[0].headers["host"] == "xn--bcher-kva.test"
+
+
+# --- what is no URL at all: typed, before the cache or any resolution ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        (None, "not text but NoneType"),
+        (42, "not text but int"),
+        (b"http://site.test/", "not text but bytes"),
+        ("", "is empty"),
+        ("   ", "is empty"),
+        ("not a url", "no scheme"),
+        ("site.test/story", "no scheme"),
+        ("http://", "no host"),
+        ("http://.../", "no host"),
+        ("http://site.test:abc/", "not a valid URL"),
+        ("http://[::1", "not a valid URL"),
+        ("http://site.test/\r\nX-Injected: 1", "control character"),
+        ("http://site.test\x00.evil/", "control character"),
+        ("http://site.test/" + "a" * 9000, "longer than 8,192"),
+        ("http://exa mple.test/", "not a domain name"),
+        ("http://ex%41mple.test/", "not a domain name"),
+        ("http://" + "a" * 64 + ".test/", "not a domain name"),
+        ("http://a..b/", "not a domain name"),
+    ],
+)
+async def test_what_is_no_url_is_invalid_url_before_the_cache_or_any_lookup(url, why, tmp_path):
+    from serpfuse.reader.guard import InvalidURL
+    from serpfuse.state.cache import SqliteResultCache
+
+    resolver, dial = Resolver({}), Dialler(None)
+    reader = Reader(
+        policy=STRICT, resolver=resolver, dial=dial, cache=SqliteResultCache(tmp_path / "c.sqlite3")
+    )
+    with pytest.raises(InvalidURL, match=why) as caught:
+        await reader.read(url)
+    message = str(caught.value)
+    assert message.startswith("not a valid URL: ") and caught.value.exit_code == 2 and "\n" not in message
+    assert resolver.lookups == [] and dial.dials == []
+
+
+@pytest.mark.parametrize(
+    "url", ["ftp://site.test/x", "javascript:alert(1)", "http://user:pw@site.test/", "http://site.test:8080/"]
+)
+async def test_urls_the_policy_refuses_are_refused_not_invalid(url):
+    from serpfuse.reader.guard import InvalidURL
+
+    with pytest.raises(Refused) as caught:
+        await Reader(policy=STRICT, resolver=Resolver({}), dial=Dialler(None)).read(url)
+    assert not isinstance(caught.value, InvalidURL) and not str(caught.value).startswith("not a valid URL")

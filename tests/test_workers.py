@@ -208,12 +208,16 @@ def test_two_workers_count_each_request_once_on_one_metrics_page(data_dir, tmp_p
     try:
         metrics_dir = _metrics_dir(tmp)
         sent = 0
-        for _ in range(20):  # each request a new connection, until the kernel has handed some to both workers
-            for _ in range(5):
-                assert server.get("/openapi.json")[0] == 200
-                sent += 1
-            if len(_per_worker(metrics_dir, "openapi")) == 2:
-                break
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(
+            8
+        ) as pool:  # new connections at once, until the kernel has handed some to both
+            for _ in range(20):  # (one at a time, the worker already waiting in accept() takes them all)
+                assert set(pool.map(lambda _: server.get("/openapi.json")[0], range(8))) == {200}
+                sent += 8
+                if len(_per_worker(metrics_dir, "openapi")) == 2:
+                    break
         deadline = time.monotonic() + 5  # a worker counts a request just after answering it
         while True:
             answered = {pid: counts["200"] for pid, counts in _per_worker(metrics_dir, "openapi").items()}
@@ -223,10 +227,13 @@ def test_two_workers_count_each_request_once_on_one_metrics_page(data_dir, tmp_p
         assert len(answered) == 2 and all(answered.values()), answered
         assert sum(answered.values()) == sent, answered
         pages = []
-        for _ in range(40):  # scrapes until both workers have answered some
-            pages.append(server.get("/metrics")[2].decode())
-            if len(_per_worker(metrics_dir, "metrics")) == 2 and len(pages) >= 4:
-                break
+        with ThreadPoolExecutor(4) as pool:  # scrapes until both workers have answered some
+            for _ in range(20):
+                pages += [
+                    body.decode() for _, _, body in pool.map(lambda _: server.get("/metrics"), range(4))
+                ]
+                if len(_per_worker(metrics_dir, "metrics")) == 2:
+                    break
         assert len(_per_worker(metrics_dir, "metrics")) == 2
         assert {_route_total(page, "openapi", 200) for page in pages} == {sent}
         assert all(re.search(r"^serpfuse_workers 2(\.0)?$", page, re.M) for page in pages)

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from functools import cache
-from typing import Any, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
-from pydantic import Field, PrivateAttr, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, PrivateAttr, field_validator, model_validator
 
 from serpfuse import data
 from serpfuse.models import Model
@@ -215,8 +216,29 @@ class SelectionConfig(Model):
 DEFAULT_STRATEGY = "adaptive"
 
 
+def _not_bool(value: object) -> object:
+    if isinstance(value, bool):  # pydantic would read true as 1.0: a weight is a number, said as one
+        raise ValueError(f"must be a number, got {value!r}")
+    return value
+
+
+def _finite_non_negative(value: float) -> float:
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"must be a finite number >= 0, got {value!r}")
+    return value
+
+
+EngineWeight = Annotated[float, BeforeValidator(_not_bool), AfterValidator(_finite_non_negative)]
+
+
 class RankingConfig(Model):
     strategy: str = DEFAULT_STRATEGY
+    # Engine weights learned from judgments (``serpfuse calibrate``, ``[ranking.weights]``, ``--weights``): one
+    # multiplier per engine on top of each weighted ranker's own engine weights (adaptive and consensus:
+    # consensus.weights; rrf: rrf.weights), read through ``weight_of``. An engine not named keeps 1; 0 silences it.
+    weights: dict[str, EngineWeight] = Field(
+        default_factory=dict, description="engine -> multiplier of its weight (default 1)"
+    )
     # One answer's rows name at most this many engines as voters; the rest are one voter (candidates.py).
     engine_names_per_answer: int = Field(16, ge=1)
     filters: FilterConfig = Field(default_factory=FilterConfig)
@@ -243,6 +265,21 @@ class RankingConfig(Model):
             )
             self._memo["fingerprint"] = hashlib.sha256(blob.encode()).hexdigest()[:16]
         return self._memo["fingerprint"]
+
+    @field_validator("weights")
+    @classmethod
+    def _named_engines(cls, weights: dict[str, float]) -> dict[str, float]:
+        if any(not name.strip() for name in weights):
+            raise ValueError("an engine weight needs an engine name")
+        return weights
+
+    def weight_of(self, engine: str) -> float:
+        """The engine's ``weights`` multiplier: by its logical name (aliases folded, as the consensus counts
+        voters), else by the name it was given, else 1."""
+        if not self.weights:
+            return 1.0
+        voter = self.consensus.aliases.get(engine, engine)
+        return self.weights.get(voter, self.weights.get(engine, 1.0))
 
     def with_strategy(self, strategy: str | None) -> RankingConfig:
         if not strategy or strategy == self.strategy:

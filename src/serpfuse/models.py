@@ -7,14 +7,18 @@ the consensus-v2.1 fields (``evidenceScore``, ``dateStatus``...) use; Python cod
 from __future__ import annotations
 
 import datetime as dt
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
+from serpfuse.text import url_without_controls, without_controls
 from serpfuse.validation import LOCALE_MAX_CHARS, check_locale, check_strings
 
 TimeRange = Literal["day", "week", "month", "year"]
+# What a search looks for: the web, or news articles (asked of the engines' news endpoints).
+Category = Literal["general", "news"]
+CATEGORIES: tuple[str, ...] = get_args(Category)
 EngineStatus = Literal[
     "ok", "empty", "error", "timeout", "parse-timeout", "rate-limited", "challenge", "skipped"
 ]
@@ -62,6 +66,7 @@ class SearchRequest(Model):
     language: str | None = Field(None, max_length=LOCALE_MAX_CHARS, description="e.g. en, zh-CN")
     strategy: str | None = None
     min_score: float = Field(0.0, ge=0.0, allow_inf_nan=False)
+    category: Category = Field("general", description="general (the web) or news")
 
     @model_validator(mode="before")
     @classmethod
@@ -75,6 +80,14 @@ class SearchRequest(Model):
     @classmethod
     def _locale_ok(cls, v: str | None, info) -> str | None:
         return check_locale(v, info.field_name)
+
+    @field_validator("category", mode="before")
+    @classmethod
+    def _category_ok(cls, v: object) -> object:
+        name = v.strip().lower() if isinstance(v, str) else v
+        if name not in CATEGORIES:
+            raise ValueError(f"unknown category {v!r} (choose from: {', '.join(CATEGORIES)})")
+        return name
 
     @field_validator("query")
     @classmethod
@@ -125,6 +138,18 @@ class EngineRow(Model):
     published: dt.datetime | None = None
     variant: str = ""
 
+    # Here, where every engine's rows are built (and every recording's read back), so every face (terminal,
+    # JSON, MCP, the page) gets text no terminal would obey: an engine's ESC or BEL is shown, never acted on.
+    @field_validator("engine", "title", "snippet", "variant")
+    @classmethod
+    def _text_shown_as_is(cls, v: str) -> str:
+        return without_controls(v)
+
+    @field_validator("url")
+    @classmethod
+    def _url_shown_as_is(cls, v: str) -> str:
+        return url_without_controls(v)
+
 
 class EngineAnswer(Model):
     """What one engine said for one query variant: its rows and how the call went."""
@@ -137,6 +162,11 @@ class EngineAnswer(Model):
     variant: str = ""
     tier: Literal["primary", "fallback"] = "primary"
     retry_after_s: float | None = None
+
+    @field_validator("reason")
+    @classmethod
+    def _reason_shown_as_is(cls, v: str | None) -> str | None:
+        return None if v is None else without_controls(v)
 
 
 class Observation(Model):
@@ -193,6 +223,11 @@ class EngineReport(Model):
     rows: int = 0
     reason: str | None = None
     tier: Literal["primary", "fallback"] = "primary"
+
+    @field_validator("reason")
+    @classmethod
+    def _reason_shown_as_is(cls, v: str | None) -> str | None:
+        return None if v is None else without_controls(v)
 
 
 class SearchResponse(Model):

@@ -10,6 +10,7 @@ import asyncio
 import datetime as dt
 import time
 from collections import defaultdict
+from dataclasses import dataclass
 from functools import cache
 
 from serpfuse.config import SCORE_VERSION, FilterConfig, RankingConfig
@@ -24,7 +25,7 @@ from serpfuse.models import (
 from serpfuse.rank_worker import in_thread, off_loop, ranks_here
 from serpfuse.ranking.candidates import build_candidates, fold_engine_names
 from serpfuse.ranking.context import FilterContext, RankContext
-from serpfuse.ranking.filters import judge, passes_cjk_gate, screen
+from serpfuse.ranking.filters import FilterOutcome, judge, passes_cjk_gate, screen
 from serpfuse.ranking.filters.timerange import undated
 from serpfuse.ranking.pool import analyze_pool
 from serpfuse.ranking.query import QueryAnalysis, analyze_query
@@ -141,25 +142,30 @@ def _explanations(
     return out
 
 
-def rank_answers(
+@dataclass
+class RankingInputs:
+    """What the ranker is handed for one search: every candidate, what the filters kept, cut and demoted, and
+    the context. A pure function of the answers, the request, the configuration and the clock."""
+
+    answers: list[EngineAnswer]  # as ranked: a broker's engines beyond the cap folded into one voter
+    candidates: list[Candidate]
+    outcome: FilterOutcome
+    ctx: RankContext
+    filter_ctx: FilterContext
+    warnings: list[str]
+
+
+def ranking_inputs(
     answers: list[EngineAnswer],
     request: SearchRequest,
     *,
     config: RankingConfig,
-    query: QueryAnalysis | None = None,
-    now: dt.datetime | None = None,
-    explain: bool = False,
+    query: QueryAnalysis,
+    now: dt.datetime,
     fanout: FanoutResult | None = None,
-) -> SearchResponse:
-    """Everything after the fan-out: pure, deterministic, and what offline benchmarks call."""
-    t0 = time.perf_counter()
-    strategy = request.strategy or config.strategy
-    ranker = get_ranker(strategy)
-    config = config.with_strategy(strategy)
-    query = query or analyze_query(request.query)
-    now = now or dt.datetime.now(dt.UTC)
+) -> RankingInputs:
+    """Everything after the fan-out and before the ranker: normalise, screen, read the pool, filter."""
     warnings = list(fanout.warnings) if fanout else []
-
     answers = fold_engine_names(answers, config.engine_names_per_answer)
     candidates, invalid = build_candidates(answers, query)
     if invalid:
@@ -188,6 +194,29 @@ def rank_answers(
         lead_engines=fanout.lead_engines if fanout else None,
         pool=filter_ctx.pool,
     )
+    return RankingInputs(answers, candidates, outcome, ctx, filter_ctx, warnings)
+
+
+def rank_answers(
+    answers: list[EngineAnswer],
+    request: SearchRequest,
+    *,
+    config: RankingConfig,
+    query: QueryAnalysis | None = None,
+    now: dt.datetime | None = None,
+    explain: bool = False,
+    fanout: FanoutResult | None = None,
+) -> SearchResponse:
+    """Everything after the fan-out: pure, deterministic, and what offline benchmarks call."""
+    t0 = time.perf_counter()
+    strategy = request.strategy or config.strategy
+    ranker = get_ranker(strategy)
+    config = config.with_strategy(strategy)
+    query = query or analyze_query(request.query)
+    now = now or dt.datetime.now(dt.UTC)
+    inputs = ranking_inputs(answers, request, config=config, query=query, now=now, fanout=fanout)
+    answers, candidates, outcome = inputs.answers, inputs.candidates, inputs.outcome
+    ctx, filter_ctx, warnings = inputs.ctx, inputs.filter_ctx, inputs.warnings
     ranked = demote(ranker.rank(outcome.kept, ctx), outcome.demoted, config.filters.anchor_demotion)
     selection = select(ranked, ranker, ctx)
     results = [_result(s, strategy, outcome.demoted.get(s.candidate.key)) for s in selection.selected]

@@ -26,7 +26,7 @@ from serpfuse.engines.base import ErrorStatus
 from serpfuse.models import EngineReport, Model, SearchRequest, SearchResponse
 from serpfuse.pipeline import search as run_pipeline
 from serpfuse.ranking.rankers import get_ranker
-from serpfuse.settings import ConfigError, Settings
+from serpfuse.settings import ConfigError, Settings, check_engines
 from serpfuse.sources import open_source
 from serpfuse.sources.base import EngineSlot, Source
 from serpfuse.sources.fanout import select_slots
@@ -176,6 +176,7 @@ class SearchService:
                 **live_options,
                 budget=stores.buckets(per_min, per_min, prefix="engine:") if per_min else None,
             )
+        check_engines(settings, source)
         return cls(settings, source, stores=stores, metrics=metrics, owns_source=owns)
 
     # --- requests ----------------------------------------------------------------------------------------

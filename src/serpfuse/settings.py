@@ -2,10 +2,13 @@
 
 The file is ``--config PATH`` or ``$SERPFUSE_CONFIG`` when given (it must then exist), else ``serpfuse.toml`` in
 the working directory, else ``serpfuse.toml`` in the user's config directory (platformdirs), else none. Its
-``[ranking]`` table overrides ``RankingConfig`` knobs (``[ranking.rrf] rrf_constant = 30``). A key the model does
-not know, in the file or in ``[ranking]``, is a one-line error: a typo must never be silently ignored.
+``[ranking]`` table overrides ``RankingConfig`` knobs (``[ranking.rrf] rrf_constant = 30``); its ``[ranking.weights]``
+(engine = weight, what ``serpfuse calibrate`` writes) are learned engine weights, and so reach the HTTP API and
+the MCP server too. A key the model does not know, in the file or in ``[ranking]``, is a one-line error: a typo
+must never be silently ignored.
 Environment variables name fields after the prefix (``SERPFUSE_CACHE_TTL_S``); nested ranking knobs use ``__``
-(``SERPFUSE_RANKING__RRF__RRF_CONSTANT=30``).
+(``SERPFUSE_RANKING__RRF__RRF_CONSTANT=30``). A ``SERPFUSE_*`` variable serpfuse does not read is an error too,
+naming the nearest one it does; so is an engine in ``engines`` the source does not have (``check_engines``).
 """
 
 from __future__ import annotations
@@ -31,11 +34,15 @@ from pydantic_settings import (
 )
 
 from serpfuse.config import RankingConfig
-from serpfuse.models import DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_CHARS
+from serpfuse.models import DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_CHARS, SearchRequest
 from serpfuse.ranking.rankers import available
-from serpfuse.sources.fanout import DEFAULT_DEADLINE_S
+from serpfuse.secrets import KEYS_FILE_ENV
+from serpfuse.sources.base import EngineSlot
+from serpfuse.sources.fanout import DEFAULT_DEADLINE_S, UnknownEngine, select_slots
+from serpfuse.sources.replay import ReplaySource
 
 APP_NAME = "serpfuse"
+ENV_PREFIX = "SERPFUSE_"
 CONFIG_ENV = "SERPFUSE_CONFIG"
 CONFIG_FILE_NAME = "serpfuse.toml"
 MASK = "***"
@@ -67,7 +74,7 @@ def split_list(value: Any) -> Any:
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
-        env_prefix="SERPFUSE_",
+        env_prefix=ENV_PREFIX,
         env_nested_delimiter="__",
         extra="forbid",
         validate_default=True,
@@ -103,6 +110,12 @@ class Settings(BaseSettings):
     rate_limit_loopback: bool | None = None
     max_query_chars: int = Field(MAX_QUERY_CHARS, ge=1, le=MAX_QUERY_CHARS)
     max_body_bytes: int = Field(64 * 1024, ge=256)
+    header_timeout_s: float = Field(
+        10.0, gt=0, description="how long a client may take to send a request's headers"
+    )
+    max_connections: int = Field(
+        1000, ge=1, description="connections one server process holds; past that a request is answered 503"
+    )
     mcp_max_chars: int = Field(6000, ge=MCP_MIN_CHARS, le=MCP_MAX_CHARS)
     engine_budget_per_min: float | None = Field(
         None, gt=0, description="requests per engine per minute, shared by every process on redis_url"
@@ -221,6 +234,8 @@ def read_toml(path: Path) -> dict[str, Any]:
             data = tomllib.load(handle)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 (byte {exc.start}); a TOML file is UTF-8 text") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
     unknown = sorted(set(data) - set(Settings.model_fields))
@@ -231,6 +246,40 @@ def read_toml(path: Path) -> dict[str, Any]:
     return data
 
 
+def read_weights_file(path: str | Path) -> dict[str, float]:
+    """Engine -> weight from a weights file: a TOML file holding only ``[ranking.weights]`` (what ``serpfuse
+    calibrate`` writes; a settings file may carry the same table). An engine it does not name weighs 1."""
+    path = Path(path).expanduser()
+    try:
+        with path.open("rb") as handle:
+            data = tomllib.load(handle)
+    except FileNotFoundError:
+        raise ConfigError(f"weights file not found: {path}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    ranking = data.get("ranking")
+    weights = ranking.get("weights") if isinstance(ranking, dict) else None
+    if set(data) != {"ranking"} or set(ranking) != {"weights"} or not isinstance(weights, dict):
+        raise ConfigError(f"{path}: a weights file holds one table, [ranking.weights] (engine = weight)")
+    try:
+        return RankingConfig(weights=weights).weights
+    except ValidationError as exc:
+        loc = exc.errors()[0].get("loc", ())
+        line = _line_of_key(path, str(loc[1])) if len(loc) > 1 else 0
+        raise ConfigError(f"{path}:{line or '?'}: ranking.{validation_message(exc)}") from None
+
+
+def _line_of_key(path: Path, key: str) -> int:
+    """The line a TOML key is set on (bare or quoted), 0 when not found: an error can point at it."""
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        name = line.split("=", 1)[0].strip() if "=" in line else ""
+        if name.strip("\"'") == key:
+            return number
+    return 0
+
+
 def validation_message(exc: ValidationError) -> str:
     """pydantic's first error as one line, ``field: message``: what every interface shows for bad input."""
     err = exc.errors()[0]
@@ -239,6 +288,66 @@ def validation_message(exc: ValidationError) -> str:
     if err.get("type") == "extra_forbidden":
         msg = "unknown key"
     return f"{where}: {msg}" if where and not msg.startswith(f"{where}: ") else msg  # said once
+
+
+# SERPFUSE_* variables serpfuse reads that are no setting: the settings file, the keys file, the benchmark
+# corpora (SERPFUSE_DATA, read by benchmarks/ and the tests); an engine's API key (SERPFUSE_<ENGINE>_API_KEY) and an engine's
+# own base URL (INFO.base_url_envs, e.g. SERPFUSE_SEARXNG_URL) are recognised by their form and their engine.
+OTHER_ENV = frozenset({CONFIG_ENV, KEYS_FILE_ENV, "SERPFUSE_DATA"})
+
+
+def check_environment(env: Mapping[str, str]) -> None:
+    """``ConfigError`` for a ``SERPFUSE_*`` variable serpfuse does not read, with the nearest name it does:
+    the settings model only looks up the names it knows, so a misspelt one would be ignored without a word.
+    (A nested ``SERPFUSE_RANKING__...`` name is checked by the model itself.)"""
+    unknown = sorted(
+        name
+        for name in env
+        if name.upper().startswith(ENV_PREFIX)
+        and "__" not in name
+        and not name.upper().endswith("_API_KEY")
+        and name.upper() not in _known_env()
+    )
+    if unknown:
+        from serpfuse.engines import ENGINES  # only now: most runs have nothing unknown to look up
+
+        base_url_envs = {name for m in ENGINES.values() for name in m.INFO.base_url_envs}
+        unknown = [name for name in unknown if name.upper() not in base_url_envs]
+    if unknown:
+        import difflib
+
+        name = unknown[0]
+        # Compared after the prefix, which every name shares and would make any two look alike.
+        known = sorted(k.removeprefix(ENV_PREFIX) for k in _known_env())
+        near = difflib.get_close_matches(name.upper().removeprefix(ENV_PREFIX), known, n=1, cutoff=0.6)
+        hint = f"did you mean {ENV_PREFIX}{near[0]}?" if near else "`serpfuse config show` lists the settings"
+        raise ConfigError(f"environment: {name} is no serpfuse setting; {hint}")
+
+
+def _known_env() -> frozenset[str]:
+    return OTHER_ENV | {ENV_PREFIX + field.upper() for field in Settings.model_fields}
+
+
+def check_engines(settings: Settings, source: Any) -> None:
+    """``ConfigError`` when the settings' ``engines`` names one ``source`` does not have (the live registry,
+    or a recording's engines; aliases count): caught once at start-up, not as a 400 on every search."""
+    if not settings.engines:
+        return
+    request = SearchRequest(query="engines", engines=settings.engines)
+    if isinstance(source, ReplaySource):  # its engines are each query's: any recorded query's will do
+        names = {e for recorded in source.recording.values() for e in recorded.engines}
+        slots = [EngineSlot(name=e) for e in sorted(names)]
+    else:
+        slots = source.slots(request)
+    try:
+        select_slots(slots, request)
+    except UnknownEngine as exc:
+        import difflib
+
+        name = exc.names[0]
+        near = difflib.get_close_matches(name, exc.valid, n=1, cutoff=0.6)
+        hint = f"did you mean {near[0]!r}?" if near else f"choose from: {', '.join(exc.valid)}"
+        raise ConfigError(f"settings: engines: unknown engine {name!r}; {hint}") from None
 
 
 @contextmanager
@@ -252,6 +361,7 @@ def _toml_scope(data: dict[str, Any]) -> Iterator[None]:
 
 def load_settings(config: str | Path | None = None, **flags: Any) -> Settings:
     """Settings from the TOML file, the environment and ``flags`` (None values are "flag not given")."""
+    check_environment(os.environ)
     path = find_config_file(config)
     data = read_toml(path) if path else {}
     given = {k: v for k, v in flags.items() if v is not None}

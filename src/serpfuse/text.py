@@ -123,6 +123,30 @@ def _clean(text: str) -> str:
     return " ".join((_TAG.sub("", text) if "<" in text else text).split())
 
 
+# What a terminal acts on instead of showing: C0 controls (ESC, BEL, NUL...), DEL, the C1 controls (CSI
+# is 0x9b, an ESC on its own), and the bidi embeddings, overrides and isolates that reorder what follows them
+# on screen. Tab, newline and carriage return are whitespace: a one-line field gets a space for them.
+_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_LINE_BREAKS = str.maketrans("\t\n\r", "   ")
+
+
+def without_controls(text: str) -> str:
+    """``text`` as one line with nothing a terminal would act on (``_CONTROLS`` dropped, tab and line breaks
+    made spaces): engine text is shown as it is, never obeyed."""
+    if text.isprintable():  # most text: C's scan says there is nothing to drop (controls are not printable)
+        return text
+    return _CONTROLS.sub("", text.translate(_LINE_BREAKS))
+
+
+def url_without_controls(url: str) -> str:
+    """``url`` as a browser sends it: tab and line breaks removed, any other control percent-encoded, so the
+    link still leads where it did and nothing in it reaches a terminal raw."""
+    if url.isprintable():
+        return url
+    url = url.replace("\t", "").replace("\n", "").replace("\r", "")
+    return _CONTROLS.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), url)
+
+
 class RowForm:
     """A row's title, snippet and URL as the stages read them (candidates, filters, rankers, selection): each
     piece is worked out on first use and then kept, so no stage folds or splits the same text again. One

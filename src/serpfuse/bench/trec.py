@@ -85,6 +85,16 @@ def ranked_lists(run: Mapping[str, Mapping[str, float]]) -> dict[str, list[str]]
     return {qid: order_by_score(scores.items()) for qid, scores in run.items()}
 
 
+def per_query_lists(runs: Mapping[str, Run], depth: int | None) -> dict[str, dict[str, list[str]]]:
+    """qid -> engine -> docids best first, each cut to ``depth``; an engine without the query is left out."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for engine, run in runs.items():
+        for qid, ranked in ranked_lists(run).items():
+            if ranked:
+                out.setdefault(qid, {})[engine] = ranked[:depth] if depth else ranked
+    return out
+
+
 def qid_order(qids: Iterable[str]) -> list[str]:
     """Numeric qids numerically, the rest after them as text (so 2 comes before 10)."""
 

@@ -17,12 +17,13 @@ from typer.core import TyperGroup
 # command, write that module and add its line here.
 COMMANDS = {
     "search": "Search the web (or a recording) and print the fused list.",
-    "read": "Read a page (or file) and print its main content as markdown, text or HTML.",
+    "read": "Read pages (or files) and print their main content as markdown, text or HTML.",
     "engines": "List every engine: tier, weight, group, region, transport (browser/api), key status and cooldown.",
     "doctor": "Check every engine live on a fixed query set; exit 1 when a default primary is broken.",
     "record": "Run live searches and save, per query and engine, the raw response and the parsed rows.",
     "bench": "Measure ranking quality on a recording with judgments: overall, per group, per engine, worst queries.",
     "fuse": "Fuse ranked lists given as TREC run files and print the fused run in TREC format.",
+    "calibrate": "Learn engine weights for the default fusion from judged queries; print or write them as TOML.",
     "serve": "Serve the HTTP API (native, SearXNG-, Tavily- and Firecrawl-shaped routes) and the web page.",
     "mcp": "Run the MCP server (tools: web_search, explain_search, engine_status, read_url).",
     "config": "Show the effective settings; manage engine API keys.",

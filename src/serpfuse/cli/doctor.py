@@ -77,6 +77,10 @@ def render(report: dict[str, Any], console: Console) -> None:
         "[dim]* default primary: one that is not ok fails the check (exit 1). ok = queries ok / asked; "
         "topic = rows carrying the query's terms; overlap = rows another engine also returned[/dim]"
     )
+    indexes = report["independentIndexes"]
+    console.print(
+        f"independent indexes answered: {indexes['answered']} ({', '.join(indexes['groups']) or 'none'})"
+    )
     if report["brokenPrimaries"]:
         console.print(f"[red]broken default primaries: {', '.join(report['brokenPrimaries'])}[/red]")
     else:

@@ -1,8 +1,9 @@
 """`serpfuse fuse RUN...`: fuse TREC run files (one per engine, the file stem names the engine) with any ranker.
 
 Each run is read as trec_eval reads it (score descending, ties by docid descending; the rank column is
-ignored), cut to its top ``--depth`` per query, and fused per query with ``fusion.fuse_lists``. Engines are
-unknown to the rankers here, so each weighs 1 and belongs to no correlated group. The fused run is printed in
+ignored), cut to its top ``--depth`` per query, and fused per query with ``fusion.fuse_lists``. An engine the
+rankers do not know weighs 1 and belongs to no correlated group; ``--weights FILE`` (``[ranking.weights]``, as
+``serpfuse calibrate`` writes it) multiplies the weights of the engines it names. The fused run is printed in
 TREC format; equal scores are written in trec_eval's order, so the rank column and the scores agree.
 """
 
@@ -38,16 +39,6 @@ def load_runs(paths: list[Path]) -> dict[str, trec.Run]:
     return runs
 
 
-def per_query_lists(runs: dict[str, trec.Run], depth: int | None) -> dict[str, dict[str, list[str]]]:
-    """qid -> engine -> docids best first, each cut to ``depth``; an engine without the query is left out."""
-    out: dict[str, dict[str, list[str]]] = {}
-    for engine, run in runs.items():
-        for qid, ranked in trec.ranked_lists(run).items():
-            if ranked:
-                out.setdefault(qid, {})[engine] = ranked[:depth] if depth else ranked
-    return out
-
-
 def fuse_runs(
     runs: dict[str, trec.Run],
     strategy: str,
@@ -58,7 +49,7 @@ def fuse_runs(
     """qid -> fused (docid, score) best first, at most ``limit`` rows."""
     from serpfuse.ranking.fusion import fuse_lists
 
-    lists = per_query_lists(runs, depth)
+    lists = trec.per_query_lists(runs, depth)
     config = (config or RankingConfig()).with_strategy(strategy)
     fused: dict[str, list[tuple[str, float]]] = {}
     for qid in trec.qid_order(lists):
@@ -83,9 +74,16 @@ def register(app: typer.Typer) -> None:
         settings: Annotated[
             list[str] | None, typer.Option("--set", help="a ranking knob, section.knob=value (repeatable)")
         ] = None,
+        weights: Annotated[
+            Path | None,
+            typer.Option(
+                "--weights", help="engine weights, [ranking.weights] (serpfuse calibrate writes it)"
+            ),
+        ] = None,
     ) -> None:
         """Fuse ranked lists given as TREC run files and print the fused run in TREC format."""
         from serpfuse.bench.config_specs import config_from
+        from serpfuse.settings import ConfigError, read_weights_file
 
         try:
             get_ranker(strategy)
@@ -94,7 +92,11 @@ def register(app: typer.Typer) -> None:
         tag = trec.check_tag(f"serpfuse-{strategy}")
         try:
             config = config_from(strategy, settings or [])
+            if weights is not None:
+                config = config.model_copy(update={"weights": read_weights_file(weights)})
             loaded = load_runs(runs)
+        except ConfigError as exc:
+            fail(str(exc))
         except ValidationError as exc:
             fail(validation_message(exc))
         except (ValueError, OSError) as exc:

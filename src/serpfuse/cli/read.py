@@ -1,4 +1,12 @@
-"""`serpfuse read URL|FILE`: one page's main content as markdown (or text, or HTML), safely fetched."""
+"""`serpfuse read TARGET...`: pages' main content as markdown (or text, or HTML), safely fetched, in one process.
+
+Targets are read a few at a time and printed in the order given, each as soon as it and those before it are
+done. With ``--json``, one JSON object per target per line: the page and its metadata with ``content`` in the
+chosen format and ``"error": null``, or, for a target that failed, ``{"url": TARGET, "error": "why"}``. Without
+it, each page's content, under a ``==> TARGET <==`` line when there are several; a failure is one line on
+stderr. Exit 0 when every target was read; else 1 when every failure was the network's or the page's
+(unreachable, HTTP error, too large), 2 when any was the caller's (not a URL or file, refused, unsupported).
+"""
 
 from __future__ import annotations
 
@@ -7,12 +15,19 @@ import json
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from serpfuse.cli.errors import fail
+from serpfuse.cli.errors import EXIT_BAD_INPUT, fail
 from serpfuse.settings import ConfigError, load_settings
+
+if TYPE_CHECKING:
+    from serpfuse.reader.models import Page, ReadError
+    from serpfuse.reader.service import Reader
+
+# Pages fetched at once: enough to hide the network's latency, few enough to be polite to one site.
+CONCURRENT_READS = 8
 
 
 class FormatChoice(StrEnum):
@@ -24,11 +39,15 @@ class FormatChoice(StrEnum):
 def register(app: typer.Typer) -> None:
     @app.command("read")
     def read_command(
-        target: Annotated[str, typer.Argument(help="an http(s) URL or a local file (HTML, PDF, text)")],
+        targets: Annotated[
+            list[str], typer.Argument(help="http(s) URLs or local files (HTML, PDF, text), one or more")
+        ],
         fmt: Annotated[
             FormatChoice, typer.Option("--format", "-f", help="what to print")
         ] = FormatChoice.markdown,
-        as_json: Annotated[bool, typer.Option("--json", help="the page and its metadata as JSON")] = False,
+        as_json: Annotated[
+            bool, typer.Option("--json", help="each page and its metadata as one JSON object per line")
+        ] = False,
         no_cache: Annotated[
             bool, typer.Option("--no-cache", help="neither read nor fill the page cache")
         ] = False,
@@ -38,28 +57,91 @@ def register(app: typer.Typer) -> None:
         ] = False,
         config: Annotated[str | None, typer.Option("--config", help="settings file (TOML)")] = None,
     ) -> None:
-        """Read a page (or file) and print its main content as markdown, text or HTML."""
-        from serpfuse.reader.models import ReadError
-        from serpfuse.reader.service import Reader, cache_for, is_url, read_file
+        """Read pages (or files) and print their main content as markdown, text or HTML."""
+        from serpfuse.reader import workers
+        from serpfuse.reader.service import Reader, cache_for, is_url
 
         try:
             settings = load_settings(config, read_robots=False if no_robots else None)
-            cache = None if no_cache or not is_url(target) else cache_for(settings)
+            any_url = any(is_url(t) for t in targets)
+            cache = cache_for(settings) if any_url and not no_cache else None
         except ConfigError as exc:
             fail(str(exc))
+        # Pages are extracted in worker processes under the reader's budget, started now so that they import
+        # the extractors while the first pages download.
+        workers.start(min(len(targets), _cores()))
+        reader = Reader.from_settings(settings, cache)
+        reader.workers = True
         try:
-            if is_url(target):
-                reader = Reader.from_settings(settings, cache)
-                page = asyncio.run(reader.read(target, use_cache=not no_cache))
-            elif Path(target).is_file():
-                page = read_file(Path(target))
-            else:
-                fail(f"{target!r} is neither an http(s) URL nor a readable file")
-        except ReadError as exc:
-            fail(str(exc), exc.exit_code)
+            codes = asyncio.run(_read_all(reader, targets, fmt.value, as_json, use_cache=not no_cache))
+        finally:
+            workers.close()
+        failed = [c for c in codes if c]
+        if failed:
+            raise SystemExit(max(failed))
+
+
+def _cores() -> int:
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+async def _read_all(
+    reader: Reader, targets: list[str], fmt: str, as_json: bool, *, use_cache: bool
+) -> list[int]:
+    """Read every target, print each in order; the exit code of each (0: read)."""
+    slots = asyncio.Semaphore(CONCURRENT_READS)
+
+    async def one(target: str) -> Page | ReadError:
+        async with slots:
+            return await _read_one(reader, target, use_cache=use_cache)
+
+    tasks = [asyncio.create_task(one(t)) for t in targets]
+    codes = []
+    for i, (target, task) in enumerate(zip(targets, tasks, strict=True)):
+        header = None
+        if len(targets) > 1:  # as head(1) does for several files
+            header = ("\n" if i else "") + f"==> {target} <==\n"
+        codes.append(_print(target, await task, fmt, as_json, header=header))
+    return codes
+
+
+async def _read_one(reader: Reader, target: str, *, use_cache: bool) -> Page | ReadError:
+    from serpfuse.reader.models import CallerError, ReadError
+    from serpfuse.reader.service import is_url
+
+    try:
+        if is_url(target):
+            return await reader.read(target, use_cache=use_cache)
+        if Path(target).is_file():
+            return await reader.read_file(Path(target))
+        return CallerError(f"{target!r} is neither an http(s) URL nor a readable file")
+    except ReadError as exc:
+        return exc
+
+
+def _print(target: str, got: Page | ReadError, fmt: str, as_json: bool, *, header: str | None) -> int:
+    from serpfuse.reader.models import ReadError
+
+    if isinstance(got, ReadError):
         if as_json:
-            payload = page.to_json_dict()
-            payload["content"] = page.content(fmt.value)
-            sys.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
-        else:
-            sys.stdout.write(page.content(fmt.value).rstrip("\n") + "\n")
+            _out(json.dumps({"url": target, "error": str(got)}, ensure_ascii=False) + "\n")
+        print(f"serpfuse: error: {f'{target}: ' if header else ''}{got}", file=sys.stderr)
+        return got.exit_code or EXIT_BAD_INPUT
+    if as_json:
+        payload = got.to_json_dict()
+        payload["content"] = got.content(fmt)
+        payload["error"] = None
+        _out(json.dumps(payload, ensure_ascii=False) + "\n")
+    else:
+        _out((header or "") + got.content(fmt).rstrip("\n") + "\n")
+    return 0
+
+
+def _out(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()  # each page as soon as it is read: a reader of the pipe need not wait for the batch

@@ -22,7 +22,7 @@ from serpfuse.engines import ENGINES
 from serpfuse.models import ANSWERED, EngineReport, SearchResponse
 from serpfuse.ranking.rankers import UnknownStrategy, available
 from serpfuse.service import QueryTooLong, SearchService
-from serpfuse.settings import ConfigError, load_settings
+from serpfuse.settings import ConfigError, load_settings, read_weights_file
 from serpfuse.sources.base import SourceError
 from serpfuse.sources.fanout import UnknownEngine
 
@@ -52,8 +52,12 @@ class TimeRangeChoice(StrEnum):
     year = "year"
 
 
+# Engine text (titles, snippets, URLs, engine names and reasons) goes through ``escape``: rich reads "[...]" as
+# markup, and "[link=...]" in a title would become a terminal hyperlink the engine chose.
 def render_table(resp: SearchResponse, console: Console, *, named: bool = False) -> None:
-    table = Table(title=f"serpfuse · {resp.query!r} · {resp.strategy}", show_lines=True, expand=True)
+    table = Table(
+        title=f"serpfuse · {escape(repr(resp.query))} · {resp.strategy}", show_lines=True, expand=True
+    )
     table.add_column("#", justify="right", width=3)
     table.add_column("result", ratio=5, overflow="fold")
     table.add_column("why", ratio=3)
@@ -110,9 +114,9 @@ def render_engines(resp: SearchResponse, console: Console, *, named: bool = Fals
     parts = []
     for e in shown:
         colour = {"ok": "green", "empty": "yellow", "skipped": "dim"}.get(e.status, "red")
-        why = f" ({e.reason})" if e.reason and e.status != "ok" else ""
+        why = f" ({escape(e.reason)})" if e.reason and e.status != "ok" else ""
         parts.append(
-            f"[{colour}]{escape(f'{e.engine}: {e.status}, {e.rows} rows, {e.latency_ms:.0f} ms{why}')}[/{colour}]"
+            f"[{colour}]{escape(e.engine)}: {e.status}, {e.rows} rows, {e.latency_ms:.0f} ms{why}[/{colour}]"
         )
     if summary:
         parts.append(f"[dim]{escape(summary)}[/dim]")
@@ -148,7 +152,7 @@ def render_explain(resp: SearchResponse, console: Console) -> None:
         ranks = ", ".join(f"{e} #{r}" for e, r in sorted(c.engine_ranks.items()))
         parts = ", ".join(f"{k}={v:.3g}" for k, v in c.score_parts.items() if v)
         cut = "" if c.selected else f"{c.cut_by}: {c.cut_reason}"
-        table.add_row(str(c.position or "-"), escape(c.url), ranks, parts, escape(cut))
+        table.add_row(str(c.position or "-"), escape(c.url), escape(ranks), parts, escape(cut))
     console.print(table)
 
 
@@ -181,6 +185,9 @@ def register(app: typer.Typer) -> None:
         date_to: Annotated[str | None, typer.Option("--to", help="Latest date, YYYY-MM-DD.")] = None,
         region: Annotated[str | None, typer.Option(help="Region, e.g. us, de, cn.")] = None,
         language: Annotated[str | None, typer.Option(help="Language, e.g. en, zh.")] = None,
+        category: Annotated[
+            str | None, typer.Option(help="general (the web, default) or news (news articles).")
+        ] = None,
         min_score: Annotated[float, typer.Option(help="Drop results scoring below this.")] = 0.0,
         replay: Annotated[
             str | None,
@@ -194,6 +201,9 @@ def register(app: typer.Typer) -> None:
         ] = False,
         config_file: Annotated[
             str | None, typer.Option("--config", help="Settings file (default serpfuse.toml).")
+        ] = None,
+        weights: Annotated[
+            str | None, typer.Option(help="Engine weights file, [ranking.weights] (serpfuse calibrate).")
         ] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print the response object as JSON.")] = False,
         explain: Annotated[
@@ -209,6 +219,8 @@ def register(app: typer.Typer) -> None:
             settings = load_settings(
                 config_file, replay=replay, deadline_s=deadline, limit=limit, strategy=strategy
             )
+            if weights:  # the file's weights replace the settings' [ranking.weights]
+                settings.ranking = settings.ranking.model_copy(update={"weights": read_weights_file(weights)})
         except ConfigError as exc:
             fail(str(exc))
         try:
@@ -235,6 +247,7 @@ def register(app: typer.Typer) -> None:
                     date_to=day_to,
                     region=region,
                     language=language,
+                    category=category,
                     min_score=min_score,
                 )
                 response = await service.search(

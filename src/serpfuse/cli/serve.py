@@ -144,10 +144,16 @@ def register(app: typer.Typer) -> None:
             asyncio.run(service.aclose())
             with contextlib.suppress(KeyboardInterrupt):
                 run_workers(
-                    flags, sock, workers=processes, log_level=log_level, state_dir=shared_dir(settings)
+                    flags,
+                    settings,
+                    sock,
+                    workers=processes,
+                    log_level=log_level,
+                    state_dir=shared_dir(settings),
                 )
             return
-        from serpfuse.serve.http_api import serve as run
+        from serpfuse.serve.connections import serve_app
+        from serpfuse.serve.http_api import create_app
 
         with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(run(service, log_level=log_level, sock=sock))
+            asyncio.run(serve_app(create_app(service), settings, log_level=log_level, sock=sock))

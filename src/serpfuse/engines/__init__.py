@@ -7,25 +7,32 @@ may also define ``classify`` to refine the central status mapper.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import ModuleType
 
 from serpfuse.engines import (
     anysearch,
     bing,
     bing_cn,
+    bing_news,
     brave,
+    brave_news,
     brave_web,
     ddg,
+    ddg_news,
     exa,
     exa_free,
     firecrawl,
+    google,
+    google_news,
     mojeek,
+    mwmbl,
     searxng,
     startpage,
     tavily,
     wikipedia,
     yahoo,
+    yep,
 )
 from serpfuse.engines.base import EngineError, classify_http
 
@@ -36,9 +43,12 @@ ENGINES: dict[str, ModuleType] = {
         bing,
         bing_cn,
         yahoo,
+        google,
         mojeek,
         brave_web,
         startpage,
+        yep,
+        mwmbl,
         wikipedia,
         anysearch,
         exa_free,
@@ -47,8 +57,16 @@ ENGINES: dict[str, ModuleType] = {
         tavily,
         firecrawl,
         searxng,
+        ddg_news,
+        bing_news,
+        brave_news,
+        google_news,
     )
 }
+
+# Engines that hold no general web index of their own: Wikipedia searches one site, AnySearch and SearXNG pass
+# on other engines' results. A count of independent indexes leaves them out.
+NOT_OWN_WEB_INDEX = frozenset({"wikipedia", "anysearch", "searxng"})
 
 
 class UnknownEngine(ValueError):
@@ -75,3 +93,32 @@ def is_multi_step(engine: ModuleType) -> bool:
 def has_preflight(engine: ModuleType) -> bool:
     """True for engines whose request is built from a first page's answer (``build_preflight``)."""
     return hasattr(engine, "build_preflight")
+
+
+def category_of(name: str) -> str:
+    """What a registered engine searches ("general", "news"); "general" for any other name (a recording's)."""
+    module = ENGINES.get(name)
+    return module.INFO.category if module is not None else "general"
+
+
+def default_keyless_primaries(category: str = "general") -> list[str]:
+    """The engines every search of ``category`` asks without any setup: primary tier, no key, no base URL."""
+    return [
+        name
+        for name, module in ENGINES.items()
+        if module.INFO.tier == "primary"
+        and module.INFO.category == category
+        and not module.INFO.needs_key
+        and not module.INFO.needs_base_url
+    ]
+
+
+def web_index_groups(engines: Iterable[str], groups: Mapping[str, str]) -> set[str]:
+    """The independent general-web indexes behind ``engines``: their correlated groups (``groups``, as in
+    data/engine_weights.json; an engine not listed is its own), without the engines that hold no index of
+    their own. Bing, DuckDuckGo and Yahoo are one index, Microsoft's."""
+    return {
+        groups.get(name, name)
+        for name in engines
+        if name not in NOT_OWN_WEB_INDEX and category_of(name) == "general"
+    }

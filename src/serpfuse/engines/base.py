@@ -43,9 +43,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from serpfuse.models import Category
+
 Tier = Literal["primary", "fallback"]
 Region = Literal["cjk", "global", "both"]
-Kind = Literal["html", "json", "mcp"]
+Kind = Literal["html", "json", "mcp", "xml"]  # what ``parse`` reads; "xml": an RSS feed
 # "browser": a scraped page, asked for the way a browser asks (impersonated TLS/HTTP2 fingerprint and headers);
 # "api": a JSON/MCP endpoint, asked by an honest library client (httpx2).
 TransportKind = Literal["browser", "api"]
@@ -88,6 +90,9 @@ class EngineInfo:
     # How long a challenge/CAPTCHA suspends this engine: how long its blocks last, not one number for all
     # (DuckDuckGo's form is per request, SearXNG suspends it 0 s; Google's "sorry" wall lasts hours).
     challenge_cooldown_s: float = CHALLENGE_COOLDOWN_S
+    # What the engine searches: the web, or news articles (a news endpoint is its own engine module). A search
+    # asks only the engines of its category.
+    category: Category = "general"
 
 
 @dataclass

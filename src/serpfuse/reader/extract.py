@@ -245,13 +245,13 @@ def _article_html(body: etree._Element) -> str:
 
 def extract_pdf(data: bytes) -> Extraction:
     from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
+    from pypdf.errors import PyPdfError
 
     try:
         reader = PdfReader(io.BytesIO(data))
         pages = [page.extract_text() or "" for page in reader.pages]
         info = reader.metadata
-    except (PdfReadError, ValueError, KeyError, TypeError) as exc:
+    except (PyPdfError, ValueError, KeyError, TypeError) as exc:  # PyPdfError: its read errors and its limits
         raise ExtractionError(
             f"unreadable PDF: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
         ) from exc

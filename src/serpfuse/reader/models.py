@@ -24,6 +24,14 @@ class ReadError(Exception):
         super().__init__(message.splitlines()[0] if message else type(self).__name__)
 
 
+class OverBudget(ReadError):
+    """Extracting the page would cost more than the reader spends on one page (time, memory or input size):
+    a huge table, a PDF whose streams inflate to gigabytes. One line, starting with what the caller needs."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(f"the page is too large or too slow to read ({why})")
+
+
 class CallerError(ReadError):
     exit_code = 2
     status = 422

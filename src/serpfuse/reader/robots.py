@@ -1,16 +1,19 @@
-"""robots.txt for the reader: fetched through the same guard, parsed by the standard library, cached per origin.
+"""robots.txt for the reader: fetched through the same guard, parsed by protego, cached per origin.
 
-RFC 9309's reading of failures: a robots.txt that is missing or forbidden (4xx) allows everything; a server
-error (5xx) disallows everything for that origin until the entry expires. When robots.txt cannot be fetched at
-all (refused, unresolvable, unreachable) the read fails with that cause, as the page itself would.
-"""
+protego reads robots.txt as RFC 9309 says (the standard library's parser does not): ``*`` matches any run of
+characters and ``$`` ends a pattern, and of the rules in the matching group the longest match decides (Allow
+wins a tie), whatever their order in the file. RFC 9309's reading of failures: a robots.txt that is missing or
+forbidden (4xx) allows everything; a server error (5xx) disallows everything for that origin until the entry
+expires. When robots.txt cannot be fetched at all (refused, unresolvable, unreachable) the read fails with
+that cause, as the page itself would."""
 
 from __future__ import annotations
 
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from urllib.robotparser import RobotFileParser
+
+from protego import Protego
 
 from serpfuse.reader.fetch import ROBOTS_AGENT, Fetched, HttpStatusError, Limits, decode
 from serpfuse.reader.guard import Target
@@ -21,13 +24,19 @@ ROBOTS_LIMITS = Limits(max_bytes=512 * 1024, timeout_s=5.0)  # RFC 9309: at leas
 MAX_ORIGINS = 1024
 ROBOTS_TYPES = frozenset({"text/plain", ""})
 RobotsGet = Callable[[str], Awaitable[Fetched]]  # the reader's own guarded GET, with ROBOTS_LIMITS
+# An origin's rules: the parsed file, or True (no rules: allow all) or False (unavailable: disallow all).
+Rules = Protego | bool
+
+
+def allows(rules: Rules, url: str) -> bool:
+    return rules if isinstance(rules, bool) else rules.can_fetch(url, ROBOTS_AGENT)
 
 
 class RobotsCache:
     def __init__(self, *, ttl_s: float = ROBOTS_TTL_S, clock: Callable[[], float] = time.monotonic) -> None:
         self.ttl_s = ttl_s
         self._clock = clock
-        self._rules: OrderedDict[str, tuple[float, RobotFileParser]] = OrderedDict()
+        self._rules: OrderedDict[str, tuple[float, Rules]] = OrderedDict()
         self.fetches = 0  # robots.txt downloads (tests check the cache is used)
 
     async def check(self, target: Target, get: RobotsGet) -> None:
@@ -40,24 +49,20 @@ class RobotsCache:
             self._rules.move_to_end(origin)
             while len(self._rules) > MAX_ORIGINS:
                 self._rules.popitem(last=False)
-        if not entry[1].can_fetch(ROBOTS_AGENT, target.url):
+        if not allows(entry[1], target.url):
             raise RobotsDisallowed(f"robots.txt of {target.host} disallows this page for {ROBOTS_AGENT}")
 
-    async def _load(self, target: Target, get: RobotsGet) -> RobotFileParser:
+    async def _load(self, target: Target, get: RobotsGet) -> Rules:
         self.fetches += 1
         host = f"[{target.host}]" if ":" in target.host else target.host
         default_port = 443 if target.scheme == "https" else 80
         netloc = host if target.port == default_port else f"{host}:{target.port}"
-        parser = RobotFileParser()
         try:
             fetched = await get(f"{target.scheme}://{netloc}/robots.txt")
         except (HttpStatusError, Unsupported) as exc:
-            if isinstance(exc, Unsupported) or exc.http_status < 500:
-                parser.allow_all = True  # missing, forbidden or not a robots file: no rules
-            else:
-                parser.disallow_all = True  # the site says it is unavailable: no crawler now
-            return parser
+            # missing, forbidden or not a robots file: no rules; a server error: the site says it is
+            # unavailable, so no crawler now
+            return isinstance(exc, Unsupported) or exc.http_status < 500
         # Anything else (refused, unresolvable, unreachable, too slow) is the page's own failure too: it
         # propagates with its cause rather than as a robots.txt refusal.
-        parser.parse(decode(fetched).splitlines())
-        return parser
+        return Protego.parse(decode(fetched))

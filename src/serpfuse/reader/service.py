@@ -2,41 +2,44 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from serpfuse.reader.fetch import (
-    HTML_TYPES,
-    PDF_TYPES,
-    TEXT_TYPES,
-    Dial,
-    Fetched,
-    Limits,
-    Resolver,
-    decode,
-    direct,
-    fetch,
-)
-from serpfuse.reader.guard import Policy, Target
+from serpfuse import rank_worker
+from serpfuse.reader import workers
+from serpfuse.reader.fetch import Dial, Fetched, Limits, Resolver, direct, fetch
+from serpfuse.reader.guard import Policy, Target, parse_target
 from serpfuse.reader.models import CallerError, Page, Unsupported
+from serpfuse.reader.pages import sniff
 from serpfuse.reader.robots import ROBOTS_LIMITS, ROBOTS_TYPES, RobotsCache
+from serpfuse.reader.workers import Budget
 from serpfuse.state.cache import json_bytes
-from serpfuse.urls import canonical_url
+from serpfuse.urls import canonical_url, host_of
 
 if TYPE_CHECKING:
-    from serpfuse.reader.extract import Extraction
     from serpfuse.settings import Settings
     from serpfuse.state.cache import ResultCache
 
-CACHE_VERSION = 1  # bump when a Page's layout or the extraction changes, so old entries are not served
+# Bump when a Page's layout, the extraction or the keying changes, so old entries are not served. 2: pages are
+# no longer filed under the URL their own <link rel=canonical> names.
+CACHE_VERSION = 2
 
 
 def page_key(url: str) -> str:
-    return "page:" + hashlib.sha256(f"{CACHE_VERSION}:{url}".encode()).hexdigest()
+    return "page:" + hashlib.sha256(f"{CACHE_VERSION}:{cache_url(url)}".encode()).hexdigest()
+
+
+def cache_url(url: str) -> str:
+    """The URL a page is filed under: the URL's own normal form (host case, default port, tracking parameters,
+    query order and fragment do not make another page), never the URL a search engine's redirector wraps: a
+    redirector's answer is its own page, and must not stand in for its target's."""
+    normal = canonical_url(url)
+    if normal is None or host_of(normal) != host_of(url):
+        return url.strip().split("#", 1)[0]
+    return normal
 
 
 @dataclass
@@ -49,6 +52,9 @@ class Reader:
     cache_ttl_s: float = 3600.0
     robots_cache: RobotsCache = field(default_factory=RobotsCache)
     dial: Dial = direct  # tests route a pretend public address to their loopback server
+    budget: Budget = field(default_factory=Budget)
+    # Extract in worker processes (reader.workers)? None: as this process ranks, in a worker when it is a server.
+    workers: bool | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings, cache: ResultCache | None = None) -> Reader:
@@ -63,12 +69,17 @@ class Reader:
         )
 
     async def read(self, url: str, *, use_cache: bool = True) -> Page:
-        """The page at ``url``, from the cache when read recently. Raises ``ReadError`` with one line."""
-        key_url = canonical_url(url) or url
+        """The page at ``url``, from the cache when read recently. Raises ``ReadError`` with one line.
+
+        A page is cached under the URL asked for and the URL it was served from after redirects: both name
+        what the server sent. The URL the page's own ``<link rel=canonical>`` names is metadata only: any page
+        can name any URL, and filing it there would let one page stand in for another's text."""
+        parse_target(url, self.policy)  # what is no URL, or one the policy refuses, never reaches the cache
         cache = self.cache if use_cache else None
         if cache is not None:
-            hit = await _cache_get(cache, page_key(key_url))
+            hit = await _cache_get(cache, page_key(url))
             if hit is not None:
+                hit.url = url  # filed by another URL that reached the same page (a redirect's start)
                 return hit
         fetched = await fetch(
             url,
@@ -78,14 +89,25 @@ class Reader:
             dial=self.dial,
             before_hop=self._robots_check if self.robots else None,
         )
-        page = await asyncio.to_thread(page_of, fetched, url)
+        page = await self.extract(fetched, url)
         if cache is not None:
             body = json_bytes(page.to_json_dict())
-            for u in {key_url, canonical_url(page.canonical_url or "") or key_url}:
+            for key in {page_key(url), page_key(fetched.url)}:
                 # an unreachable cache costs a refetch later, never this answer
                 with contextlib.suppress(Exception):
-                    await cache.set_body(page_key(u), body, self.cache_ttl_s)
+                    await cache.set_body(key, body, self.cache_ttl_s)
         return page
+
+    async def read_file(self, path: Path) -> Page:
+        """A local file, extracted under the same budget as a page (never cached: it is read in no time)."""
+        page = await self.extract(load_file(path), str(path))
+        page.final_url = None
+        return page
+
+    async def extract(self, fetched: Fetched, asked: str) -> Page:
+        """A body to a page, off the event loop within the budget (``reader.workers``)."""
+        in_workers = self.workers if self.workers is not None else not rank_worker.ranks_here()
+        return await workers.extract(fetched, asked, self.budget, in_workers=in_workers)
 
     async def _robots_check(self, target: Target) -> None:
         await self.robots_cache.check(target, self._get_robots)
@@ -113,54 +135,6 @@ async def _cache_get(cache: ResultCache, key: str) -> Page | None:
     return page
 
 
-def _sniff(body: bytes) -> str:
-    head = body[:1024].lstrip().lower()
-    if head.startswith(b"%pdf-"):
-        return "application/pdf"
-    if head.startswith((b"<!doctype html", b"<html", b"<head", b"<body")) or b"<html" in head:
-        return "text/html"
-    return "text/plain"
-
-
-def page_of(fetched: Fetched, asked: str) -> Page:
-    """Extract a fetched body by its media type (sniffed when the server sent none)."""
-    from serpfuse.reader.extract import (  # the extractors load on the first page
-        extract_html,
-        extract_pdf,
-        extract_text,
-    )
-
-    kind = fetched.content_type or _sniff(fetched.body)
-    if kind in PDF_TYPES:
-        extraction = extract_pdf(fetched.body)
-    elif kind in HTML_TYPES:
-        extraction = extract_html(decode(fetched), fetched.url)
-    elif kind in TEXT_TYPES:
-        extraction = extract_text(decode(fetched))
-    else:
-        raise Unsupported(f"unsupported content type {kind}")
-    return _page(extraction, asked, fetched.url, kind)
-
-
-def _page(extraction: Extraction, asked: str, final_url: str | None, content_type: str) -> Page:
-    return Page(
-        url=asked,
-        final_url=final_url,
-        canonical_url=extraction.canonical_url or final_url,
-        title=extraction.title,
-        author=extraction.author,
-        date=extraction.date,
-        language=extraction.language,
-        content_type=content_type,
-        kind=extraction.kind,  # type: ignore[arg-type]
-        extractor=extraction.extractor,
-        markdown=extraction.markdown,
-        text=extraction.text,
-        html=extraction.html,
-        chars=len(extraction.markdown),
-    )
-
-
 FILE_TYPES = {
     ".pdf": "application/pdf",
     ".html": "text/html",
@@ -172,8 +146,8 @@ FILE_TYPES = {
 }
 
 
-def read_file(path: Path, max_bytes: int = 50 * 1024 * 1024) -> Page:
-    """A local file, typed by its extension (sniffed when it has none)."""
+def load_file(path: Path, max_bytes: int = 50 * 1024 * 1024) -> Fetched:
+    """A local file as a body to extract, typed by its extension (sniffed when it has none)."""
     try:
         size = path.stat().st_size
         if size > max_bytes:
@@ -181,13 +155,10 @@ def read_file(path: Path, max_bytes: int = 50 * 1024 * 1024) -> Page:
         body = path.read_bytes()
     except OSError as exc:
         raise CallerError(f"cannot read {path}: {exc.strerror or exc}") from None
-    kind = FILE_TYPES.get(path.suffix.lower()) or (_sniff(body) if not path.suffix else None)
+    kind = FILE_TYPES.get(path.suffix.lower()) or (sniff(body) if not path.suffix else None)
     if kind is None:
         raise Unsupported(f"unsupported file type {path.suffix} (the reader reads HTML, PDF and plain text)")
-    fetched = Fetched(url=path.resolve().as_uri(), status=200, content_type=kind, charset=None, body=body)
-    page = page_of(fetched, str(path))
-    page.final_url = None
-    return page
+    return Fetched(url=path.resolve().as_uri(), status=200, content_type=kind, charset=None, body=body)
 
 
 def cache_for(settings: Settings) -> ResultCache | None:

@@ -9,11 +9,15 @@ error whose message is one line.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
+import logging
+import os
 import re
-from collections.abc import Callable
-from typing import Annotated, Any, Literal
+import sys
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Annotated, Any, BinaryIO, Literal
 
 import anyio
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -21,7 +25,14 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.message import SessionMessage
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from mcp_types import INVALID_PARAMS, INVALID_REQUEST, ErrorData, JSONRPCError
+from mcp_types import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    ErrorData,
+    JSONRPCError,
+    jsonrpc_message_adapter,
+)
 from pydantic import Field, ValidationError
 
 from serpfuse.models import ANSWERED, MAX_LIMIT, CandidateExplanation, FusedResult, Model, SearchResponse
@@ -33,6 +44,8 @@ from serpfuse.settings import MCP_MAX_CHARS, MCP_MIN_CHARS, split_list, validati
 from serpfuse.sources.base import SourceError
 from serpfuse.validation import InputError, check_strings
 from serpfuse.version import __version__
+
+log = logging.getLogger(__name__)
 
 SNIPPET_CHARS = 300
 TITLE_CHARS = 200
@@ -356,6 +369,10 @@ TimeRangeArg = Annotated[
     Field(description="Only pages from the last day/week/month/year. Not with date_from/date_to."),
 ]
 DateArg = Annotated[str | None, Field(description="YYYY-MM-DD. Not with time_range.")]
+CategoryArg = Annotated[
+    Literal["general", "news"] | None,
+    Field(description="news: news articles, with their dates; default the web."),
+]
 Region = Annotated[str | None, Field(description="Region code, e.g. us, de, cn.")]
 Strategy = Annotated[str | None, Field(description=f"Ranker: {', '.join(available())} (default consensus).")]
 MinScore = Annotated[float | None, Field(ge=0, description="Drop results scoring below this.")]
@@ -386,6 +403,7 @@ def build_server(service: SearchService, *, name: str = "serpfuse") -> MCPServer
             date_from: DateArg = None,
             date_to: DateArg = None,
             region: Region = None,
+            category: CategoryArg = None,
             strategy: Strategy = None,
             min_score: MinScore = None,
             max_chars: MaxChars = max_default,
@@ -395,7 +413,7 @@ def build_server(service: SearchService, *, name: str = "serpfuse") -> MCPServer
                     query=query, limit=limit, engines=split_list(engines),
                     include_domains=split_list(include_domains), exclude_domains=split_list(exclude_domains),
                     time_range=time_range, date_from=date_from, date_to=date_to, region=region,
-                    strategy=strategy, min_score=min_score,
+                    category=category, strategy=strategy, min_score=min_score,
                 )  # fmt: skip
                 resp = await service.search(request, explain=explain, interface="mcp")
             # Bad input (pydantic's ValidationError, QueryTooLong, UnknownStrategy, UnknownEngine are all
@@ -466,78 +484,163 @@ def build_server(service: SearchService, *, name: str = "serpfuse") -> MCPServer
 
 
 async def run_stdio(service: SearchService) -> None:
-    """``MCPServer.run_stdio_async``, except that a request the SDK cannot read still gets an answer."""
+    """``MCPServer.run_stdio_async``, except that every line is screened first (``screen_line``): the SDK only
+    logs a line it cannot read, so a request it cannot read would never be answered."""
     from mcp.server.stdio import stdio_server
 
     server = build_server(service)
     lowlevel = server._lowlevel_server  # what run_stdio_async runs; the SDK has no hook for unread lines
     service.start()
     try:
-        async with stdio_server() as (read_stream, write_stream):
-            reads = AnswerUnreadable(read_stream, write_stream)
-            await lowlevel.run(reads, write_stream, lowlevel.create_initialization_options())
+        with _claimed_stdin() as wire:
+            lines = ScreenedLines(anyio.wrap_file(wire))
+            async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
+                lines.answer_with(write_stream)
+                await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
     finally:
         await service.aclose()
 
 
-class AnswerUnreadable:
-    """The stdio read stream, with each request the SDK could not parse answered by a JSON-RPC error.
+@contextlib.contextmanager
+def _claimed_stdin() -> Iterator[BinaryIO]:
+    """The protocol's input, read through a private duplicate of fd 0 while fd 0 itself reads /dev/null (as
+    the SDK does when it reads stdin itself), so nothing else in the process can take the client's bytes."""
+    if sys.platform == "win32":  # pragma: no cover
+        yield sys.stdin.buffer
+        return
+    import fcntl
 
-    The SDK parses each line strictly and hands an exception over for one it cannot read, which it then only
-    logs, so the caller waits forever. A lone surrogate (``"\\ud800"``, valid JSON, invalid Unicode) is
-    the common case: a model's truncated emoji. The line is read again with ``json``; when it is a request
-    (it has an id), the answer is an error saying what is wrong with it.
-    """
-
-    def __init__(self, inner: Any, write_stream: Any) -> None:
-        self._inner = inner
-        self._write = write_stream
-
-    def __getattr__(self, name: str) -> Any:  # last_context, close, aclose, clone: the inner stream's
-        return getattr(self._inner, name)
-
-    async def __aenter__(self) -> AnswerUnreadable:
-        await self._inner.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc_info: Any) -> Any:
-        return await self._inner.__aexit__(*exc_info)
-
-    def __aiter__(self) -> AnswerUnreadable:
-        return self
-
-    async def __anext__(self) -> Any:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def receive(self) -> Any:
-        while True:
-            item = await self._inner.receive()
-            reply = unreadable_reply(item)
-            if reply is None:
-                return item
-            await self._write.send(SessionMessage(reply))
-
-
-def unreadable_reply(item: Any) -> JSONRPCError | None:
-    """The error answering an unreadable request, or None (a message, or a notification: no one waits)."""
-    if not isinstance(item, ValidationError):
-        return None
-    raw = next((e.get("input") for e in item.errors() if isinstance(e.get("input"), str | bytes)), None)
+    wire = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
     try:
-        data = json.loads(raw) if raw is not None else None
+        # Never closed: a reading thread may still block on it after the server stops.
+        yield os.fdopen(wire, "rb", closefd=False)
+    finally:
+        os.dup2(wire, 0)
+
+
+class ScreenedLines:
+    """stdin's lines as the SDK's reader takes them (``async for line in stdin``), each screened first: a line
+    the SDK can read goes on; one it cannot is answered here (a JSON-RPC error for each request whose id can be
+    read), or, with no id to answer, logged (its length, never its text) and skipped."""
+
+    def __init__(self, wire: Any) -> None:
+        self._wire = wire
+        self._replies: Any = None
+        self._ready = anyio.Event()
+
+    def answer_with(self, write_stream: Any) -> None:
+        self._replies = write_stream
+        self._ready.set()
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._screened()
+
+    async def _screened(self) -> AsyncIterator[str]:
+        async for raw in self._wire:
+            line = raw.decode("utf-8", "replace")  # as the SDK decodes: an invalid byte becomes U+FFFD
+            readable, replies = screen_line(line)
+            if readable:
+                yield line
+                continue
+            if not replies and line.strip():
+                log.warning("skipped a line that is no JSON-RPC message with an id (%d bytes)", len(raw))
+            if replies:
+                await self._ready.wait()
+            for reply in replies:
+                await self._replies.send(SessionMessage(reply))
+
+
+def screen_line(line: str) -> tuple[bool, list[JSONRPCError]]:
+    """Whether the SDK can read ``line`` (one JSON-RPC message), and if not, the errors that answer it: one per
+    request whose id can be read (in a batch, which MCP does not take, each of its requests), none for a
+    notification, a response or a line whose id cannot be read."""
+    if not line.strip():
+        return False, []
+    try:
+        jsonrpc_message_adapter.validate_json(line, by_name=False)
+        return True, []
+    except ValueError:  # pydantic's ValidationError, for JSON or for the message's shape
+        pass
+    try:
+        data = json.loads(line)
     except ValueError:
+        request_id = _leading_id(line)
+        return False, [] if request_id is None else [_error(request_id, PARSE_ERROR, "not valid JSON")]
+    if isinstance(data, list):
+        ids = [i for i in map(_request_id, data) if i is not None]
+        return False, [_error(i, INVALID_REQUEST, "batches are not taken: one message a line") for i in ids]
+    request_id = _request_id(data)
+    if request_id is None:
+        return False, []
+    return False, [_error(request_id, *_what_is_wrong(data))]
+
+
+def _request_id(message: Any) -> str | int | None:
+    """The id of a message that asks for an answer (not a response), when it is one JSON-RPC allows."""
+    if not isinstance(message, dict) or (
+        "method" not in message and ("result" in message or "error" in message)
+    ):
         return None
-    request_id = data.get("id") if isinstance(data, dict) else None
-    if not isinstance(request_id, str | int) or isinstance(request_id, bool):
+    request_id = message.get("id")
+    if isinstance(request_id, bool) or not isinstance(request_id, str | int):
         return None
+    if isinstance(request_id, str) and not request_id.isascii():
+        try:
+            request_id.encode()
+        except UnicodeEncodeError:  # a lone surrogate: no answer could carry it
+            return None
+    return request_id
+
+
+def _what_is_wrong(request: dict[str, Any]) -> tuple[int, str]:
     try:
-        check_strings(data.get("params"), "params")
-        code, message = INVALID_REQUEST, "not a JSON-RPC request this server can read"
+        check_strings(request.get("params"), "params")
     except InputError as exc:
-        code, message = INVALID_PARAMS, str(exc)
+        return INVALID_PARAMS, str(exc)
+    if request.get("jsonrpc") != "2.0":
+        return INVALID_REQUEST, 'jsonrpc must be "2.0"'
+    if not isinstance(request.get("method"), str):
+        return INVALID_REQUEST, "method must be a string"
+    if "params" in request and not isinstance(request["params"], dict):
+        return INVALID_PARAMS, "params must be an object"
+    return INVALID_REQUEST, "not a JSON-RPC request this server can read"
+
+
+def _leading_id(line: str) -> str | int | None:
+    """The top-level id of a JSON object cut short or broken after it (``{"jsonrpc":"2.0","id":7,"meth``): its
+    members read one by one up to the first that does not parse."""
+    decoder = json.JSONDecoder()
+    at = _skip_space(line, 0)
+    if not line.startswith("{", at):
+        return None
+    at += 1
+    while True:
+        try:
+            key, at = decoder.raw_decode(line, _skip_space(line, at))
+            at = _skip_space(line, at)
+            if not line.startswith(":", at):
+                return None
+            value, at = decoder.raw_decode(line, _skip_space(line, at + 1))
+        except ValueError:
+            return None
+        if key == "id":
+            return _request_id({"id": value})
+        at = _skip_space(line, at)
+        if not line.startswith(",", at):
+            return None
+        at += 1
+
+
+def _skip_space(text: str, at: int) -> int:
+    while at < len(text) and text[at] in " \t\r\n":
+        at += 1
+    return at
+
+
+def _error(request_id: str | int, code: int, message: str) -> JSONRPCError:
     return JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(code=code, message=message))
 
 
@@ -545,6 +648,7 @@ async def run_http(service: SearchService, *, host: str, port: int, log_level: s
     """Streamable HTTP at ``http://host:port/mcp``; with ``SERPFUSE_API_TOKEN`` set, every request needs it."""
     import uvicorn
 
+    from serpfuse.serve.connections import server_config
     from serpfuse.serve.guard import Guard
 
     server = build_server(service)
@@ -553,10 +657,7 @@ async def run_http(service: SearchService, *, host: str, port: int, log_level: s
     guarded = Guard(
         app, settings=service.settings, metrics=service.metrics, routes={"/mcp": "mcp"}, limit_rate=False
     )
-    config = uvicorn.Config(
-        guarded, host=host, port=port, log_level=log_level, lifespan="on", server_header=False,
-        log_config=None, access_log=False,  # one masked set-up for every process: serpfuse.serve.logs
-    )  # fmt: skip
+    config = server_config(guarded, service.settings, log_level=log_level, host=host, port=port)
     service.start()
     try:
         await uvicorn.Server(config).serve()

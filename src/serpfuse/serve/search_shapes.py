@@ -18,7 +18,15 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from serpfuse.models import ANSWERED, MAX_LIMIT, MAX_QUERY_CHARS, FusedResult, SearchRequest, SearchResponse
+from serpfuse.models import (
+    ANSWERED,
+    MAX_LIMIT,
+    MAX_QUERY_CHARS,
+    Category,
+    FusedResult,
+    SearchRequest,
+    SearchResponse,
+)
 from serpfuse.serve.errors import ApiError
 from serpfuse.serve.read_shapes import FirecrawlFormat, FirecrawlFormatObject
 from serpfuse.urls import favicon_url
@@ -45,6 +53,7 @@ class NativeQuery(BaseModel):
     include_domains: str = Field(None, description="comma list")
     exclude_domains: str = Field(None, description="comma list")
     time_range: TimeRange = Field(None, description="day|week|month|year")
+    category: Category = Field(None, description="general|news")
     date_from: dt.date = Field(None, description="YYYY-MM-DD")
     date_to: dt.date = Field(None, description="YYYY-MM-DD")
     region: str = Field(None, description="e.g. us", **LOCALE)
@@ -64,6 +73,7 @@ class SearxngQuery(BaseModel):
     time_range: TimeRange = Field(None, description="day|week|month|year")
     language: str = Field(None, description="e.g. en", **LOCALE)
     engines: str = Field(None, description="comma list")
+    categories: Category = Field(None, description="general|news (or category=)")
 
 
 class TavilySearchRequest(BaseModel):
@@ -172,6 +182,7 @@ def native_query_fields(params: Any) -> tuple[dict[str, Any], bool, bool]:
         "include_domains": many(params.getlist("include_domains")),
         "exclude_domains": many(params.getlist("exclude_domains")),
         "time_range": params.get("time_range") or None,
+        "category": params.get("category") or None,
         "date_from": params.get("date_from") or None,
         "date_to": params.get("date_to") or None,
         "region": params.get("region") or None,
@@ -205,6 +216,7 @@ def searxng_fields(params: Any) -> dict[str, Any]:
         "limit": params.get("limit"),
         "time_range": params.get("time_range") or None,
         "language": None if language in (None, "", "all", "auto") else language,
+        "category": params.get("categories") or params.get("category") or None,
     }
 
 
@@ -217,7 +229,7 @@ def tavily_request_fields(body: dict[str, Any]) -> dict[str, Any]:
     start, end = body.get("start_date"), body.get("end_date")
     if time_range and (start or end):
         raise ApiError(400, TAVILY_DATES_MESSAGE)
-    fields: dict[str, Any] = {"query": body.get("query") or ""}
+    fields: dict[str, Any] = {"query": body.get("query") or "", "category": tavily_category(body)}
     max_results = body.get("max_results")
     if max_results is not None:
         if (
@@ -319,6 +331,11 @@ def firecrawl_search_fields(body: dict[str, Any]) -> tuple[dict[str, Any], list[
     return fields, sources, warnings
 
 
+def tavily_category(body: dict[str, Any]) -> str:
+    """Tavily's ``topic``: news searches news; any other topic (general, finance) the web, as before."""
+    return "news" if str(body.get("topic") or "").strip().lower() == "news" else "general"
+
+
 # --- response shapes ---------------------------------------------------------------------------------------
 
 
@@ -392,7 +409,7 @@ def tavily_shape(resp: SearchResponse, seconds: float, body: dict[str, Any] | No
         results.append(row)
     extras: dict[str, Any] = {}
     if flag(body.get("auto_parameters", False)):
-        extras["auto_parameters"] = dict(TAVILY_APPLIED)
+        extras["auto_parameters"] = {**TAVILY_APPLIED, "topic": tavily_category(body)}
     if flag(body.get("include_usage", False)):
         extras["usage"] = {"credits": 0}
     return {

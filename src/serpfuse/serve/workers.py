@@ -8,17 +8,24 @@ requests and its outbound budget (one queue per machine), and the HTTP API's per
 per client, whichever worker answers), and the metrics: each worker writes its counts to files in a directory
 the supervisor makes (``PROMETHEUS_MULTIPROC_DIR``) and removes when it ends, so ``/metrics``, whichever worker
 answers it, adds up all of them (``serve.metrics``). Each worker parses large engine answers in its own parse processes
-(``sources.parsing``), the cores shared out among the workers; they end with it.
+(``sources.parsing``), the cores shared out among the workers; they end with it. A worker ends with its
+supervisor too, however that ends (``kill -9``, a crash): otherwise it goes on serving the port, which then
+cannot be served again.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import shutil
+import signal
 import socket
+import sys
 import tempfile
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +36,12 @@ if TYPE_CHECKING:
 ARGS_ENV = "_SERPFUSE_WORKER_ARGS"  # no SERPFUSE_ prefix: settings must not read it as a setting
 PARSERS_ENV = "_SERPFUSE_PARSE_WORKERS"  # each server process's share of the cores for parse workers
 COUNT_ENV = "_SERPFUSE_WORKERS"
+SUPERVISOR_ENV = "_SERPFUSE_SUPERVISOR"  # the supervisor's pid, to tell when a worker has lost it
+PR_SET_PDEATHSIG = 1
+WATCH_INTERVAL_S = 0.5  # how often a worker checks that its supervisor is still there
+# A worker whose supervisor is gone stops at once (no new connections, the port freed) and has this long to
+# finish the searches it is answering; then it ends regardless.
+ORPHAN_GRACE_S = 10.0
 PREPARE_WAIT_S = 30.0  # before any worker runs, a slow disk may make the first write wait; nothing else does
 
 
@@ -58,21 +71,36 @@ def prepare_shared_state(cache_dir: Path) -> None:
         shared.close()
 
 
-def run(flags: dict[str, Any], sock: socket.socket, *, workers: int, log_level: str, state_dir: Path) -> None:
+def run(
+    flags: dict[str, Any],
+    settings: Settings,
+    sock: socket.socket,
+    *,
+    workers: int,
+    log_level: str,
+    state_dir: Path,
+) -> None:
     """Serve on ``sock`` (bound) with ``workers`` processes until stopped; ``flags`` are ``load_settings``'
-    arguments, read again by each worker; ``state_dir`` is where they share their state file (``shared_dir``)."""
+    arguments, read again by each worker (``settings``, what they make here, sets the connection bounds);
+    ``state_dir`` is where they share their state file (``shared_dir``)."""
     prepare_shared_state(state_dir)
-    import uvicorn
     from uvicorn.supervisors import Multiprocess
+
+    from serpfuse.serve.connections import server_config
 
     os.environ[ARGS_ENV] = json.dumps(flags)
     os.environ[PARSERS_ENV] = str(max(1, default_workers() // workers))
     os.environ[COUNT_ENV] = str(workers)
+    os.environ[SUPERVISOR_ENV] = str(os.getpid())
     with _metrics_dir():
-        config = uvicorn.Config(
-            f"{__name__}:worker_app", factory=True, workers=workers, log_level=log_level, lifespan="on",
-            server_header=False, proxy_headers=False, log_config=None, access_log=False,  # logs: serve.logs
-        )  # fmt: skip
+        config = server_config(
+            f"{__name__}:worker_app",
+            settings,
+            log_level=log_level,
+            factory=True,
+            workers=workers,
+            proxy_headers=False,
+        )
         sock.set_inheritable(True)
         Multiprocess(config, sockets=[sock]).run()
 
@@ -104,6 +132,7 @@ def worker_app() -> Any:
     from serpfuse.sources import parsing
     from serpfuse.state.metrics import Metrics
 
+    end_with_supervisor(int(os.environ.get(SUPERVISOR_ENV) or os.getppid()))
     parsing.WORKERS.size = int(os.environ.get(PARSERS_ENV) or parsing.WORKERS.size)
     flags = json.loads(os.environ[ARGS_ENV])
     settings = load_settings(flags.pop("config"), **flags)
@@ -111,3 +140,26 @@ def worker_app() -> Any:
     metrics = Metrics(workers=int(os.environ[COUNT_ENV]))
     service = SearchService.from_settings(settings, shared_dir=shared_dir(settings), metrics=metrics)
     return create_app(service)
+
+
+def end_with_supervisor(supervisor: int) -> None:
+    """Stop this worker when ``supervisor`` is no longer its parent: SIGTERM (uvicorn's graceful stop, which
+    closes the listening socket first), then, ``ORPHAN_GRACE_S`` later, exit outright. Linux sends the SIGTERM
+    the moment the supervisor dies (PR_SET_PDEATHSIG); elsewhere, or when it died before that was set, a
+    watching thread sends it within ``WATCH_INTERVAL_S``. Its parse workers die with it (``sources.parsing``)."""
+    signalled = False
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(Exception):
+            signalled = ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGTERM) == 0
+    if os.getppid() != supervisor:  # gone before the prctl took effect: no signal will come
+        signalled = False
+
+    def watch() -> None:
+        while os.getppid() == supervisor:
+            time.sleep(WATCH_INTERVAL_S)
+        if not signalled:  # never twice: a second SIGTERM makes uvicorn drop the searches in flight
+            os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(ORPHAN_GRACE_S)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="serpfuse-supervisor-watch", daemon=True).start()

@@ -18,11 +18,16 @@ cooldowns and rate limits of a real search), then judges each answer:
 A plain error or timeout does not suspend an engine here (``COOLDOWNS``: no backoff), so one dropped connection
 cannot cost an engine its remaining queries; a block does. An engine's status is ``challenge`` or
 ``rate-limited`` as soon as one query meets it (it is then suspended and the rest are skipped), else ``ok`` when at least half its asked queries are, else its most frequent
-failure. A *default primary* (tier primary, usable without further setup) that is not ``ok`` or ``skipped``
-makes the report fail: the CLI exits 1.
+failure. A *default primary* (a web engine of the primary tier, usable without further setup) that is not ``ok``
+or ``skipped`` makes the report fail: the CLI exits 1.
 
 Also reported per engine: rows, median latency, the share of rows with a title, URL and snippet, the on-topic
 share, and overlap (the share of its rows that another engine also returned for the same query).
+
+And how many independent web indexes answered: the correlated groups (Bing, DuckDuckGo and Yahoo are one index)
+of the web engines whose status is ``ok``, without those that hold no index of their own (``engines.
+NOT_OWN_WEB_INDEX``); per query, the groups with an engine whose answer to it was ``ok``. Five engines of one
+index are one opinion, so this is the number that says how broad today's search is.
 """
 
 from __future__ import annotations
@@ -36,6 +41,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from serpfuse import data
+from serpfuse.config import engine_table
+from serpfuse.engines import category_of, web_index_groups
 from serpfuse.models import EngineAnswer, EngineRow, SearchRequest
 from serpfuse.ranking.filters.relevance import gate_need
 from serpfuse.ranking.query import analyze_query
@@ -258,12 +265,37 @@ class DoctorReport:
     def ok(self) -> bool:
         return not self.broken
 
+    def _indexes(self, engines: list[EngineReport]) -> list[str]:
+        return sorted(
+            web_index_groups([e.engine for e in engines], {e.engine: e.group or e.engine for e in engines})
+        )
+
+    @property
+    def indexes_answered(self) -> list[str]:
+        """The independent web indexes with an engine whose status is ``ok``: groups, not engines."""
+        return self._indexes([e for e in self.engines if e.status == "ok"])
+
+    def indexes_for(self, query: str) -> list[str]:
+        """The independent web indexes with an engine whose answer to ``query`` was ``ok``."""
+        answered = [e for e in self.engines if any(c.query == query and c.verdict == "ok" for c in e.checks)]
+        return self._indexes(answered)
+
     def to_json(self) -> dict[str, Any]:
+        indexes = self.indexes_answered
         return {
             "ok": self.ok,
             "brokenPrimaries": self.broken,
             "checkedAt": self.checked_at,
-            "queries": [{"query": q.query, "language": q.language, "kind": q.kind} for q in self.queries],
+            "independentIndexes": {"answered": len(indexes), "groups": indexes},
+            "queries": [
+                {
+                    "query": q.query,
+                    "language": q.language,
+                    "kind": q.kind,
+                    "independentIndexes": len(self.indexes_for(q.query)),
+                }
+                for q in self.queries
+            ],
             "engines": [e.to_json() for e in self.engines],
         }
 
@@ -281,9 +313,10 @@ async def check_engines(
     groups: dict[str, str] | None = None,
     on_query: Callable[[int, DoctorQuery, dict[str, QueryCheck]], None] | None = None,
 ) -> DoctorReport:
-    """Ask every engine of ``source`` each query and judge the answers (see the module docstring).
-    ``on_query`` hears of each query once every engine has answered it (its 1-based number and the checks)."""
-    groups = groups or {}
+    """Ask every engine of ``source`` each query and judge the answers (see the module docstring). ``groups``:
+    the correlated-engine groups (default: data/engine_weights.json's). ``on_query`` hears of each query once
+    every engine has answered it (its 1-based number and the checks)."""
+    groups = engine_table()["groups"] if groups is None else groups
     # The HTTP status of the last response each (engine, query) received: tells a refused page from a dead link.
     last_status: dict[tuple[str, str], int] = {}
     previous_hook = source.on_response
@@ -299,7 +332,8 @@ async def check_engines(
             engine=slot.name,
             tier=slot.tier,
             group=groups.get(slot.name, slot.name),
-            default_primary=slot.tier == "primary" and slot.available,
+            # A news engine is checked too, but cannot fail the check: evergreen queries may have no news.
+            default_primary=slot.tier == "primary" and slot.available and category_of(slot.name) == "general",
         )
         for slot in source.slots(probe)
     }

@@ -7,6 +7,8 @@
   guard): one more request per engine is not free.
 - The fallback tier runs only when every primary came back with nothing usable.
 - An engine the source cannot use (no key, cooling down, no time-range support) is reported as skipped, with why.
+- Only the engines of the request's category are asked (a news search asks the news endpoints); the others are
+  not part of the search at all, so they are not reported.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from serpfuse.config import engine_table
+from serpfuse.engines import category_of
 from serpfuse.models import ANSWERED, EngineAnswer, EngineRow, SearchRequest
 from serpfuse.ranking.query import QueryAnalysis
 from serpfuse.sources.base import EngineSlot, Source
@@ -47,25 +50,62 @@ class FanoutResult:
 class UnknownEngine(ValueError):
     def __init__(self, names: list[str], valid: list[str]):
         super().__init__(f"unknown engine {', '.join(map(repr, names))}; choose from: {', '.join(valid)}")
+        self.names, self.valid = names, valid
+
+
+class NoEngineInCategory(UnknownEngine):
+    """Every named engine searches another category, and none has a counterpart in this one."""
+
+    def __init__(self, names: list[str], category: str, valid: list[str]):
+        ValueError.__init__(
+            self,
+            f"no {category} search among {', '.join(map(repr, names))}; "
+            f"{category} engines: {', '.join(valid) or 'none'}",
+        )
 
 
 def select_slots(slots: list[EngineSlot], request: SearchRequest) -> list[EngineSlot]:
-    """Keep the requested engines (all when none named). An unknown name is an error, never a silent 'auto'.
+    """Keep the engines of the request's category, and of those the requested ones (all when none named). An
+    unknown name is an error, never a silent 'auto'.
 
     A name also finds the engine under its alias (data/engine_weights.json): ``ddg`` asks a recording's
-    ``duckduckgo``, and ``duckduckgo`` asks the live ``ddg``.
+    ``duckduckgo``, and ``duckduckgo`` asks the live ``ddg``. A named engine of another category stands for
+    its counterpart in this one (``bing`` in a news search asks ``bing-news``, ``bing-news`` in a web search
+    ``bing``); one without a counterpart is left out, and a request left with none is an error.
     """
+    category = request.category
+    in_category = [s for s in slots if category_of(s.name) == category]
     if not request.engines:
-        return slots
+        return in_category
     aliases = engine_table()["aliases"]
     by_name = {s.name: s for s in slots}
     for s in slots:
         by_name.setdefault(aliases.get(s.name, s.name), s)
-    unknown = [e for e in request.engines if by_name.get(e, by_name.get(aliases.get(e, e))) is None]
+
+    def find(name: str) -> EngineSlot | None:
+        return by_name.get(name, by_name.get(aliases.get(name, name)))
+
+    unknown = [e for e in request.engines if find(e) is None]
     if unknown:
         raise UnknownEngine(unknown, sorted(s.name for s in slots))
-    chosen = [by_name.get(e, by_name.get(aliases.get(e, e))) for e in request.engines]
-    return list({s.name: s for s in chosen if s is not None}.values())
+    chosen = [counterpart(find(e), category, find) for e in request.engines]
+    kept = list({s.name: s for s in chosen if s is not None}.values())
+    if not kept:
+        raise NoEngineInCategory(request.engines, category, sorted(s.name for s in in_category))
+    return kept
+
+
+def counterpart(
+    slot: EngineSlot | None, category: str, find: Callable[[str], EngineSlot | None]
+) -> EngineSlot | None:
+    """``slot`` when it searches ``category``, else its engine's counterpart there (``bing`` and ``bing-news``
+    are one engine's web and news search), else None."""
+    if slot is None or category_of(slot.name) == category:
+        return slot
+    own = category_of(slot.name)
+    base = slot.name.removesuffix(f"-{own}")
+    other = find(base if category == "general" else f"{base}-{category}")
+    return other if other is not None and category_of(other.name) == category else None
 
 
 def lead_engines(slots: list[EngineSlot], query: QueryAnalysis) -> list[str]:
@@ -193,6 +233,8 @@ async def _fan_out(
     deadline = time.monotonic() + deadline_s
     slots = select_slots(source.slots(request), request)
     result = FanoutResult(lead_engines=lead_engines(slots, query))
+    if not slots:  # a recording without news, say: say so rather than answer nothing without a word
+        result.warnings.append(f"no {request.category} engine to ask")
     usable_slots = [s for s in slots if s.available]
     for s in slots:
         if not s.available:

@@ -28,18 +28,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
+import functools
 import importlib
 import logging
 import os
 import pickle
+import queue
 import resource
 import signal
 import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
@@ -76,7 +77,6 @@ def worker_main(inbox: int, outbox: int, preload: str = "serpfuse.engines") -> N
         getattr(loaded, call)()
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's; it ends us by closing the pipe
-    _die_with_parent()
     _cap_memory()
     receive, send = Connection(inbox, writable=False), Connection(outbox, readable=False)
     send.send_bytes(READY)
@@ -117,14 +117,15 @@ def _rebuilt(state: tuple[type[EngineError], str, dict[str, Any]]) -> EngineErro
     return error
 
 
-def _die_with_parent() -> None:
-    """Linux: be killed when the server dies (strictly: the pool thread that started us, which lives as long
-    as the pool)."""
+def _die_with_parent(parent: int) -> str:
+    """The first statements of a worker's ``python -c``, before any import (the engines take seconds to import
+    on a loaded machine, and a server killed meanwhile must not leave the worker behind): on Linux, be killed
+    when the server dies (strictly: the pool thread that started us, which lives as long as the pool); and exit
+    at once if it died before that took effect."""
+    code = "import os, sys\n"
     if sys.platform.startswith("linux"):
-        with contextlib.suppress(Exception):
-            ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        if os.getppid() == 1:  # the server died before that took effect
-            os._exit(0)
+        code += f"import ctypes; ctypes.CDLL(None).prctl(1, {int(signal.SIGKILL)})  # PR_SET_PDEATHSIG\n"
+    return code + f"if os.getppid() != {parent}: os._exit(0)\n"
 
 
 def _cap_memory() -> None:
@@ -141,8 +142,8 @@ class _Worker:
         inbox_r, inbox_w = os.pipe()
         outbox_r, outbox_w = os.pipe()
         # The server's import path, so a worker finds every function the server could send it.
-        code = (
-            f"import sys; sys.path[:] = {sys.path!r}; "
+        code = _die_with_parent(os.getpid()) + (
+            f"sys.path[:] = {sys.path!r}\n"
             f"from serpfuse.sources.parsing import worker_main; worker_main({inbox_r}, {outbox_w}, {preload!r})"
         )
         try:
@@ -344,10 +345,48 @@ class _NoWorker(Exception):
 
 # --- the one entry point -------------------------------------------------------------------------------------
 
+
+class DaemonThreads(Executor):
+    """``size`` daemon threads taking jobs in turn. Not ``ThreadPoolExecutor``: the interpreter joins its
+    threads at exit, so a one-shot search (the CLI, a script) whose parse was abandoned would wait for that
+    parse to end before its process could (tens of seconds for a hostile page); a daemon thread ends with
+    the process."""
+
+    def __init__(self, size: int, name: str) -> None:
+        self.size = size
+        self.name = name
+        self._jobs: queue.SimpleQueue[tuple[Future[Any], Callable[[], Any]]] = queue.SimpleQueue()
+        self._threads: list[threading.Thread] = []
+        self._lock = threading.Lock()
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        self._jobs.put((future, functools.partial(fn, *args, **kwargs)))
+        with self._lock:  # started on demand: a command that parses nothing starts none
+            if len(self._threads) < self.size:
+                thread = threading.Thread(
+                    target=self._serve, name=f"{self.name}-{len(self._threads)}", daemon=True
+                )
+                thread.start()
+                self._threads.append(thread)
+        return future
+
+    def _serve(self) -> None:
+        while True:
+            future, job = self._jobs.get()
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(job())
+            except BaseException as exc:
+                future.set_exception(exc)
+            del future, job  # not kept alive (with its answer) while this thread waits for the next
+
+
 WORKERS = ParsePool()
 # Small answers, and every answer while no worker is up. Two threads: an abandoned parse (its budget spent)
 # finishes by itself within the bounds' worst case while the other thread carries on.
-_THREADS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="serpfuse-parse")
+_THREADS = DaemonThreads(2, "serpfuse-parse")
 
 
 async def parse_answer(fn: Parse, args: tuple[Any, ...], budget_s: float) -> list[EngineRow]:

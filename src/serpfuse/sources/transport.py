@@ -35,6 +35,7 @@ from urllib.parse import urlsplit
 import httpx2
 
 from serpfuse.engines.base import EngineError, EngineTimeout, InvalidRequest, ParseFailure, RequestSpec
+from serpfuse.sources.content_coding import Identity, OverBudget, UndecodableBody, decoder_for
 from serpfuse.urls import registrable_domain
 from serpfuse.version import __version__ as _version
 
@@ -219,18 +220,30 @@ async def _read_capped(
     chunks: Callable[[], AsyncIterator[bytes]],
     limit: int,
     read_error_body: bool,
+    encoded: bool = False,
 ) -> HttpResponse:
-    """The response with its body read chunk by chunk, ``ResponseTooLarge`` past ``limit`` bytes (declared or
-    received); a non-2xx body is left unread when ``read_error_body`` is False. Both clients' paths end here."""
+    """The response with its body read chunk by chunk, ``ResponseTooLarge`` past ``limit`` bytes (declared,
+    received, or decoded); a non-2xx body is left unread when ``read_error_body`` is False. ``encoded``: the
+    chunks are the body as sent, to be decoded here by its Content-Encoding. Both clients' paths end here."""
     if not read_error_body and not 200 <= status < 300:
         return HttpResponse(status, headers, b"")
+    too_large = ResponseTooLarge(f"response too large (over {limit} bytes)")
     if _too_large(headers.get("content-length"), limit):
-        raise ResponseTooLarge(f"response too large (over {limit} bytes)")
+        raise too_large
+    decoder = decoder_for(headers.get("content-encoding")) if encoded else Identity()
     body = bytearray()
-    async for chunk in chunks():
-        body += chunk
-        if len(body) > limit:
-            raise ResponseTooLarge(f"response too large (over {limit} bytes)")
+    received = 0
+    try:
+        async for chunk in chunks():
+            received += len(chunk)
+            if received > limit:
+                raise too_large
+            body += decoder.decode(chunk, limit - len(body))
+        body += decoder.flush(limit - len(body))
+    except OverBudget:
+        raise too_large from None
+    if len(body) > limit:
+        raise too_large
     return HttpResponse(status, headers, bytes(body))
 
 
@@ -353,6 +366,8 @@ class Transport:
             failure = _map_httpx_error(exc, host)
         except (httpx2.InvalidURL, httpx2.UnsupportedProtocol, ValueError) as exc:
             failure = InvalidRequest(f"invalid request: {type(exc).__name__} ({host})")
+        except UndecodableBody:
+            failure = EngineError(f"undecodable response body ({host})")
         except EngineError:
             raise
         except Exception as exc:
@@ -389,10 +404,18 @@ class Transport:
     def _curl_session(self, profile: str) -> Any:
         session = self._curl.get(profile)
         if session is None:
+            from curl_cffi.const import CurlOpt
             from curl_cffi.requests import AsyncSession  # imported on first use: API-only runs never load it
 
             session = self._curl[profile] = AsyncSession(
-                impersonate=profile, proxy=self.proxy, trust_env=self.trust_env, verify=self._verify
+                impersonate=profile,
+                proxy=self.proxy,
+                trust_env=self.trust_env,
+                verify=self._verify,
+                # The body as sent, decoded by _read_capped within the size cap: curl's own decoder inflates a
+                # whole read at once (a 1.6 KB brotli bomb is 1 GiB in one go) before anyone can count it.
+                # The browser's Accept-Encoding is still sent, so the fingerprint is unchanged.
+                curl_options={CurlOpt.HTTP_CONTENT_DECODING: 0},
             )
         return session
 
@@ -430,7 +453,12 @@ class Transport:
             # multi_items gives None for a header sent without a value.
             headers_out = _joined_headers((k, v or "") for k, v in response.headers.multi_items())
             return await _read_capped(
-                response.status_code, headers_out, response.aiter_content, limit, read_error_body
+                response.status_code,
+                headers_out,
+                response.aiter_content,
+                limit,
+                read_error_body,
+                encoded=True,
             )
         finally:
             _abandon_curl_transfer(session, response)

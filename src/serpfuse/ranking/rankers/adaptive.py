@@ -16,15 +16,20 @@ than the query's commonest term: a list that matches only the words every page n
 "professional", "requirements") carries none of it, while a list that has the subject and not the filler
 ("Mercury" without "facts") is not held back. Bare lists carry no text and keep the weights above.
 
+Each weight is also multiplied by the engine's ``ranking.weights`` entry (learned from judgments by
+``serpfuse calibrate``; 1 when not named), so an engine known to be better counts more whatever the query.
+
 Measured (BENCHMARKS.md): equal to consensus on crw56; on MQ2008-agg's metasearch protocol it beats consensus
 on every setup and matches the best of RRF/CombMNZ/Borda/best-single chosen in hindsight, without being told.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from serpfuse.ranking.candidates import engine_lists
 from serpfuse.ranking.context import RankContext
-from serpfuse.ranking.rankers.agreement import engine_parts, estimate_engines
+from serpfuse.ranking.rankers.agreement import EngineEstimate, engine_parts, estimate_engines
 from serpfuse.ranking.rankers.consensus import rank_candidates
 from serpfuse.ranking.types import Candidate, Scored
 
@@ -48,32 +53,46 @@ def content_reliability(ctx: RankContext) -> dict[str, float]:
     return {e: max(floor, (c / best) ** power) for e, c in content.items()}
 
 
+@dataclass(frozen=True)
+class QueryWeights:
+    """One query's engine weights, as adaptive fuses with them."""
+
+    engines: dict[str, float]  # engine -> prior x ranking.weights x agreement x content
+    voters: dict[str, float]  # logical voter -> the best of its engines' weights (what consensus reads)
+    estimates: dict[str, EngineEstimate]
+    content: dict[str, float]
+
+
+def query_weights(candidates: list[Candidate], ctx: RankContext) -> QueryWeights:
+    cfg = ctx.config.consensus
+    voter = {e: logical(e, cfg.aliases) for c in candidates for e in c.engine_ranks}
+    groups = {e: cfg.groups.get(v, v) for e, v in voter.items()}
+    estimates = estimate_engines(engine_lists(candidates), ctx.config.agree, ctx.engine_list_sizes, groups)
+    content = content_reliability(ctx)
+    weights = {
+        e: cfg.weights.get(voter[e], cfg.weights.get(e, 1.0))
+        * ctx.config.weight_of(e)
+        * est.weight
+        * content.get(e, 1.0)
+        for e, est in estimates.items()
+    }
+    by_voter: dict[str, float] = {}  # consensus weighs logical voters (aliases folded): the best alias counts
+    for e, w in weights.items():
+        by_voter[voter[e]] = max(w, by_voter.get(voter[e], 0.0))
+    return QueryWeights(weights, by_voter, estimates, content)
+
+
 class AdaptiveRanker:
     name = "adaptive"
     score_version = "adaptive-1/consensus-v2.1"
     selects_by = "mmr"
 
     def rank(self, candidates: list[Candidate], ctx: RankContext) -> list[Scored]:
-        cfg = ctx.config.consensus
-        voter = {e: logical(e, cfg.aliases) for c in candidates for e in c.engine_ranks}
-        groups = {e: cfg.groups.get(v, v) for e, v in voter.items()}
-        estimates = estimate_engines(
-            engine_lists(candidates), ctx.config.agree, ctx.engine_list_sizes, groups
-        )
-        content = content_reliability(ctx)
-        weights = {
-            e: cfg.weights.get(voter[e], cfg.weights.get(e, 1.0)) * est.weight * content.get(e, 1.0)
-            for e, est in estimates.items()
-        }
-        by_voter: dict[
-            str, float
-        ] = {}  # consensus weighs logical voters (aliases folded): the best alias counts
-        for e, w in weights.items():
-            by_voter[voter[e]] = max(w, by_voter.get(voter[e], 0.0))
-        scored = rank_candidates(candidates, ctx, by_voter)
+        w = query_weights(candidates, ctx)
+        scored = rank_candidates(candidates, ctx, w.voters)
         for s in scored:
-            s.parts.update(engine_parts(s.candidate.engine_ranks, weights, estimates))
-            s.parts.update({f"content:{e}": content[e] for e in s.candidate.engine_ranks if e in content})
+            s.parts.update(engine_parts(s.candidate.engine_ranks, w.engines, w.estimates))
+            s.parts.update({f"content:{e}": w.content[e] for e in s.candidate.engine_ranks if e in w.content})
         return scored
 
 

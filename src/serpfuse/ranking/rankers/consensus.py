@@ -9,7 +9,8 @@ Per page, with one-based provider ranks ``r`` and one vote per logical engine (a
     E   = M + beta * log1p(C)
     score = E * (1 + clip(lexical_w * lexical + freshness_w * freshness, -clip, +clip))
 
-It is a cold-start design, not a probability: the numbers only order pages. Missing engines, failed
+Each engine's weight w_e is consensus.weights times ranking.weights (learned from judgments; 1 when not
+named). It is a cold-start design, not a probability: the numbers only order pages. Missing engines, failed
 engines and zero weights cast no vote, so they never lower a page's score.
 """
 
@@ -256,7 +257,22 @@ class ConsensusRanker:
     selects_by = "mmr"
 
     def rank(self, candidates: list[Candidate], ctx: RankContext) -> list[Scored]:
-        return rank_candidates(candidates, ctx)
+        return rank_candidates(candidates, ctx, voter_weights(candidates, ctx))
+
+
+def voter_weights(candidates: list[Candidate], ctx: RankContext) -> dict[str, float] | None:
+    """Each logical voter's weight, consensus.weights times ranking.weights (the best alias counts); None
+    when ranking.weights names no engine, so consensus.weights are read as they are."""
+    config = ctx.config
+    if not config.weights:
+        return None
+    cfg = config.consensus
+    out: dict[str, float] = {}
+    for engine in {e for c in candidates for e in c.engine_ranks}:
+        voter = cfg.aliases.get(engine, engine)
+        weight = cfg.weights.get(voter, 1.0) * config.weight_of(engine)
+        out[voter] = max(weight, out.get(voter, 0.0))
+    return out
 
 
 RANKER = ConsensusRanker()

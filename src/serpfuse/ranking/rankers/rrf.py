@@ -1,6 +1,6 @@
 """Weighted reciprocal-rank fusion with authority and freshness boosts.
 
-    vote  = w_e / (rrfConstant + rank)
+    vote  = w_e / (rrfConstant + rank)     w_e = rrf.weights x ranking.weights (1 when not named)
     score = sum of votes + authorityBoost * isOfficialDomain + freshnessBoost * freshness(date, freshnessDays)
 
 Ties are broken by a weighted round-robin interleave of the engines' lists (an engine of weight 2 gets two slots
@@ -71,7 +71,7 @@ class RRFRanker:
             else:  # bare lists or a recording: judge by name
                 lead = [e for e in engines if (e in CJK_ENGINES) == ctx.query.is_cjk]
         weights = {
-            e: cfg.weights.get(e, 1.0) * (1 + cfg.region_lead_bonus * (e in lead))
+            e: cfg.weights.get(e, 1.0) * ctx.config.weight_of(e) * (1 + cfg.region_lead_bonus * (e in lead))
             for c in candidates
             for e in c.engine_ranks
         }

@@ -1,0 +1,882 @@
+"""Engine weights learned from judgments (``serpfuse calibrate``): one weight per engine for the default fusion.
+
+A weight multiplies the engine's weight in the default ranker (``ranking.weights``, config.py). The weights are
+fitted to the judged queries with a relevant document: they maximise the mean nDCG@8 (gain 2^rel - 1, the ideal
+from every judged document; the bench's metric) minus ``lam * sum(log2(w) ** 2)``, a pull toward equal weights
+so that an engine the judgments say little about stays near the neutral 1.
+
+- Search: coordinate ascent over log2-weights on ``GRID`` (1/8 .. 8 in half steps), the engines in a fixed order:
+  a first sweep over whole powers of two, then sweeps over the nearby grid points until one moves nothing (at
+  most ``MAX_SWEEPS``). A move must gain; among equal gains the weight nearest 1 wins. The only randomness is
+  the resampling, under a fixed seed: the same judgments give the same weights.
+- ``lam`` is chosen among ``LAMBDAS`` by K-fold cross-validation inside the queries given: the best mean
+  out-of-fold nDCG@8, ties to the stronger pull. ``inf`` is equal weights, so judgments that teach nothing
+  give weights of 1.
+- The cross-validated gain: each fold's queries are scored with the weights fitted on the other folds, under
+  the ``lam`` that the other folds' out-of-fold scores pick, against equal weights (paired bootstrap interval).
+- Each weight's interval: resample the queries with replacement, refit at the chosen ``lam`` (starting from the
+  fitted weights), percentiles.
+
+Speed: each query's fusion is worked out once up to the weights (``QueryCache``: each candidate's vote from
+each engine at weight 1, its metadata and demotion factor, its grade, what the selection needs); numpy then
+fuses every query for a whole line of the grid at once. tests/test_calibrate.py checks that this gives the
+lists the rankers themselves give.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import math
+import random
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from serpfuse.bench import metrics, trec
+from serpfuse.bench.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Bootstrap
+from serpfuse.config import DEFAULT_STRATEGY, RankingConfig
+from serpfuse.ranking.context import RankContext
+from serpfuse.ranking.types import Candidate
+
+if TYPE_CHECKING:
+    from serpfuse.pipeline import RankingInputs
+
+K = 8  # nDCG@8: what an agent is shown
+GRID = tuple(step / 2 for step in range(-6, 7))  # log2 of a weight: 1/8 .. 8
+LAMBDAS = (math.inf, 1e-2, 1e-3, 0.0)  # strongest pull first: each fit starts from the one before
+MAX_SWEEPS = 6
+LOCAL = 2  # a refining sweep tries this many grid points either side
+COARSE = tuple(i for i, g in enumerate(GRID) if g == int(g))  # the first sweep: whole powers of two
+FOLDS = 3
+RESAMPLES = 20  # serpfuse calibrate --resamples
+EPS = 1e-12  # a gain smaller than this is float noise, not a gain
+STRATEGIES = ("adaptive", "consensus")  # the rankers whose votes are consensus-v2.1's: weight x rank decay
+_DISCOUNT = np.array([1.0 / math.log2(position + 2) for position in range(K)])
+
+
+class CalibrationError(ValueError):
+    """Input calibrate cannot use, said in one line (naming the file and line for a bad judgment)."""
+
+
+# --- one query, worked out up to the weights -----------------------------------------------------------------
+
+
+@dataclass
+class MMRInputs:
+    """What greedy MMR (ranking/selection.py) needs of one query's candidates, in ``QueryCache`` order."""
+
+    similarity: list[list[float]]  # shingle Jaccard of each pair (0 when either row has no shingles)
+    sparse: list[bool]  # no shingles: admitted only under the per-domain cap
+    domains: list[str]
+    penalty: float
+    cap: int | None
+    limit: int
+
+
+@dataclass
+class QueryCache:
+    """One query's fusion up to the weights, its candidates in the order that breaks a tie of scores."""
+
+    qid: str
+    keys: list[str]
+    # per candidate: voter -> its vote at weight 1 in ranking.weights, w_e * kappa / (kappa + r - 1)
+    votes: list[dict[str, float]]
+    factors: list[float]  # per candidate: (1 + metadata correction) x demotion
+    grades: list[int]
+    ideal: float  # DCG@8 of the ideal ranking of every judged document
+    mmr: MMRInputs | None = None  # None: the ranker's own order is the list (bare lists)
+
+
+def voter_votes(candidates: Sequence[Candidate], ctx: RankContext) -> list[dict[str, float]]:
+    """Each candidate's vote from each logical voter at weight 1 in ``ranking.weights``, as the default ranker
+    casts it (consensus: its configured weight; adaptive: times agreement and content, per query)."""
+    from serpfuse.ranking.rankers.adaptive import query_weights
+    from serpfuse.ranking.rankers.consensus import voter_weights
+
+    config = ctx.config
+    if config.strategy not in STRATEGIES:
+        raise CalibrationError(
+            f"calibrate fits the weights of {', '.join(STRATEGIES)}, not {config.strategy!r}"
+        )
+    neutral = config.model_copy(update={"weights": {}}) if config.weights else config
+    ctx = RankContext(**{**vars(ctx), "config": neutral})
+    cfg = neutral.consensus
+    if neutral.strategy == "adaptive":
+        weights = query_weights(list(candidates), ctx).voters
+    else:
+        weights = voter_weights(list(candidates), ctx) or {}
+    out = []
+    for cand in candidates:
+        best: dict[str, int] = {}
+        for engine, rank in cand.engine_ranks.items():
+            voter = cfg.aliases.get(engine, engine)
+            best[voter] = min(rank, best.get(voter, rank))
+        votes = {}
+        for voter, rank in best.items():
+            x = weights.get(voter, cfg.weights.get(voter, 1.0)) * (cfg.kappa / (cfg.kappa + rank - 1))
+            if x > 0:
+                votes[voter] = x
+        out.append(votes)
+    return out
+
+
+def metadata_factor(cand: Candidate, ctx: RankContext, terms: list[str]) -> float:
+    """1 + consensus-v2.1's bounded lexical and freshness correction of the candidate's score."""
+    from serpfuse.ranking.rankers.consensus import form_lexical_match, freshness
+
+    cfg = ctx.config.consensus
+    correction = cfg.lexical * form_lexical_match(terms, cand.form) + cfg.freshness * freshness(cand, ctx)
+    return 1 + max(-cfg.metadata_clip, min(cfg.metadata_clip, correction))
+
+
+def ideal_dcg(grades: Mapping[str, int]) -> float:
+    return metrics.dcg(sorted((g for g in grades.values() if g > 0), reverse=True)[:K], "exp")
+
+
+def cache_lists(
+    qid: str, lists: Mapping[str, Sequence[str]], grades: Mapping[str, int], config: RankingConfig
+) -> QueryCache:
+    """A query given as bare ranked lists (TREC runs): its list is the ranker's order, ties by docid
+    descending, as ``serpfuse fuse`` writes it."""
+    from serpfuse.ranking.fusion import bare_context
+    from serpfuse.ranking.rankers.consensus import query_terms
+
+    candidates, ctx = bare_context(lists, config)
+    candidates.sort(key=lambda c: c.key, reverse=True)
+    terms = query_terms(ctx.query)
+    return QueryCache(
+        qid=qid,
+        keys=[c.key for c in candidates],
+        votes=voter_votes(candidates, ctx),
+        factors=[metadata_factor(c, ctx, terms) for c in candidates],
+        grades=[grades.get(c.key, 0) for c in candidates],
+        ideal=ideal_dcg(grades),
+    )
+
+
+def cache_ranking_inputs(qid: str, inputs: RankingInputs, judged: Mapping[str, int]) -> QueryCache:
+    """A query the pipeline has filtered (``pipeline.ranking_inputs``): the kept candidates, demotions, then MMR
+    as the selection stage runs it; a row's grade is its first URL's judgment, as the recording bench judges."""
+    from serpfuse.ranking.rankers.consensus import query_terms
+    from serpfuse.ranking.selection import jaccard, row_shingles, single_site
+    from serpfuse.ranking.types import Scored
+    from serpfuse.urls import dedup_key
+
+    ctx = inputs.ctx
+    config = ctx.config
+    candidates = sorted(inputs.outcome.kept, key=lambda c: c.key)  # MMR gives a tie to the smaller key
+    terms = query_terms(ctx.query)
+    anchor = config.filters.anchor_demotion
+    factors = []
+    for cand in candidates:
+        factor = metadata_factor(cand, ctx, terms)
+        if cand.key in inputs.outcome.demoted and anchor < 1:
+            factor *= anchor
+        factors.append(factor)
+    grades = []
+    for cand in candidates:
+        urls = dict.fromkeys([cand.url, *(o.url for o in cand.observations)])
+        keys = [dedup_key(u) for u in urls]
+        grades.append(next((judged[k] for k in keys if k in judged), 0))
+    sel = config.selection
+    if sel.method not in ("auto", "mmr"):
+        raise CalibrationError(f"calibrate fits the MMR selection, not selection.method={sel.method!r}")
+    shingles = [row_shingles(Scored(c, 0.0, 0.0), sel.shingle_n, sel.shingle_min_tokens) for c in candidates]
+    one_site = single_site({*ctx.request.include_domains, *ctx.query.include_domains})
+    mmr = MMRInputs(
+        similarity=[[jaccard(a, b) for b in shingles] for a in shingles],
+        sparse=[s is None for s in shingles],
+        domains=[c.domain for c in candidates],
+        penalty=sel.diversity_penalty,
+        cap=None if one_site else sel.sparse_domain_cap,
+        limit=ctx.request.limit,
+    )
+    return QueryCache(
+        qid=qid,
+        keys=[c.key for c in candidates],
+        votes=voter_votes(candidates, ctx),
+        factors=factors,
+        grades=grades,
+        ideal=ideal_dcg(judged),
+        mmr=mmr,
+    )
+
+
+# --- every query at once ------------------------------------------------------------------------------------
+
+
+# Votes as whole numbers of 2^-40 (held in floats, exact below 2^53): their sums are exact in any order, so
+# rows with the same votes tie exactly, as they do in the rankers, however the sum is taken.
+SCALE = float(2**40)
+
+
+@dataclass
+class _Block:
+    """Queries padded to one width (columns ``start`` .. ``start + len(queries) * width`` of the layout)."""
+
+    start: int
+    width: int
+    queries: np.ndarray  # positions in the problem's query order
+    similarity: np.ndarray | None = None  # (Qb, width, width)
+    sparse: np.ndarray | None = None  # (Qb, width)
+    same_domain: np.ndarray | None = None  # (Qb, width, width)
+    cap: np.ndarray | None = None  # (Qb,) rows a domain may fill with sparse text (a single site: no cap)
+
+    @property
+    def stop(self) -> int:
+        return self.start + len(self.queries) * self.width
+
+
+@dataclass
+class _QueryArrays:
+    votes: np.ndarray  # (V, rows)
+    factors: np.ndarray
+    gains: np.ndarray
+
+
+class Problem:
+    """Every query's fusion as arrays: the nDCG@8 of each query under many weight vectors at once.
+
+    Rows are laid out query by query, queries of similar size padded to one width (a padding row casts no
+    vote), so a block's scores are a (G, queries, width) view for the sort or MMR.
+    """
+
+    def __init__(self, caches: Sequence[QueryCache], config: RankingConfig):
+        if not caches:
+            raise CalibrationError("no judged query with a relevant document to calibrate on")
+        if len({c.mmr is None for c in caches}) > 1:
+            raise CalibrationError("queries mix bare lists and recorded answers")
+        self.config = config
+        cfg = config.consensus
+        voters = sorted({v for c in caches for votes in c.votes for v in votes})
+        group_of = {v: cfg.groups.get(v, v) for v in voters}
+        voters.sort(key=lambda v: (group_of[v], v))  # a group's columns side by side
+        self.voters = voters
+        self.column = {v: i for i, v in enumerate(voters)}
+        groups = list(dict.fromkeys(group_of[v] for v in voters))
+        self.group_index = np.array([groups.index(group_of[v]) for v in voters], dtype=int)
+        self.group_columns = [np.flatnonzero(self.group_index == g) for g in range(len(groups))]
+        self.eta = [float(cfg.retention.get(g, 1.0)) for g in groups]
+        self.singletons = len(groups) == len(voters)
+        self.beta = float(cfg.beta)
+        arrays = []
+        for c in caches:
+            votes = np.zeros((len(voters), len(c.keys)))
+            for row, row_votes in enumerate(c.votes):
+                for voter, vote in row_votes.items():
+                    votes[self.column[voter], row] = vote
+            gains = np.array([metrics.gain_of(g, "exp") for g in c.grades])
+            arrays.append(_QueryArrays(votes, np.array(c.factors, dtype=float), gains))
+        self._lay_out(caches, arrays)
+
+    def _lay_out(self, caches: Sequence[QueryCache], arrays: Sequence[_QueryArrays]) -> None:
+        self.caches, self.arrays = list(caches), list(arrays)
+        self.ideal = np.array([c.ideal for c in caches])
+        sizes = [len(c.keys) for c in caches]
+        width_of = [max(K, 1 << max(0, size - 1).bit_length()) for size in sizes]  # a power of 2
+        self.blocks: list[_Block] = []
+        start = 0
+        pieces: list[tuple[int, int]] = []  # (query, padded start) in layout order
+        for width in sorted(set(width_of)):
+            members = [i for i, w in enumerate(width_of) if w == width]
+            block = _Block(start, width, np.array(members, dtype=int))
+            for b, i in enumerate(members):
+                pieces.append((i, start + b * width))
+            if caches[0].mmr is not None:
+                self._mmr_arrays(block, [caches[i] for i in members])
+            self.blocks.append(block)
+            start = block.stop
+        self.n = start
+        self.x = np.zeros((len(self.voters), self.n))  # votes at weight 1, times SCALE
+        self.factors = np.zeros(self.n)
+        self.gains = np.zeros(self.n)
+        for i, at in pieces:
+            rows = slice(at, at + sizes[i])
+            self.x[:, rows], self.factors[rows], self.gains[rows] = (
+                arrays[i].votes * SCALE,
+                arrays[i].factors,
+                arrays[i].gains,
+            )
+
+    @staticmethod
+    def _mmr_arrays(block: _Block, caches: Sequence[QueryCache]) -> None:
+        count, width = len(caches), block.width
+        block.similarity = np.zeros((count, width, width))
+        block.sparse = np.zeros((count, width), dtype=bool)
+        block.same_domain = np.zeros((count, width, width), dtype=bool)
+        block.cap = np.array([width if c.mmr.cap is None else c.mmr.cap for c in caches])
+        for b, c in enumerate(caches):
+            d = len(c.keys)
+            if d:
+                block.similarity[b, :d, :d] = c.mmr.similarity
+                block.sparse[b, :d] = c.mmr.sparse
+                domains = np.array(c.mmr.domains, dtype=object)
+                block.same_domain[b, :d, :d] = domains[:, None] == domains[None, :]
+
+    @property
+    def queries(self) -> int:
+        return len(self.caches)
+
+    def take(self, positions: Sequence[int]) -> Problem:
+        """The problem over these queries only (each once), with the same voters."""
+        part = object.__new__(Problem)
+        part.__dict__.update(self.__dict__)
+        part._lay_out([self.caches[i] for i in positions], [self.arrays[i] for i in positions])
+        return part
+
+    def weights_vector(self, weights: Mapping[str, float]) -> np.ndarray:
+        return np.array([float(weights.get(v, 1.0)) for v in self.voters])
+
+    @staticmethod
+    def votes(weights: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """Votes at these weights in whole units of 1/SCALE (``weights`` broadcast against ``x``)."""
+        return np.rint(weights * x)
+
+    def held(self, group_max: np.ndarray, group_sum: np.ndarray, group: int) -> np.ndarray:
+        """What a group of correlated engines casts: its best vote plus eta of the rest."""
+        return group_max + self.eta[group] * (group_sum - group_max)
+
+    def scores(self, weights: np.ndarray) -> np.ndarray:
+        """(G, n) scores of every row under each row of ``weights`` (G, V); 0 where a row scores nothing."""
+        votes = self.votes(weights[:, :, None], self.x[None, :, :])  # (G, V, n)
+        top = votes.max(axis=1)
+        if self.singletons:
+            return self._finish(top, votes.sum(axis=1) - top)
+        total = None
+        for g, columns in enumerate(self.group_columns):
+            part = votes[:, columns]
+            held = self.held(part.max(axis=1), part.sum(axis=1), g)
+            total = held if total is None else total + held
+        return self._finish(top, np.maximum(total - top, 0.0))
+
+    def _finish(self, top: np.ndarray, rest: np.ndarray) -> np.ndarray:
+        """consensus-v2.1's E = M + beta * log1p(C) from the best vote and the rest (units of 1/SCALE), times
+        each row's metadata and demotion factor. A row without a vote scores 0 (a factor is never negative)."""
+        return (top + (self.beta * SCALE) * np.log1p(rest / SCALE)) * self.factors
+
+    def line(self, weights: np.ndarray) -> _Line:
+        return _Line(self, weights)
+
+    def ndcg(self, scores: np.ndarray) -> np.ndarray:
+        """(G, Q) nDCG@8 of each query's list under each row of ``scores`` (G, n)."""
+        out = np.zeros((scores.shape[0], self.queries))
+        step = 2 * np.spacing(max(1.0, float(scores.max(initial=0.0))))
+        for block in self.blocks:
+            shape = (scores.shape[0], len(block.queries), block.width)
+            s = scores[:, block.start : block.stop].reshape(shape)
+            gains = self.gains[block.start : block.stop].reshape(shape[1:])
+            if block.similarity is None:
+                dcg = _top_dcg(s, gains, step)
+            else:
+                dcg = _mmr_dcg(s, gains, block, self.caches[int(block.queries[0])].mmr)
+            out[:, block.queries] = dcg
+        return out / self.ideal
+
+    def ndcg_of(self, weights: Mapping[str, float]) -> np.ndarray:
+        """(Q,) nDCG@8 of each query under one set of weights (an engine not named weighs 1)."""
+        return self.ndcg(self.scores(self.weights_vector(weights)[None, :]))[0]
+
+
+class _Line:
+    """The votes of every row under the current weights, kept so that moving one engine's weight along the
+    grid costs a pass over the rows, not over rows x engines. Its scores are bit for bit ``Problem.scores``."""
+
+    def __init__(self, problem: Problem, weights: np.ndarray):
+        self.problem = problem
+        self.set(weights)
+
+    def set(self, weights: np.ndarray) -> None:
+        p = self.problem
+        self.votes = p.votes(weights[:, None], p.x)  # (V, n)
+        if p.singletons:
+            self.total = self.votes.sum(axis=0)
+            self.first_column = self.votes.argmax(axis=0)
+            self.first = self.votes.max(axis=0)
+            rest = self.votes.copy()
+            rest[self.first_column, np.arange(p.n)] = 0.0
+            self.second = rest.max(axis=0)
+
+    def scores(self, column: int, values: np.ndarray) -> np.ndarray:
+        """(G, n) scores with the voter in ``column`` at each of ``values`` and every other as it is."""
+        p = self.problem
+        mine = p.votes(values[:, None], p.x[column][None, :])  # (G, n)
+        if p.singletons:
+            others_top = np.where(self.first_column == column, self.second, self.first)
+            top = np.maximum(others_top, mine)
+            return p._finish(top, (self.total - self.votes[column]) + mine - top)
+        group = p.group_index[column]
+        others = np.delete(np.arange(len(p.voters)), column)
+        top = np.maximum(self.votes[others].max(axis=0), mine)
+        total = None
+        for g, columns in enumerate(p.group_columns):
+            if g == group:
+                rest = [c for c in columns if c != column]
+                inside_max = self.votes[rest].max(axis=0) if rest else 0
+                inside_sum = self.votes[rest].sum(axis=0) if rest else 0
+                held = p.held(np.maximum(inside_max, mine), inside_sum + mine, g)
+            else:
+                part = self.votes[columns]
+                held = p.held(part.max(axis=0), part.sum(axis=0), g)
+            total = held if total is None else total + held
+        return p._finish(top, np.maximum(total - top, 0.0))
+
+
+def _top_dcg(scores: np.ndarray, gains: np.ndarray, step: float) -> np.ndarray:
+    """DCG@8 of each (G, Qb) list: the rows by score, a tie to the earlier row. Each row's score is raised by a
+    few ``step`` (float spacing) more than the next row's, so equal scores order as the rows do and an unstable
+    sort, quicker, gives the stable order."""
+    width = scores.shape[-1]
+    keys = -(scores + (width - np.arange(width)) * step)
+    order = np.argsort(keys, axis=-1)[..., :K]
+    shown = np.where(scores > 0, gains, 0.0)  # a row that scores nothing is not in the list
+    return np.take_along_axis(shown, order, axis=-1) @ _DISCOUNT[: order.shape[-1]]
+
+
+def _mmr_dcg(scores: np.ndarray, gains: np.ndarray, block: _Block, mmr: MMRInputs) -> np.ndarray:
+    """Greedy MMR as ranking.selection.mmr_select runs it, for every query of the block at once."""
+    g_count, q_count, width = scores.shape
+    redundancy = np.zeros_like(scores)
+    taken = scores <= 0  # rows that score nothing never enter
+    same_domain_chosen = np.zeros(scores.shape, dtype=int)
+    dcg = np.zeros((g_count, q_count))
+    rows = np.arange(q_count)[None, :]
+    gains = np.broadcast_to(gains, scores.shape)
+    for step in range(min(mmr.limit, K)):
+        closed = taken.copy()
+        closed |= block.sparse[None] & (same_domain_chosen >= block.cap[None, :, None])
+        marginal = np.where(closed, -np.inf, scores - (mmr.penalty * SCALE) * redundancy)  # scores: 1/SCALE
+        pick = marginal.argmax(axis=-1)  # the first of equals: the smaller key
+        ok = np.take_along_axis(marginal, pick[..., None], axis=-1)[..., 0] > -np.inf
+        dcg += ok * np.take_along_axis(gains, pick[..., None], axis=-1)[..., 0] * _DISCOUNT[step]
+        np.put_along_axis(taken, pick[..., None], True, axis=-1)  # harmless where nothing was picked
+        sim = block.similarity[rows, pick]  # (G, Qb, D)
+        redundancy = np.where(ok[..., None], np.maximum(redundancy, sim), redundancy)
+        same_domain_chosen += ok[..., None] * block.same_domain[rows, pick]
+    return dcg
+
+
+# --- the fit ------------------------------------------------------------------------------------------------
+
+
+GRID_VALUES = np.array([2.0**g for g in GRID])
+_NEUTRAL = GRID.index(0.0)
+# among equal gains, the grid point nearest weight 1 (then the lower one)
+_PREFERENCE = sorted(range(len(GRID)), key=lambda i: (abs(GRID[i]), GRID[i]))
+
+
+def fit(
+    problem: Problem,
+    lam: float,
+    counts: np.ndarray | None = None,
+    start: np.ndarray | None = None,
+    sweeps: int = MAX_SWEEPS,
+) -> np.ndarray:
+    """log2-weights (one per ``problem.voters``) by coordinate ascent; ``counts`` weigh the queries.
+
+    A fit from equal weights (no ``start``) first tries every whole power of two (``COARSE``) for each engine;
+    then each sweep tries ``LOCAL`` grid points either side of where each engine is, until none moves.
+    """
+    if math.isinf(lam) or not problem.voters:
+        return np.zeros(len(problem.voters))
+    theta = np.zeros(len(problem.voters)) if start is None else start.copy()
+    counts = np.ones(problem.queries) if counts is None else np.asarray(counts, dtype=float)
+    weight = counts / counts.sum()
+    line = problem.line(2.0**theta)
+    for sweep in range(sweeps):
+        moved = False
+        for column in range(len(problem.voters)):
+            current = GRID.index(float(theta[column]))
+            if sweep == 0 and start is None:
+                points = sorted({*COARSE, current})
+            else:
+                points = list(range(max(0, current - LOCAL), min(len(GRID), current + LOCAL + 1)))
+            gains = problem.ndcg(line.scores(column, GRID_VALUES[points])) @ weight
+            objective = {i: gains[k] - lam * GRID[i] ** 2 for k, i in enumerate(points)}
+            best = max(objective.values())
+            if best <= objective[current] + EPS:
+                continue
+            theta[column] = GRID[
+                next(i for i in _PREFERENCE if i in objective and objective[i] >= best - EPS)
+            ]
+            line.set(2.0**theta)
+            moved = True
+        if not moved:
+            break
+    return theta
+
+
+def fold_of(queries: int, folds: int, seed: int = DEFAULT_SEED) -> list[int]:
+    """Each query's fold: a fixed shuffle, dealt round-robin (so folds differ in size by one at most)."""
+    order = list(range(queries))
+    random.Random(seed).shuffle(order)
+    out = [0] * queries
+    for position, query in enumerate(order):
+        out[query] = position % folds
+    return out
+
+
+@dataclass
+class CrossValidation:
+    """Out-of-fold nDCG@8 of each query under each ``lam`` (``inf``: equal weights)."""
+
+    folds: list[int]
+    out_of_fold: dict[float, np.ndarray]
+
+    def mean(self, lam: float, mask: np.ndarray | None = None) -> float:
+        values = self.out_of_fold[lam]
+        return float(values[mask].mean() if mask is not None else values.mean())
+
+    def best(self, mask: np.ndarray | None = None) -> float:
+        """The ``lam`` with the best mean out-of-fold nDCG@8 (over ``mask``); ties to the stronger pull."""
+        means = {lam: round(self.mean(lam, mask), 12) for lam in LAMBDAS}
+        top = max(means.values())
+        return next(lam for lam in LAMBDAS if means[lam] == top)
+
+    def honest(self) -> np.ndarray:
+        """Each query's nDCG@8 under the weights fitted without its fold, at the ``lam`` chosen without it."""
+        folds = np.array(self.folds)
+        out = np.zeros(len(folds))
+        for k in sorted(set(self.folds)):
+            lam = self.best(folds != k)
+            out[folds == k] = self.out_of_fold[lam][folds == k]
+        return out
+
+
+def cross_validate(problem: Problem, folds: int = FOLDS, seed: int = DEFAULT_SEED) -> CrossValidation:
+    if problem.queries < 2 * folds:
+        raise CalibrationError(
+            f"{folds}-fold cross-validation needs at least {2 * folds} judged queries with a relevant "
+            f"document; there are {problem.queries}"
+        )
+    fold = fold_of(problem.queries, folds, seed)
+    out = {lam: np.zeros(problem.queries) for lam in LAMBDAS}
+    for k in range(folds):
+        train = [i for i, f in enumerate(fold) if f != k]
+        test = [i for i, f in enumerate(fold) if f == k]
+        train_problem, test_problem = problem.take(train), problem.take(test)
+        theta = None
+        for lam in LAMBDAS:  # strongest pull first; each fit starts where the one before ended
+            theta = fit(train_problem, lam, start=theta)
+            weights = dict(zip(train_problem.voters, 2.0**theta, strict=True))
+            out[lam][test] = test_problem.ndcg_of(weights)
+    return CrossValidation(fold, out)
+
+
+@dataclass
+class Calibration:
+    """The fitted weights, how sure each one is, and what they gain."""
+
+    strategy: str
+    weights: dict[str, float]  # voter -> weight, by name
+    intervals: dict[str, tuple[float, float]]
+    lam: float
+    cv_means: dict[float, float]  # lam -> mean out-of-fold nDCG@8
+    equal: float  # mean nDCG@8 with equal weights
+    fitted: float  # with the fitted weights, on the queries they were fitted on
+    gain: Bootstrap  # cross-validated: equal weights (a) against calibrated (b), per query
+    queries: int
+    folds: int
+    resamples: int
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {
+            "strategy": self.strategy,
+            "weights": self.weights,
+            "intervals": {e: list(i) for e, i in self.intervals.items()},
+            "lambda": _lam_text(self.lam),
+            "crossValidation": {_lam_text(k): v for k, v in self.cv_means.items()},
+            "equal": self.equal,
+            "fitted": self.fitted,
+            "gain": self.gain.as_dict(),
+            "queries": self.queries,
+            "folds": self.folds,
+            "resamples": self.resamples,
+            "notes": self.notes,
+        }
+
+    def summary_lines(self) -> list[str]:
+        g = self.gain
+        lams = ", ".join(_lam_text(lam) for lam in LAMBDAS)
+        return [
+            f"engine weights for the default fusion ({self.strategy}), learned from {self.queries} judged "
+            "queries with a relevant document",
+            f"nDCG@8: equal weights {self.equal:.4f}, calibrated {self.fitted:.4f} (on the same queries)",
+            f"cross-validated gain against equal weights: {g.delta:+.4f} [{g.low:+.4f}, {g.high:+.4f}] "
+            f"({g.mean_a:.4f} -> {g.mean_b:.4f}; {self.folds} folds, paired bootstrap 95 %; "
+            f"{g.wins} queries up, {g.losses} down)",
+            f"regularisation lambda = {_lam_text(self.lam)}, chosen by {self.folds}-fold cross-validation "
+            f"among {lams} (inf: equal weights)",
+            *self.notes,
+        ]
+
+    def toml(self) -> str:
+        """The weights as a settings file's ``[ranking.weights]``, each with its interval as a comment."""
+        lines = [f"# {line}" for line in self.summary_lines()]
+        lines.append(
+            f"# each weight's 95 % interval: {self.resamples} bootstrap resamples of the queries, refit"
+        )
+        lines.append("[ranking.weights]")
+        for engine, weight in self.weights.items():
+            low, high = self.intervals.get(engine, (weight, weight))
+            lines.append(f"{toml_key(engine)} = {weight:.6g}  # 95 % interval {low:.4g} .. {high:.4g}")
+        return "\n".join(lines) + "\n"
+
+
+def _lam_text(lam: float) -> str:
+    return "inf" if math.isinf(lam) else f"{lam:g}"
+
+
+def toml_key(name: str) -> str:
+    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else json.dumps(name)
+
+
+def paired_bootstrap(a: np.ndarray, b: np.ndarray, seed: int = DEFAULT_SEED) -> Bootstrap:
+    """``bench.bootstrap.paired_bootstrap`` (the mean of b - a over resampled queries, its percentile interval)
+    drawn with numpy: 10,000 resamples of hundreds of queries in milliseconds rather than seconds."""
+    deltas = b - a
+    n = len(deltas)
+    draws = np.random.default_rng(seed).integers(0, n, size=(DEFAULT_RESAMPLES, n))
+    means = deltas[draws].mean(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])  # numpy's linear interpolation, as bench.bootstrap's
+    return Bootstrap(
+        n=n,
+        mean_a=float(a.mean()),
+        mean_b=float(b.mean()),
+        delta=float(deltas.mean()),
+        low=float(low),
+        high=float(high),
+        wins=int((deltas > 0).sum()),
+        losses=int((deltas < 0).sum()),
+    )
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    position = q * (len(ordered) - 1)
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def calibrate(
+    problem: Problem,
+    folds: int = FOLDS,
+    resamples: int = RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    progress: Callable[[str], None] | None = None,
+) -> Calibration:
+    """Choose ``lam`` by cross-validation, fit on every query, then the bootstrap intervals."""
+    say = progress or (lambda text: None)
+    say("cross-validating")
+    cv = cross_validate(problem, folds, seed)
+    lam = cv.best()
+    say("fitting")
+    theta = fit(problem, lam)
+    weights = dict(zip(problem.voters, 2.0**theta, strict=True))
+    rng = random.Random(seed)
+    draws: dict[str, list[float]] = {v: [] for v in problem.voters}
+    for number in range(resamples):
+        say(f"resample {number + 1} of {resamples}")
+        picks = rng.choices(range(problem.queries), k=problem.queries)
+        counted: dict[int, int] = {}
+        for i in picks:
+            counted[i] = counted.get(i, 0) + 1
+        positions = sorted(counted)
+        sample = problem.take(positions)
+        drawn = fit(sample, lam, np.array([counted[i] for i in positions], dtype=float), start=theta)
+        drawn_weights = dict(zip(sample.voters, 2.0**drawn, strict=True))
+        for voter in problem.voters:
+            draws[voter].append(drawn_weights.get(voter, 1.0))
+    intervals = {
+        v: (float(percentile(draws[v], 0.025)), float(percentile(draws[v], 0.975)))
+        if resamples
+        else (float(weights[v]),) * 2
+        for v in problem.voters
+    }
+    equal = cv.out_of_fold[math.inf]
+    honest = cv.honest()
+    ordered = sorted(problem.voters)
+    return Calibration(
+        strategy=problem.config.strategy,
+        weights={v: float(weights[v]) for v in ordered},
+        intervals={v: intervals[v] for v in ordered},
+        lam=lam,
+        cv_means={lam_: cv.mean(lam_) for lam_ in LAMBDAS},
+        equal=float(equal.mean()),
+        fitted=float(problem.ndcg_of(weights).mean()),
+        gain=paired_bootstrap(equal, honest, seed=seed),
+        queries=problem.queries,
+        folds=folds,
+        resamples=resamples,
+    )
+
+
+# --- inputs: runs or a recording, TREC qrels or JSON Lines ---------------------------------------------------
+
+
+def is_json_lines(path: Path) -> bool:
+    """JSON Lines when the first line that says anything starts with ``{``; TREC qrels otherwise."""
+    try:
+        with path.open(encoding="utf-8") as handle:
+            for line in handle:
+                if line.strip():
+                    return line.lstrip().startswith("{")
+    except FileNotFoundError:
+        raise CalibrationError(f"judgments file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CalibrationError(f"cannot read judgments {path}: {exc}".splitlines()[0]) from None
+    raise CalibrationError(f"no judgments in {path}")
+
+
+def read_json_lines(path: Path) -> list[tuple[str, str, int, int]]:
+    """(query, url, grade, line number) of each JSON Lines judgment; a bad line raises naming it."""
+    out = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            item = json.loads(line)
+        except ValueError as exc:
+            raise CalibrationError(f"{where}: not JSON ({exc})".splitlines()[0]) from None
+        if not isinstance(item, dict):
+            raise CalibrationError(f'{where}: expected an object {{"query", "url", "rel"}}')
+        missing = [k for k in ("query", "url", "rel") if k not in item]
+        if missing:
+            raise CalibrationError(f"{where}: missing {', '.join(repr(k) for k in missing)}")
+        query, url, rel = item["query"], item["url"], item["rel"]
+        if isinstance(query, int) and not isinstance(query, bool):
+            query = str(query)
+        if not isinstance(query, str) or not query.strip() or not isinstance(url, str) or not url.strip():
+            raise CalibrationError(f'{where}: "query" and "url" must be non-empty text')
+        if isinstance(rel, bool) or not isinstance(rel, int):
+            raise CalibrationError(f'{where}: "rel" must be an integer grade, got {rel!r}')
+        out.append((query, url, rel, number))
+    if not out:
+        raise CalibrationError(f"no judgments in {path}")
+    return out
+
+
+def read_run_qrels(path: Path) -> trec.QrelsSet:
+    """qid -> docid -> grade for runs: TREC qrels, or JSON Lines whose ``query`` is the qid and ``url`` the docid."""
+    if is_json_lines(path):
+        qrels: trec.QrelsSet = {}
+        for query, docid, rel, _ in read_json_lines(path):
+            grades = qrels.setdefault(query, {})
+            grades[docid] = max(rel, grades.get(docid, rel))
+        return qrels
+    try:
+        return trec.read_qrels(path)
+    except trec.TrecFormatError as exc:
+        raise CalibrationError(str(exc)) from None
+
+
+def default_config() -> RankingConfig:
+    return RankingConfig(strategy=DEFAULT_STRATEGY)
+
+
+def problem_from_runs(
+    runs: Mapping[str, trec.Run],
+    qrels: trec.QrelsSet,
+    depth: int | None = None,
+    config: RankingConfig | None = None,
+) -> tuple[Problem, list[str]]:
+    """The problem over the judged queries with a relevant document that some run answers, and notes."""
+    config = config or default_config()
+    lists = trec.per_query_lists(runs, depth)
+    judged = [q for q in trec.qid_order(qrels) if any(g >= 1 for g in qrels[q].values())]
+    caches = [cache_lists(q, lists[q], qrels[q], config) for q in judged if q in lists]
+    notes = []
+    missing = sum(1 for q in judged if q not in lists)
+    if missing:
+        notes.append(f"{missing} judged queries with a relevant document are in no run (skipped)")
+    return Problem(caches, config), notes
+
+
+def recording_judgments(recording: Path, qrels: Path) -> dict[str, dict[str, int]]:
+    """Normalised query -> dedup key -> grade, from JSON Lines or from TREC qrels whose qid is the query's
+    0-based position in the recording."""
+    from serpfuse.bench.judged_recording import JudgmentsError, read_judgments, recorded_rows
+    from serpfuse.urls import dedup_key
+
+    if is_json_lines(qrels):
+        try:
+            return read_judgments(qrels)
+        except JudgmentsError as exc:
+            raise CalibrationError(str(exc)) from None
+    try:
+        rows, _ = recorded_rows(recording)
+    except JudgmentsError as exc:
+        raise CalibrationError(str(exc)) from None
+    keys = list(rows)
+    out: dict[str, dict[str, int]] = {}
+    try:
+        raw = trec.read_qrels(qrels)
+    except trec.TrecFormatError as exc:
+        raise CalibrationError(str(exc)) from None
+    for qid, grades in raw.items():
+        if not qid.isdigit() or int(qid) >= len(keys):
+            line = _first_line_of(qrels, qid)
+            raise CalibrationError(
+                f"{qrels}:{line}: query {qid!r} is not in the recording (a qid is the 0-based position of a "
+                f"query in it; it holds {len(keys)})"
+            )
+        target = out.setdefault(keys[int(qid)], {})
+        for url, grade in grades.items():
+            key = dedup_key(url)
+            target[key] = max(grade, target.get(key, grade))
+    return out
+
+
+def _first_line_of(path: Path, qid: str) -> int:
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if line.split()[:1] == [qid]:
+            return number
+    return 0
+
+
+def problem_from_recording(
+    recording: Path,
+    qrels: Path,
+    config: RankingConfig | None = None,
+    now: dt.datetime | None = None,
+) -> tuple[Problem, list[str]]:
+    """The problem over the recording's judged queries with a relevant row, each run through the pipeline up to
+    the ranker (the replay source, limit 8, at a fixed clock) as ``serpfuse bench`` runs it."""
+    from serpfuse.bench.judged_recording import LIMIT, JudgmentsError, recorded_rows
+    from serpfuse.models import SearchRequest
+    from serpfuse.pipeline import ranking_inputs, relevance_gate
+    from serpfuse.ranking.query import analyze_query
+    from serpfuse.sources.fanout import fan_out
+    from serpfuse.sources.replay import ReplaySource
+
+    config = config or default_config()
+    now = now or dt.datetime.now(dt.UTC)
+    grades = recording_judgments(recording, qrels)
+    try:
+        rows, _ = recorded_rows(recording)
+        source = ReplaySource(recording)
+    except (JudgmentsError, OSError) as exc:
+        raise CalibrationError(str(exc).splitlines()[0]) from None
+    caches, notes = [], []
+    for qid, (key, (text, _)) in enumerate(rows.items()):
+        judged = grades.get(key)
+        if not judged or not any(g >= 1 for g in judged.values()):
+            continue
+        request = SearchRequest(query=text, limit=LIMIT)
+        query = analyze_query(text)
+        gate = relevance_gate(query, config.filters) if config.filters.cjk_gate else None
+        fanout = asyncio.run(fan_out(source, request, query, gate=gate))
+        inputs = ranking_inputs(fanout.answers, request, config=config, query=query, now=now, fanout=fanout)
+        caches.append(cache_ranking_inputs(str(qid), inputs, judged))
+    unmatched = sum(1 for key in grades if key not in rows)
+    if unmatched:
+        notes.append(f"{unmatched} judged queries are not in the recording (skipped)")
+    return Problem(caches, config), notes

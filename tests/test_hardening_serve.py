@@ -1,0 +1,109 @@
+"""``serpfuse serve`` against clients that send their headers slowly or never (slowloris), 50 loopback
+connections at a time: each is closed once the header timeout has passed, however it drips, and while they
+hold more connections than the cap a new request is answered 503 at once rather than waiting. Both serving
+paths: one process, and ``--workers 2`` (whose settings travel to spawned workers)."""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import pytest
+
+from redis_server import http, start_serpfuse, stop
+
+HEADER_TIMEOUT_S = 1.0
+SLACK_S = 1.0  # a loaded 2-core machine; the timeout itself is the contract
+SLOW_CLIENTS = 50
+CAP = 20  # per server process: fewer than the slow clients, so they fill it
+
+
+def _slow_clients(port: int, n: int) -> list[tuple[socket.socket, float]]:
+    out = []
+    for _ in range(n):
+        sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+        sock.sendall(
+            b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        )  # never the blank line that ends the head
+        sock.setblocking(False)
+        out.append((sock, time.monotonic()))
+    return out
+
+
+def _drip_until_closed(clients: list[tuple[socket.socket, float]], give_up_s: float) -> dict[int, float]:
+    """Send each client one more header line every 0.2 s until the server closes it; how long each lasted."""
+    lasted: dict[int, float] = {}
+    stop_at = time.monotonic() + give_up_s
+    while len(lasted) < len(clients) and time.monotonic() < stop_at:
+        for i, (sock, opened) in enumerate(clients):
+            if i in lasted:
+                continue
+            try:
+                if sock.recv(1024) == b"":  # closed by the server
+                    lasted[i] = time.monotonic() - opened
+                    continue
+            except BlockingIOError:
+                pass
+            except OSError:  # reset by the server
+                lasted[i] = time.monotonic() - opened
+                continue
+            try:
+                sock.send(b"X-Slow: 1\r\n")
+            except OSError:
+                lasted[i] = time.monotonic() - opened
+        time.sleep(0.2)
+    return lasted
+
+
+def _response(sock: socket.socket) -> bytes:
+    """One whole response (its head, then as much body as its Content-Length says)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += sock.recv(65536)
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = int(
+        next(
+            v
+            for k, v in (h.split(b":", 1) for h in head.split(b"\r\n")[1:])
+            if k.lower() == b"content-length"
+        )
+    )
+    while len(body) < length:
+        body += sock.recv(65536)
+    return head + b"\r\n\r\n" + body
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_slow_header_clients_are_closed_after_the_header_timeout(recording, tmp_path, workers):
+    env = {"SERPFUSE_HEADER_TIMEOUT_S": str(HEADER_TIMEOUT_S), "SERPFUSE_MAX_CONNECTIONS": str(CAP)}
+    server = start_serpfuse(tmp_path, ["--replay", str(recording), "--workers", str(workers)], env=env)
+    clients: list[tuple[socket.socket, float]] = []
+    try:
+        clients = _slow_clients(server.port, SLOW_CLIENTS)
+        if workers == 1:  # one process holds all 50: over its cap, a request is refused, not queued
+            started = time.monotonic()
+            assert http("GET", server.base + "/healthz")[0] == 503
+            assert time.monotonic() - started < HEADER_TIMEOUT_S
+        lasted = _drip_until_closed(clients, give_up_s=20 * HEADER_TIMEOUT_S)
+        assert len(lasted) == SLOW_CLIENTS, f"{SLOW_CLIENTS - len(lasted)} slow clients still connected"
+        assert max(lasted.values()) <= HEADER_TIMEOUT_S + SLACK_S, sorted(lasted.values())[-5:]
+        assert http("GET", server.base + "/healthz")[0] == 200  # and the server serves again
+    finally:
+        for sock, _ in clients:
+            sock.close()
+        stop(server.proc)
+
+
+def test_a_request_sent_in_time_is_served_on_a_kept_alive_connection(recording, tmp_path):
+    """The timeout is on the head only: a request whose head arrives in time is answered, and so is the next
+    one on the same connection."""
+    server = start_serpfuse(tmp_path, ["--replay", str(recording)], env={"SERPFUSE_HEADER_TIMEOUT_S": "1"})
+    try:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+            for _ in range(2):
+                sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+                time.sleep(0.5)  # half the timeout, then the rest of the head
+                sock.sendall(b"\r\n")
+                assert _response(sock).startswith(b"HTTP/1.1 200")
+    finally:
+        stop(server.proc)
