@@ -20,11 +20,12 @@ import pytest
 from conftest import need
 from redis_server import isolated_env
 from serpfuse.cli import COMMANDS
-from serpfuse.engines import ENGINES
+from serpfuse.engines import ENGINES, category_of
 from serpfuse.version import __version__
 
 BIN = Path(sys.executable).parent / "serpfuse"
-KEYED = [name for name, module in ENGINES.items() if module.INFO.needs_key]
+WEB = [name for name in ENGINES if category_of(name) == "general"]  # what a plain search asks
+KEYED = [name for name in WEB if ENGINES[name].INFO.needs_key]
 
 
 def _dead_port() -> int:
@@ -64,7 +65,7 @@ def test_a_failed_search_says_each_engine_once_on_stderr_and_one_hint(tmp_path):
     assert proc.returncode == 1, proc.stderr
     assert proc.stdout == ""  # no empty table, no paragraph of statuses
     lines = proc.stderr.splitlines()
-    assert sorted(reported(proc.stderr)) == sorted(ENGINES), proc.stderr  # each engine once
+    assert sorted(reported(proc.stderr)) == sorted(WEB), proc.stderr  # each engine once
     keyed = [ln for ln in lines if "keyed engines need keys" in ln]
     assert len(keyed) == 1 and keyed[0].endswith("see serpfuse engines")
     assert keyed[0].startswith(f"serpfuse: {len(KEYED)} keyed engines need keys")
