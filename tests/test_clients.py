@@ -147,6 +147,7 @@ def test_langchain_tavily_search_tool(api: ServeProcess):
 # --- Firecrawl's client (v2) -------------------------------------------------------------------------------------
 
 HARBOUR = "harbour pontoon berths news"
+HARBOUR_NEWS = "harbour pontoon opening"
 
 
 @pytest.fixture(scope="module")
@@ -173,6 +174,11 @@ def firecrawl_api(data_dir, pages, tmp_path_factory):
          "engines": ["bing", "brave"], "positions": [2, 2]},
     ]  # fmt: skip
     recording.append({"query": HARBOUR, "results": rows, "unresponsive": []})
+    news = [
+        {"url": f"{pages.url}/story", "title": "Harbour pontoon opens", "content": "The harbour pontoon opened.",
+         "engines": ["bing-news", "ddg-news"], "positions": [1, 1], "publishedDate": "2026-05-30T08:00:00"},
+    ]  # fmt: skip
+    recording.append({"query": HARBOUR_NEWS, "results": news, "unresponsive": []})
     path = home / "recording.json"
     path.write_text(json.dumps(recording))
     env = {
@@ -194,9 +200,21 @@ def test_firecrawl_py_search_posts_v2_and_reads_the_fused_rows(firecrawl_api: Se
     assert [r.position for r in found.web] == [1, 2, 3, 4, 5]
     assert all(r.title and r.description for r in found.web)
     assert found.news is None and found.warning is None
-    more = client.search(QUERY, limit=50, sources=["web", "news"], tbs="qdr:y")
-    assert len(more.web) <= 20 and more.news == []
-    assert "at most 20" in more.warning and "news" in more.warning
+    more = client.search(QUERY, limit=50, sources=["web", "news", "images"], tbs="qdr:y")
+    assert len(more.web) <= 20 and more.news == [] and more.images == []  # the recording has no news engine
+    assert (
+        "at most 20" in more.warning and "news: no news engine" in more.warning and "images" in more.warning
+    )
+
+
+def test_firecrawl_py_news_search_asks_the_news_engines(firecrawl_api: ServeProcess, pages):
+    from firecrawl import Firecrawl
+
+    found = Firecrawl(api_url=firecrawl_api.base).search(HARBOUR_NEWS, sources=["news"])
+    assert found.web is None
+    (item,) = found.news
+    assert item.url == f"{pages.url}/story" and item.title == "Harbour pontoon opens"
+    assert item.snippet == "The harbour pontoon opened." and item.date.startswith("2026-05-30")
 
 
 def test_firecrawl_py_search_with_scrape_options_reads_each_page(firecrawl_api: ServeProcess, pages):

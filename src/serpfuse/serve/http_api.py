@@ -6,8 +6,8 @@ Firecrawl clients.
   SearXNG client work unchanged.
 - ``POST /tavily/search``: Tavily's request body and response shape (a Tavily client with its base URL set to
   ``http://host:port/tavily`` works unchanged), including Tavily's 400 when time_range and dates are combined.
-- ``POST /v2/search``: Firecrawl's v2 search (firecrawl-py 4.x ``Firecrawl(api_url=...).search``), its
-  ``scrapeOptions`` reading each result's page.
+- ``POST /v2/search``: Firecrawl's v2 search (firecrawl-py 4.x ``Firecrawl(api_url=...).search``): web and
+  news results, its ``scrapeOptions`` reading each result's page.
 - ``POST /v1/read``, ``POST /tavily/extract``, ``POST /v1/scrape``, ``POST /v2/scrape``: the page reader,
   natively and in Tavily's and Firecrawl's (v1 and v2) shapes.
 - ``/healthz``, ``/metrics`` (Prometheus text), ``/openapi.json``.
@@ -20,6 +20,7 @@ limit. Bad input is always a 4xx with a one-line JSON error, never a 500. The sh
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 import socket
@@ -223,12 +224,23 @@ class Endpoints:
         formats = (
             read_shapes.firecrawl_formats(options.get("formats"), objects=True) if options is not None else []
         )
-        shaped = search_shapes.firecrawl_search_shape(
-            await self._search(fields, interface="firecrawl"), sources, warnings
+        # web is the general category, news the news one: one search each, at once
+        asked = [s for s in sources if s in search_shapes.FIRECRAWL_CATEGORIES]
+        answers = await asyncio.gather(
+            *(
+                self._search(
+                    {**fields, "category": search_shapes.FIRECRAWL_CATEGORIES[s]}, interface="firecrawl"
+                )
+                for s in asked
+            )
         )
-        if formats and "web" in shaped["data"]:  # the pages are read within what is left of the deadline
+        shaped = search_shapes.firecrawl_search_shape(
+            dict(zip(asked, answers, strict=True)), sources, warnings
+        )
+        if formats:  # the pages are read within what is left of the deadline
             left = max(1.0, self.settings.deadline_s - (time.perf_counter() - started))
-            await read_shapes.add_firecrawl_documents(self.reader, shaped["data"]["web"], formats, left)
+            rows = [row for s in asked for row in shaped["data"][s]]
+            await read_shapes.add_firecrawl_documents(self.reader, rows, formats, left)
         return JSONResponse(shaped)
 
     async def healthz(self, request: Request) -> Response:

@@ -106,6 +106,7 @@ class TavilySearchRequest(BaseModel):
 
 
 FIRECRAWL_SOURCES = ("web", "news", "images")
+FIRECRAWL_CATEGORIES = {"web": "general", "news": "news"}  # the sources serpfuse answers: one search each
 FIRECRAWL_MAX_LIMIT = 100  # Firecrawl's own bound; serpfuse answers at most MAX_LIMIT of them
 FIRECRAWL_DEFAULT_LIMIT = 5  # Firecrawl's default when a request names none (firecrawl-py sends none)
 FIRECRAWL_TBS_RANGES = {"h": "day", "d": "day", "w": "week", "m": "month", "y": "year"}
@@ -128,8 +129,8 @@ class FirecrawlScrapeOptions(BaseModel):
 
 
 class FirecrawlSearchRequest(BaseModel):
-    """Firecrawl's ``/v2/search`` body, as firecrawl-py 4.x sends it. Web results come back under ``data.web``;
-    news and images are answered empty, with a warning. ``scrapeOptions.formats`` reads each result's page.
+    """Firecrawl's ``/v2/search`` body, as firecrawl-py 4.x sends it. Web results come back under ``data.web``,
+    news (the news engines' search) under ``data.news``; images are answered empty, with a warning. ``scrapeOptions.formats`` reads each result's page.
     Firecrawl's other options (location, categories, timeout, origin...) are accepted and change nothing."""
 
     model_config = ConfigDict(extra="allow")
@@ -312,9 +313,8 @@ def firecrawl_search_fields(body: dict[str, Any]) -> tuple[dict[str, Any], list[
                 raise ApiError(400, f"source {name!r} is not served; sources: {', '.join(FIRECRAWL_SOURCES)}")
             sources.append(name)
         sources = list(dict.fromkeys(sources))
-    unanswered = [s for s in sources if s != "web"]
-    if unanswered:
-        warnings.append(f"serpfuse answers web results only; {' and '.join(unanswered)} are empty")
+    if "images" in sources:
+        warnings.append("serpfuse answers web and news results; images are empty")
     if body.get("tbs") is not None:
         fields.update(_firecrawl_tbs(body["tbs"]))
     country = body.get("country")
@@ -424,19 +424,38 @@ def tavily_shape(resp: SearchResponse, seconds: float, body: dict[str, Any] | No
     }
 
 
-def firecrawl_search_shape(resp: SearchResponse, sources: list[str], warnings: list[str]) -> dict[str, Any]:
+def firecrawl_search_shape(
+    answers: dict[str, SearchResponse], sources: list[str], warnings: list[str]
+) -> dict[str, Any]:
     """Firecrawl's ``/v2/search`` answer: ``data`` keyed by each source asked, web rows as url, title,
-    description and position (``read_shapes.add_firecrawl_documents`` adds the pages when asked)."""
-    web = [
-        {"url": r.url, "title": r.title, "description": r.snippet, "position": i}
-        for i, r in enumerate(resp.results, start=1)
-    ]
+    description and position, news rows as title, url, snippet, date and position (``read_shapes
+    .add_firecrawl_documents`` adds the pages when asked). A source that came back empty says why."""
+    data: dict[str, Any] = {}
+    notes = list(warnings)
+    for source in sources:
+        resp = answers.get(source)
+        if resp is None:
+            data[source] = []
+            continue
+        if source == "news":
+            data[source] = [
+                {"title": r.title, "url": r.url, "snippet": r.snippet, "position": i,
+                 "date": r.published.isoformat() if r.published else None}
+                for i, r in enumerate(resp.results, start=1)
+            ]  # fmt: skip
+        else:
+            data[source] = [
+                {"url": r.url, "title": r.title, "description": r.snippet, "position": i}
+                for i, r in enumerate(resp.results, start=1)
+            ]
+        if not resp.results and resp.warnings:
+            notes.append(f"{source}: {resp.warnings[0]}")
     shaped: dict[str, Any] = {
         "success": True,
-        "data": {source: web if source == "web" else [] for source in sources},
+        "data": data,
         "creditsUsed": 0,  # serpfuse spends no Firecrawl credits
         "id": str(uuid.uuid4()),
     }
-    if warnings:
-        shaped["warning"] = "; ".join(warnings)
+    if notes:
+        shaped["warning"] = "; ".join(notes)
     return shaped
