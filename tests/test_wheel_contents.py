@@ -11,10 +11,12 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-# what serpfuse.bench ships: metrics, TREC I/O, bootstrap, sweep, configurations, reports, the judged recording
+# what serpfuse.bench ships: metrics, TREC I/O, bootstrap, sweep, configurations, reports, the judged recording,
+# engine weights calibrated on a user's own judgments
 PACKAGE_BENCH = {
     "__init__.py",
     "bootstrap.py",
+    "calibrate.py",
     "config_specs.py",
     "judged_recording.py",
     "metrics.py",

@@ -5,16 +5,8 @@ loses "Restaurants in Belgrade" for "belgrad" and "Kyoto in the Fall" for "autum
 that shares only the query's bait word ("fix", "install", "best"). This guard keeps its idea (a row must
 mention enough of what the query is about) and fixes how terms are chosen, weighed and found:
 
-- **Terms.** The query's words minus the ranking stopwords and English function words; ``-word`` and
-  operators such as ``lang:it`` ask for nothing. A word that says what kind of answer is wanted rather than
-  what it is about (a year, "latest", "guide", "speed", "install"; ``data/relevance_words.txt``) is a *weak*
-  term; the rest are the *key* terms. A "quoted phrase" is one key term.
-- **Matching.** A term is found in a row (title, snippet and URL) when a light stem of it is (plurals, -ing,
-  -ed, a final -e: "models" ~ "model", "belgrade" ~ "belgrad"), when two adjacent words are written as one
-  on either side ("da nang" ~ "danang"), or when a regional variant is (``data/relevance_variants.txt``:
-  autumn ~ fall). A snippet's leading date stamp ("May 4, 2026 · ") is not text. A key word that no row of
-  the pool has also counts as a pool word one typing slip or one inflection away ("hisotry" ~ "history"):
-  the engines corrected it.
+- **Terms and matching** are ``ranking.words``': key and weak terms, found by light stems, compounds and
+  regional variants; a key word no row has also counts as the pool's spelling of it (``ranking.pool``).
 - **Row coverage.** Key terms count 1 and weak terms ``weak_term_weight``; a row needs ``min_coverage`` of
   the total, and covering every key term is always enough. For a long query (more than three key terms)
   the bar is ``min_coverage`` of what the pool's best row covers, as no snippet repeats a long query whole.
