@@ -83,11 +83,13 @@ class FilterConfig(Model):
     partial_min_rows: int = Field(3, ge=1)
     # A typed word reads as a pool word one or two slips away that the pool uses this many times as often; it
     # is a typo when wordfreq finds it typo_zipf_gap (Zipf units) rarer than the pool's spelling.
+    pool_spellings: bool = True  # False: the query's words are read only as typed (no spellings, no lemmas)
     spelling_majority: float = Field(2.0, ge=1)
     typo_zipf_gap: float = Field(1.0, ge=0)
     min_fixable: int = Field(5, ge=1, description="the shortest word whose inflection the pool may teach")
     # An echo page: titled with the query and saying it echo_repeats times in its snippet (queries of at least
-    # echo_min_words words).
+    # echo_min_words words). echo and junk switch off apart: either alone still reports its rows as junk.
+    echo: bool = True
     echo_repeats: int = Field(3, ge=1)
     echo_min_words: int = Field(3, ge=1)
     cjk_ascii_units: int = Field(2, ge=1, description="CJK gate: what an ASCII query word found is worth")
