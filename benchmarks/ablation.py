@@ -4,8 +4,9 @@
     python -m benchmarks.ablation --subsets 17 --seeds 1,7,2026 --rules agreement,echo --json
 
 A row is the default with one rule off (or, for "fusion: X", the default's filters and selection with another
-fusion). Each Δ is the default minus that row, paired by query, with a paired bootstrap 95 % interval
-(``RESAMPLES`` resamples), so a positive Δ is what the rule adds. Where it is measured:
+fusion; for a rule the default has off, "(opt-in)", the default with it on). Each Δ is with the rule minus
+without it, paired by query, with a paired bootstrap 95 % interval (``RESAMPLES`` resamples), so a positive Δ is
+what the rule adds (for "fusion: X": the default's fusion minus X). Where it is measured:
 - MQ2008 (no text: only the fusion reads it): the three fixed setups, the random subsets of each seed (Δ per
   query averaged over the seed's setups; the mean and worst gap of the row to the best plain method), and each
   standard subset S1-S5 as an independent fold (Δ per query averaged over every setup).
@@ -39,7 +40,9 @@ from benchmarks.suite import PLAIN, method_config, plain_config
 from serpfuse.bench.bootstrap import paired_bootstrap
 from serpfuse.config import RankingConfig
 
-RESAMPLES = 2000  # per interval; about 200 intervals a run, and 2,000 moves a 95 % bound by < 5 % of its width
+RESAMPLES = (
+    2000  # per interval; about 200 intervals a run, and 2,000 moves a 95 % bound by < 5 % of its width
+)
 MIN_FOLDS = 2  # crw56 dev folds a text rule must help on (of four), hurting on none
 FOLDS = ("S1", "S2", "S3", "S4", "S5")
 ENGINE = "bing"  # the engine the garbage and generic-rows variants alter (crw56's second-longest lists)
@@ -83,6 +86,17 @@ class Rule:
     defence: str
     off: Change
     strategies: frozenset[str] | None = None  # the default strategies that use it (None: every one)
+    # Switching it off adds a rule (the evidence guard off is a hard cut): the bar judges that added rule, with
+    # the default as the row without it, and this one stays when the added rule does not pass.
+    relaxes: bool = False
+    on: Change | None = None  # how to switch it on, when the default has it off (an opt-in rule)
+
+    def change(self, base: RankingConfig) -> tuple[RankingConfig, bool]:
+        """The base with this rule flipped, and whether it was on in the base (False: it is opt-in there)."""
+        off = self.off(base)
+        if off.fingerprint() != base.fingerprint() or self.on is None:
+            return off, True
+        return self.on(base), False
 
 
 _CONSENSUS = frozenset({"adaptive", "consensus"})
@@ -110,27 +124,27 @@ RULES: tuple[Rule, ...] = (
     Rule("interleave tie-break", "fusion", "ties go to the engine not yet looked at",
          knob("rrf", interleave=False), _RRF),
     Rule("junk rules", "text", "dictionary, block, asset and shop pages are never an answer",
-         knob("filters", junk=False)),
+         knob("filters", junk=False), on=knob("filters", junk=True)),
     Rule("echo pages", "text", "a page generated from the query says nothing about it",
-         knob("filters", echo=False)),
+         knob("filters", echo=False), on=knob("filters", echo=True)),
     Rule("CJK gate", "text", "a row with no CJK overlap cannot answer a CJK query",
-         knob("filters", cjk_gate=False)),
+         knob("filters", cjk_gate=False), on=knob("filters", cjk_gate=True)),
     Rule("coverage guard", "text", "a row about none of the query's key terms is off topic",
-         knob("filters", coverage=False)),
+         knob("filters", coverage=False), on=knob("filters", coverage=True)),
     Rule("pool gate", "text", "when no row carries the query's key terms together, none answers it",
-         knob("filters", pool_gate=False)),
+         knob("filters", pool_gate=False), on=knob("filters", pool_gate=True)),
     Rule("evidence guard", "text", "a row an on-topic engine lists lacks only generic words: demote, don't cut",
-         knob("filters", evidence_guard=False)),
+         knob("filters", evidence_guard=False), relaxes=True),
     Rule("anchor demotion", "text", "a row lacking the query's most specific word ranks below those carrying it",
-         knob("filters", anchor_demotion=1.0)),
+         knob("filters", anchor_demotion=1.0), on=knob("filters", anchor_demotion=0.2)),
     Rule("weak terms count half", "text", "years and words like 'guide' say less about a row than its subject",
-         knob("filters", weak_term_weight=1.0)),
+         knob("filters", weak_term_weight=1.0), on=knob("filters", weak_term_weight=0.5)),
     Rule("pool spellings", "text", "engines correct spelling, so the guard must read the query as they do",
-         knob("filters", pool_spellings=False)),
+         knob("filters", pool_spellings=False), on=knob("filters", pool_spellings=True)),
     Rule("geo guard", "text", "a row about another place than the query's is off topic",
-         knob("filters", geo=False)),
+         knob("filters", geo=False), on=knob("filters", geo=True)),
     Rule("non-junk fallback", "text", "when the guards leave nothing, non-junk rows beat an empty answer",
-         knob("filters", fallback_when_empty=False)),
+         knob("filters", fallback_when_empty=False), on=knob("filters", fallback_when_empty=True)),
 )  # fmt: skip
 
 ALTERNATIVES = ("adaptive", "consensus", "agree", "combmnz", "rrf (plain)", "borda")
@@ -296,7 +310,9 @@ class Row:
     mq_folds: dict[str, Delta]
     dev: Delta  # nDCG@8
     dev_relshown: Delta
-    dev_irrelevant: int  # Irrelevant@5 summed: the row's minus the default's (positive: the rule removes them)
+    dev_irrelevant: (
+        int  # Irrelevant@5 summed: the row's minus the default's (positive: the rule removes them)
+    )
     # crw56 setup ("dev" or a robustness variant) -> per query fold: ΔnDCG@8, ΔRelShown@8, ΔIrrelevant@5, each
     # the row's minus the default's
     folds: dict[str, list[tuple[float, float, int]]]
@@ -320,9 +336,7 @@ def compare(name: str, kind: str, defence: str, default: Measured, off: Measured
         mq_seeds[seed] = delta(
             _per_query_mean(list(setups.values()), qids), _per_query_mean(list(off.mq_seeded[seed].values()), qids)
         )  # fmt: skip
-        g = [
-            mq.gap_percent(_mean(off.mq_seeded[seed][s]), corpora.best_plain[(seed, s)]) for s in setups
-        ]
+        g = [mq.gap_percent(_mean(off.mq_seeded[seed][s]), corpora.best_plain[(seed, s)]) for s in setups]
         gaps[seed] = (sum(g) / len(g), min(g))
     every_default = [*default.mq_fixed.values(), *(t for s in default.mq_seeded.values() for t in s.values())]
     every_off = [*off.mq_fixed.values(), *(t for s in off.mq_seeded.values() for t in s.values())]
@@ -336,7 +350,9 @@ def compare(name: str, kind: str, defence: str, default: Measured, off: Measured
     robust, robust_irr = {}, {}
     for variant, table in default.robust.items():
         scored = sorted((q for q in table if "nDCG@8" in table[q]), key=int)
-        robust[variant] = delta(_metric(table, "nDCG@8", scored), _metric(off.robust[variant], "nDCG@8", scored))
+        robust[variant] = delta(
+            _metric(table, "nDCG@8", scored), _metric(off.robust[variant], "nDCG@8", scored)
+        )
         robust_irr[variant] = int(
             sum(v["Irrelevant@5"] for v in off.robust[variant].values()) - sum(v["Irrelevant@5"] for v in table.values())
         )  # fmt: skip
@@ -436,7 +452,12 @@ def run(
     log(f"best plain method on {sum(map(len, corpora.seeded.values()))} random subsets: done")
     rules = [r for r in rules_for(base) if only is None or r.name in only]
     others = [a for a in alternatives_for(base) if only is None or f"fusion: {a}" in only]
-    runs = [("default", base), *((r.name, r.off(base)) for r in rules), *((f"fusion: {a}", fusion(a)(base)) for a in others)]
+    flipped = {r.name: r.change(base) for r in rules}
+    runs = [
+        ("default", base),
+        *((r.name, flipped[r.name][0]) for r in rules),
+        *((f"fusion: {a}", fusion(a)(base)) for a in others),
+    ]
     measured = measure_crw56(root, runs)
     log("crw56 dev and its robustness variants: done")
     # Bare lists never reach the filters or the selection (ranking/fusion.py): a rule that changes only those
@@ -450,7 +471,19 @@ def run(
             log(f"MQ2008: {label} done")
         measured[label].mq_fixed, measured[label].mq_seeded = cache[key].mq_fixed, cache[key].mq_seeded
     default = measured["default"]
-    rows = [judge(compare(r.name, r.kind, r.defence, default, measured[r.name], corpora)) for r in rules]
+    rows = []
+    for r in rules:
+        if not flipped[r.name][1]:  # opt-in in the base: measured switched on, and judged as a candidate
+            row = judge(compare(f"{r.name} (opt-in)", r.kind, r.defence, measured[r.name], default, corpora))
+            row.verdict = "would be earned" if row.verdict == "kept" else "opt-in"
+            rows.append(row)
+            continue
+        row = judge(compare(r.name, r.kind, r.defence, default, measured[r.name], corpora))
+        if r.relaxes:  # the bar is the added rule's: kept when that rule, measured against the default, fails
+            added = judge(compare(r.name, r.kind, r.defence, measured[r.name], default, corpora))
+            row.verdict = "kept" if added.verdict == "opt-in" else "opt-in"
+            row.why = f"the rule it replaces ({added.why}) is {'not ' if row.verdict == 'kept' else ''}earned"
+        rows.append(row)
     for a in others:
         row = compare(f"fusion: {a}", "fusion", "the default's fusion against this one", default,
                       measured[f"fusion: {a}"], corpora)  # fmt: skip
@@ -488,7 +521,10 @@ def markdown(rows: Sequence[Row], summary: dict) -> str:
     for r in rows:
         fixed = " ".join(f"{d.delta:+.4f}{'*' if d.below or d.above else ''}" for d in r.mq_fixed.values())
         folds = " ".join(f"{d.delta:+.4f}{'*' if d.below or d.above else ''}" for d in r.mq_folds.values())
-        seeds_cell = " ".join(f"{r.mq_seeds[s].delta:+.4f}{'*' if r.mq_seeds[s].below or r.mq_seeds[s].above else ''}" for s in seeds)
+        seeds_cell = " ".join(
+            f"{r.mq_seeds[s].delta:+.4f}{'*' if r.mq_seeds[s].below or r.mq_seeds[s].above else ''}"
+            for s in seeds
+        )
         gaps = " ".join(f"{r.mq_gaps[s][0]:+.2f}/{r.mq_gaps[s][1]:+.2f}" for s in seeds)
         dev_folds = " ".join(f"{-n:+.3f}/{irr:+d}" for n, _, irr in r.folds["dev"])
         generic = " / ".join(r.robust[f"generic {i}"].cell(3) for i in (1, 2, 3))
@@ -509,7 +545,9 @@ def markdown(rows: Sequence[Row], summary: dict) -> str:
         "Δ = default − row (what the rule adds), paired by query; * the 95 % interval excludes 0. Folds: "
         "ΔnDCG@8 / Δ Irrelevant@5 (rows the rule keeps out of the top 5) on crw56 dev's four query folds.",
     ]
-    lines += ["", "Why each verdict:", ""] + [f"- {r.name}: {r.verdict or 'alternative'}; {r.why}" for r in rows]
+    lines += ["", "Why each verdict:", ""] + [
+        f"- {r.name}: {r.verdict or 'alternative'}; {r.why}" for r in rows
+    ]
     return "\n".join(lines)
 
 
@@ -544,7 +582,9 @@ def main(argv: Sequence[str] | None = None, echo: Callable[[str], None] = print)
     ap.add_argument("--subsets", type=int, default=17, help="random subsets per seed")
     ap.add_argument("--seeds", default="1,7,2026")
     ap.add_argument("--rules", default="", help="comma-separated rule names (default: every one)")
-    ap.add_argument("--strategy", default="", help="ablate this fusion with the default's filters (default: the default)")
+    ap.add_argument(
+        "--strategy", default="", help="ablate this fusion with the default's filters (default: the default)"
+    )
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--markdown", action="store_true")
     args = ap.parse_args(argv)

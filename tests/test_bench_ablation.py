@@ -9,13 +9,17 @@ from benchmarks.ablation import ALTERNATIVES, RULES, Delta, Row, delta, fusion, 
 from serpfuse.config import RankingConfig
 
 
-def test_every_rule_of_the_default_switches_something_off() -> None:
-    base = RankingConfig()
+@pytest.mark.parametrize("strategy", ["adaptive", "combmnz", "rrf"])
+def test_every_rule_of_the_default_flips_something(strategy: str) -> None:
+    base = RankingConfig(strategy=strategy)
     rules = rules_for(base)
     assert rules  # the filters at least
     for rule in rules:
-        assert rule.off(base).fingerprint() != base.fingerprint(), rule.name
-    assert base.fingerprint() == RankingConfig().fingerprint()  # switching one off leaves the default alone
+        flipped, was_on = rule.change(base)
+        assert flipped.fingerprint() != base.fingerprint(), rule.name
+        if not was_on:  # an opt-in rule is measured switched on, and switching it off again is the base
+            assert rule.off(flipped).fingerprint() == base.fingerprint(), rule.name
+    assert base.fingerprint() == RankingConfig(strategy=strategy).fingerprint()  # the base is left alone
 
 
 def test_rules_follow_the_strategy_that_uses_them() -> None:

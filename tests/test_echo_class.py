@@ -86,7 +86,7 @@ def test_no_relevant_crw56_row_is_cut_by_the_echo_rule(data_dir) -> None:
         request, query = SearchRequest(query=q.query), analyze_query(q.query)
         answers = asyncio.run(fan_out(source, request, query)).answers
 
-        def junk(config: RankingConfig) -> set[str]:
+        def junk(config: RankingConfig, answers=answers, request=request, query=query) -> set[str]:
             outcome = ranking_inputs(answers, request, config=config, query=query, now=RECORDED_AT).outcome
             return {key for key, c in outcome.cut.items() if c.step == "junk"}
 
