@@ -542,7 +542,7 @@ def markdown(rows: Sequence[Row], summary: dict) -> str:
         f"{summary['dev']['nDCG@8']:.4f}, RelShown@8 {summary['dev']['RelShown@8']:.4f}, Irrelevant@5 "
         f"{summary['dev']['Irrelevant@5']:.0f}.",
         "",
-        "Δ = default − row (what the rule adds), paired by query; * the 95 % interval excludes 0. Folds: "
+        "Δ = with the rule − without it (fusion: X, the default − X), paired by query; * the 95 % interval excludes 0. Folds: "
         "ΔnDCG@8 / Δ Irrelevant@5 (rows the rule keeps out of the top 5) on crw56 dev's four query folds.",
     ]
     lines += ["", "Why each verdict:", ""] + [
