@@ -184,8 +184,18 @@ def test_cli_without_the_baselines_exits_2(cli, tmp_path: Path) -> None:
 def test_real_command_line(data_dir: Path, folder: Path) -> None:
     """One real process, as BENCHMARKS.md's command runs it: ``python -m benchmarks`` from the repository root."""
     proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks", "--corpus", "consensus", "--strategy", "consensus", "--data", str(data_dir),
-         "--json"],  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "benchmarks",
+            "--corpus",
+            "consensus",
+            "--strategy",
+            "consensus",
+            "--data",
+            str(data_dir),
+            "--json",
+        ],  # fmt: skip
         capture_output=True,
         text=True,
         timeout=120,
