@@ -14,7 +14,7 @@ import pytest
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
-from conftest import need
+from conftest import crw56_subset
 from serpfuse.bench.judged_recording import RecordedRow, read_judgments
 from serpfuse.cli import app
 from serpfuse.judge.app import Judging, create_app
@@ -33,17 +33,7 @@ def row(url: str, title: str = "", snippet: str = "", engine: str = "bing", rank
 @pytest.fixture(scope="module")
 def small(data_dir: Path, tmp_path_factory) -> tuple[Path, Path]:
     """A SearXNG recording of four crw56 dev queries, and the dev judgments of those queries."""
-    recording = json.loads(need(data_dir / "crw56" / "searxng_raw.json").read_text(encoding="utf-8"))
-    dev = [json.loads(line) for line in need(data_dir / "crw56" / "qrels-dev.jsonl").read_text().splitlines()]
-    relevant = {normalise_query(j["query"]) for j in dev if j["rel"] >= 1}
-    chosen = [e for e in recording if normalise_query(e["query"]) in relevant][:QUERIES]
-    assert len(chosen) == QUERIES
-    folder = tmp_path_factory.mktemp("small")
-    (folder / "rec.json").write_text(json.dumps(chosen), encoding="utf-8")
-    keep = {normalise_query(e["query"]) for e in chosen}
-    lines = [json.dumps(j) for j in dev if normalise_query(j["query"]) in keep]
-    (folder / "dev.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return folder / "rec.json", folder / "dev.jsonl"
+    return crw56_subset(data_dir, tmp_path_factory.mktemp("small"), QUERIES)
 
 
 # --- the pool ------------------------------------------------------------------------------------------------
