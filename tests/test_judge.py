@@ -17,9 +17,11 @@ from typer.testing import CliRunner
 from conftest import crw56_subset
 from serpfuse.bench.judged_recording import RecordedRow, read_judgments
 from serpfuse.cli import app
+from serpfuse.config import RankingConfig
 from serpfuse.judge.app import Judging, create_app
 from serpfuse.judge.pool import PoolRow, blind_order, load_pool, pooled
 from serpfuse.judge.store import JudgmentsFile
+from serpfuse.settings import read_weights_file
 from serpfuse.sources.replay import normalise_query
 from serpfuse.urls import dedup_key
 
@@ -246,3 +248,19 @@ def test_judge_bench_calibrate_loop_on_four_crw56_queries(small, tmp_path) -> No
     assert result.exit_code == 0, result.output
     assert f"learned from {QUERIES} judged queries" in result.output
     assert "[ranking.weights]" in weights.read_text(encoding="utf-8")
+
+    # bench with the learned weights: B of --compare, named in its label and its fingerprint
+    learned = read_weights_file(weights)
+    args = ["bench", "--replay", str(recording), "--qrels", str(out), "--now", "2026-05-31", "--json"]
+    result = CliRunner().invoke(app, [*args, "--compare", "adaptive", "adaptive", "--weights", str(weights)])
+    assert result.exit_code == 0, result.output
+    compared = json.loads(result.stdout)
+    label = ",".join(["adaptive", *(f"weights.{e}={w:g}" for e, w in learned.items())])
+    assert compared["a"]["config"] == "adaptive" and compared["b"]["config"] == label
+    weighted = RankingConfig(weights={e: float(f"{w:g}") for e, w in learned.items()})
+    assert compared["b"]["fingerprint"] == weighted.fingerprint()
+    assert compared["a"]["summary"]["nDCG@8"] == pytest.approx(ours["summary"]["nDCG@8"])
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[ranking]\nstrategy = 'rrf'\n", encoding="utf-8")
+    result = CliRunner().invoke(app, [*args, "--weights", str(bad)])
+    assert result.exit_code == 2 and "a weights file holds one table" in result.output
