@@ -191,8 +191,8 @@ def run_doctor(server, tmp_path, monkeypatch, engines: dict[str, str]) -> tuple[
 
 
 def test_doctor_passes_when_every_engine_answers_on_topic(server, tmp_path, monkeypatch):
-    server.route("/ddg", ddg_page)
-    server.route("/brave", brave_page)
+    server.route("/ddg/html/", ddg_page)
+    server.route("/brave/search", brave_page)
     server.route("/sp/", Reply(200, HTML, (FIXTURES / "startpage_home_handmade.html").read_bytes()))
     server.route("/sp/sp/search", startpage_results(lambda q, i: q))
     code, report = run_doctor(
@@ -213,15 +213,19 @@ def test_doctor_passes_when_every_engine_answers_on_topic(server, tmp_path, monk
 
 
 def test_doctor_reports_each_played_failure_and_exits_1(server, tmp_path, monkeypatch):
-    server.route("/ddg", challenge_page())  # DuckDuckGo's 202 bot challenge
-    server.route("/bing", Reply(200, HTML, b'<html><body><ol id="b_results"></ol></body></html>'))  # empty
+    server.route("/ddg/html/", challenge_page())  # DuckDuckGo's 202 bot challenge
     server.route(
-        "/brave", Reply(200, HTML, b'<html><body><div class="v3-app">new</div></body></html>')
+        "/bing/search", Reply(200, HTML, b'<html><body><ol id="b_results"></ol></body></html>')
+    )  # empty
+    server.route(
+        "/brave/search", Reply(200, HTML, b'<html><body><div class="v3-app">new</div></body></html>')
     )  # layout
     server.route("/sp/", Reply(200, HTML, (FIXTURES / "startpage_home_handmade.html").read_bytes()))
     server.route("/sp/sp/search", startpage_results(lambda q, i: f"Chocolate cake recipe {i}"))  # off-topic
-    server.route("/mojeek", Reply(200, HTML, b'<html><body><ul class="results-standard"></ul></body></html>'))
-    server.route("/yahoo", Reply(500, HTML, b"boom"))
+    server.route(
+        "/mojeek/search", Reply(200, HTML, b'<html><body><ul class="results-standard"></ul></body></html>')
+    )
+    server.route("/yahoo/search", Reply(500, HTML, b"boom"))
     code, report = run_doctor(
         server,
         tmp_path,
@@ -248,11 +252,11 @@ def test_doctor_reports_each_played_failure_and_exits_1(server, tmp_path, monkey
     assert "202" in engines["ddg"]["reason"] or "challenge" in engines["ddg"]["reason"].lower()
     # the challenge suspended ddg: its second query was not sent
     assert [q["status"] for q in engines["ddg"]["queries"]] == ["challenge", "skipped"]
-    assert len(server.seen("/ddg")) == 1
+    assert len(server.seen("/ddg/html/")) == 1
     assert "parser refused a 200 page" in engines["brave-web"]["reason"]
     assert engines["startpage"]["onTopic"] == 0.0 and engines["startpage"]["rows"] == 5
     # a plain HTTP error suspends nothing here: every query was asked
-    assert len(server.seen("/yahoo")) == 2 and engines["yahoo"]["queriesAsked"] == 2
+    assert len(server.seen("/yahoo/search")) == 2 and engines["yahoo"]["queriesAsked"] == 2
     assert "HTTP 500" in engines["yahoo"]["reason"]
     # mojeek and yahoo are fallbacks: reported, but they do not fail the check
     assert engines["mojeek"]["defaultPrimary"] is False
@@ -266,7 +270,7 @@ def test_doctor_reports_each_played_failure_and_exits_1(server, tmp_path, monkey
 
 def test_doctor_table_and_bad_input(server, tmp_path, monkeypatch):
     isolated_env(monkeypatch, tmp_path)
-    server.route("/brave", brave_page)
+    server.route("/brave/search", brave_page)
     (tmp_path / "queries.txt").write_text("rust async runtime\n")
     from serpfuse.cli import app
 

@@ -58,11 +58,6 @@ def test_registered_as_a_keyless_primary_html_engine_of_its_own_group() -> None:
     assert (info.tier, info.kind, info.needs_key, info.group) == ("primary", "html", False, "brave")
 
 
-def test_base_url_override_points_the_request_elsewhere() -> None:
-    spec = ENGINE.build_request(EngineQuery(text="q", base_url="http://127.0.0.1:9/brave"))
-    assert spec.url == "http://127.0.0.1:9/brave"
-
-
 # --- the current layout (hand-made) -------------------------------------------------------------------------
 
 
@@ -202,7 +197,7 @@ async def test_brotli_page_through_the_browser_transport(server, tmp_path):
 
     page = (FIXTURES / "brave_web_results_handmade.html").read_bytes()
     server.route(
-        "/brave",
+        "/brave/search",
         Reply(
             200, {"Content-Type": "text/html; charset=utf-8", "Content-Encoding": "br"}, brotli.compress(page)
         ),
@@ -222,7 +217,7 @@ async def test_brotli_page_through_the_browser_transport(server, tmp_path):
         )
     assert answer.status == "ok", answer.reason
     assert [r.url for r in answer.rows][0] == "https://tokio.rs/"
-    seen = server.seen("/brave")[0]
+    seen = server.seen("/brave/search")[0]
     assert "br" in seen.headers.get("accept-encoding", "")  # the impersonated browser asks for brotli
     assert seen.headers["sec-fetch-mode"] == "navigate" and seen.query["source"] == ["web"]
     assert "useLocation=0" in seen.headers["cookie"]

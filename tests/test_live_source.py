@@ -218,9 +218,7 @@ async def test_multi_step_engines_get_a_bound_client(server, transport, tmp_path
 
 async def test_an_engine_flagged_so_never_has_its_error_body_read(server, transport, tmp_path):
     creds = b'{"username": "auto-user", "password": "pw-123", "api_key": "as-generated-key"}'
-    server.route(
-        "/", Reply(402, {"Content-Type": "application/json"}, creds)
-    )  # AnySearch posts to its base URL
+    server.route("/v1/search", Reply(402, {"Content-Type": "application/json"}, creds))
     captured = []
     engine = get_engine("anysearch")  # the real engine: its INFO carries the flag
     flagged = fake_engine("other", read_error_body=False)
@@ -420,7 +418,7 @@ async def test_real_ddg_challenge_and_real_anysearch_402_through_the_live_source
         InMemoryCooldownStore(),
         transport,
         engines=["ddg", "anysearch"],
-        base_urls={"ddg": server.url + "/html/", "anysearch": server.url + "/v1/search"},
+        base_urls={"ddg": server.url, "anysearch": server.url},
         on_response=lambda e, v, r: bodies.append((e, r.body)),
     )
     assert source.modules == {"ddg": ddg, "anysearch": anysearch}

@@ -1,4 +1,5 @@
-"""URL canonicalisation: unwrap engine redirectors, normalise for display, fold for dedup, registrable domains.
+"""URL canonicalisation: unwrap engine redirectors, normalise for display, fold for dedup, registrable domains;
+sending an engine's request to an operator's base URL.
 
 The heavy lifting (percent-encoding, query sort, IDNA of the host, dot segments) is w3lib's `canonicalize_url`;
 the Public Suffix List is `publicsuffixlist`'s bundled copy, so nothing here touches the network.
@@ -334,3 +335,35 @@ def favicon_url(url: str) -> str:
     """The site's conventional favicon address (not fetched: serpfuse never visits result pages for it)."""
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc}/favicon.ico"
+
+
+# --- an operator's base URL ---------------------------------------------------------------------------------
+
+
+def check_base_url(base: str) -> str:
+    """``base`` stripped, when it is an absolute http(s) URL with a host and no query or fragment; else
+    ``ValueError`` saying what a base URL looks like. A path is kept: it goes in front of the engine's own."""
+    text = base.strip() if isinstance(base, str) else ""
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - a malformed port raises here
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme.lower() not in _HTTP_SCHEMES or not parts.hostname:
+        raise ValueError("must be an http(s) URL such as http://127.0.0.1:8080")
+    if parts.query or parts.fragment:
+        raise ValueError("must have no query or fragment: the engine's own parameters are kept")
+    return text
+
+
+def rebase_url(url: str, base: str) -> str:
+    """``url`` sent to ``base``: base's scheme, host and port in place of url's, base's path (if any) in front of
+    url's path, url's path and query kept. A URL already under ``base`` (a self-hosted engine builds its
+    requests from it) is returned unchanged, so rebasing twice changes nothing."""
+    target, root = urlsplit(url), urlsplit(check_base_url(base))
+    prefix = root.path.rstrip("/")
+    if (target.scheme.lower(), target.netloc.lower()) == (root.scheme.lower(), root.netloc.lower()) and (
+        target.path == prefix or target.path.startswith(prefix + "/")
+    ):
+        return url
+    return urlunsplit((root.scheme, root.netloc, prefix + (target.path or "/"), target.query, ""))

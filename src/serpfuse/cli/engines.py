@@ -1,5 +1,5 @@
-"""`serpfuse engines`: every engine with its tier, weight, group, region, transport, key status and cooldown
-state."""
+"""`serpfuse engines`: every engine with its tier, weight, group, region, transport, key status, base URL and
+cooldown state."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from serpfuse.cli.errors import fail
 from serpfuse.config import RankingConfig
 from serpfuse.models import SearchRequest
 from serpfuse.secrets import KeysFileError, KeyStore
-from serpfuse.settings import ConfigError, Settings, load_settings
+from serpfuse.settings import ConfigError, Settings, load_settings, mask_url
 from serpfuse.sources.live import LiveSource
 from serpfuse.sources.transport import Transport
 from serpfuse.state.cooldown import CooldownStore, InMemoryCooldownStore
@@ -35,7 +35,7 @@ def _cooldown_store(settings: Settings) -> tuple[CooldownStore, Any]:
 
 
 async def engine_rows(source: LiveSource, ranking: RankingConfig) -> list[dict[str, Any]]:
-    """One JSON-ready dict per engine. Key status only: a key itself never appears."""
+    """One JSON-ready dict per engine. Key status only: a key itself never appears, nor a base URL's password."""
     weights, groups = ranking.consensus.weights, ranking.consensus.groups
     now = time.time()
     rows = []
@@ -60,6 +60,7 @@ async def engine_rows(source: LiveSource, ranking: RankingConfig) -> list[dict[s
                 "timeRange": info.time_range_support,
                 "challengeCooldownS": info.challenge_cooldown_s,
                 "key": source.keys.status(slot.name),
+                "baseUrl": mask_url(base) if (base := source.base_url(slot.name)) else None,
                 "status": status,
                 "reason": reason,
                 "cooldownRemainingS": round(state.remaining_s(now), 1) if state else None,
@@ -76,8 +77,10 @@ KEY_NOTES = {"not needed": "", "configured": ", key set", "missing": ", no key"}
 
 
 def access(row: dict[str, Any]) -> str:
-    """How an engine is asked, in one narrow cell: its transport, and its key when it takes one."""
-    return row["transport"] + KEY_NOTES.get(row["key"], f", key {row['key']}")
+    """How an engine is asked, in one narrow cell: its transport, its key when it takes one, and where its
+    requests go when the operator set a base URL."""
+    cell = row["transport"] + KEY_NOTES.get(row["key"], f", key {row['key']}")
+    return f"{cell}, at {row['baseUrl']}" if row.get("baseUrl") else cell
 
 
 def render(rows: list[dict[str, Any]], console: Console) -> None:
@@ -111,7 +114,13 @@ def render(rows: list[dict[str, Any]], console: Console) -> None:
 async def _collect(settings: Settings, keys: KeyStore) -> list[dict[str, Any]]:
     cooldowns, redis = _cooldown_store(settings)
     # No request is sent: the transport's client is created only on first use.
-    source = LiveSource(keys, cooldowns, Transport(trust_env=False), timeout_s=settings.timeout_s)
+    source = LiveSource(
+        keys,
+        cooldowns,
+        Transport(trust_env=False),
+        base_urls=settings.engine_base_urls,
+        timeout_s=settings.timeout_s,
+    )
     try:
         return await engine_rows(source, settings.ranking_config)
     finally:

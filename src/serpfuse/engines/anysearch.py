@@ -46,7 +46,7 @@ def build_request(q: EngineQuery) -> RequestSpec | None:
     if q.api_key:
         headers["Authorization"] = f"Bearer {q.api_key}"
     body = {"query": q.text, "max_results": clamp(q.limit, 1, MAX_RESULTS), "format": "json"}
-    return RequestSpec(method="POST", url=q.base_url or URL, headers=headers, json=body)
+    return RequestSpec(method="POST", url=URL, headers=headers, json=body)
 
 
 def classify(status: int, headers: Mapping[str, str], body_head: bytes) -> EngineError | None:

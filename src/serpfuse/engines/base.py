@@ -30,6 +30,10 @@ transport failures. ``run`` classifies each step itself with ``classify_http`` a
 which ``parse`` reads like any engine's answer (off the event loop, under the parse budget); what ``run``
 reads itself on the loop it keeps small.
 
+Every engine builds its requests for its own site. An operator's base URL for it (``[engines.NAME] base_url``)
+replaces the scheme, host and port of each one in the live source, paths, parameters and headers kept, so a
+module never looks at ``EngineQuery.base_url`` unless it has no site of its own (SearXNG).
+
 What parsers share lives beside this module: ``engines.rows`` (row building), ``engines.bodies`` (decoding,
 HTML tree, JSON), ``engines.dates`` (published dates, time ranges), ``engines.locale`` (region and language).
 """
@@ -80,8 +84,8 @@ class EngineInfo:
     min_interval_s: float = 0.0  # per-engine rate limit: calls queue to keep this gap (Brave free: 1 req/s)
     group: str | None = None  # informational (correlated index); ranking groups are data
     accepts_key: bool = False  # keyless engine that also uses a key when one is configured (anysearch)
-    needs_base_url: bool = False  # self-hosted (searxng): unusable without EngineQuery.base_url
-    base_url_envs: tuple[str, ...] = ()
+    needs_base_url: bool = False  # self-hosted (searxng): unusable without a base URL
+    base_url_envs: tuple[str, ...] = ()  # older variables that also set it (SERPFUSE_SEARXNG_URL)
     read_error_body: bool = (
         True  # False: a non-2xx body is never downloaded (AnySearch's 402 can hold credentials)
     )
@@ -104,7 +108,9 @@ class EngineQuery:
     include_domains: tuple[str, ...] = ()
     exclude_domains: tuple[str, ...] = ()
     api_key: str | None = field(default=None, repr=False)
-    base_url: str | None = None  # searxng instance, or a test server override
+    # The operator's base URL for this engine. The live source rebases every request onto it (urls.rebase_url),
+    # so only a self-hosted engine, which has no address of its own (searxng), reads it.
+    base_url: str | None = None
 
 
 # Header and body field names whose values are secrets: masked in RequestSpec's repr.

@@ -108,7 +108,7 @@ def request_for(url: str, q: EngineQuery, default_country: str | None = None) ->
     params["setlang"] = setlang
     if cc:
         params["cc"] = cc
-    return RequestSpec(method="GET", url=q.base_url or url, params=params)
+    return RequestSpec(method="GET", url=url, params=params)
 
 
 def build_request(q: EngineQuery) -> RequestSpec | None:

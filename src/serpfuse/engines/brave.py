@@ -61,7 +61,7 @@ def build_request(q: EngineQuery) -> RequestSpec | None:
     if lang:
         params["search_lang"] = lang
     headers = {"Accept": "application/json", "X-Subscription-Token": q.api_key}
-    return RequestSpec(method="GET", url=q.base_url or URL, params=params, headers=headers)
+    return RequestSpec(method="GET", url=URL, params=params, headers=headers)
 
 
 def _pick(item: dict) -> RowFields:

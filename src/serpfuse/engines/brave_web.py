@@ -78,9 +78,7 @@ def build_request(q: EngineQuery) -> RequestSpec | None:
         params["tf"] = TIME_RANGE[q.time_range]
     country, _ = split_locale(q.region, q.language)
     cookies = {"useLocation": "0", "country": country or "all"}
-    return RequestSpec(
-        method="GET", url=q.base_url or URL, params=params, headers=dict(HEADERS), cookies=cookies
-    )
+    return RequestSpec(method="GET", url=URL, params=params, headers=dict(HEADERS), cookies=cookies)
 
 
 def _first(item: LexborNode, selectors: tuple[str, ...]) -> LexborNode | None:

@@ -128,7 +128,7 @@ def build_request(q: EngineQuery) -> RequestSpec | None:
     headers = {"Referer": REFERER}
     if language := _accept_language(q.region, q.language):
         headers["Accept-Language"] = language
-    return RequestSpec(method="POST", url=q.base_url or URL, data=form, headers=headers, cookies=cookies)
+    return RequestSpec(method="POST", url=URL, data=form, headers=headers, cookies=cookies)
 
 
 def _non_organic(item: LexborNode) -> bool:

@@ -78,7 +78,7 @@ def _spec(q: EngineQuery, message: dict[str, Any], session: str | None) -> Reque
     headers = dict(HEADERS)
     if session:
         headers[SESSION_HEADER] = session
-    return RequestSpec(method="POST", url=q.base_url or URL, headers=headers, json=message)
+    return RequestSpec(method="POST", url=URL, headers=headers, json=message)
 
 
 def tool_call(q: EngineQuery) -> dict[str, Any]:

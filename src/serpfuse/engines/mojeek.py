@@ -62,7 +62,7 @@ def build_request(q: EngineQuery) -> RequestSpec | None:
         cookies["lb"] = lang
     if country:
         cookies["arc"] = country
-    return RequestSpec(method="GET", url=q.base_url or URL, params=params, cookies=cookies or None)
+    return RequestSpec(method="GET", url=URL, params=params, cookies=cookies or None)
 
 
 def _pick(item: LexborNode) -> RowFields | None:

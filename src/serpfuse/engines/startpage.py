@@ -93,14 +93,10 @@ _DATE_PREFIX = re.compile(
 )
 
 
-def _root(q: EngineQuery) -> str:
-    return (q.base_url or ROOT).rstrip("/")
-
-
 def build_preflight(q: EngineQuery) -> RequestSpec | None:
     if q.date_from or q.date_to:
         return None  # with_date takes only d/w/m/y
-    return RequestSpec(method="GET", url=_root(q) + "/", headers={**NAVIGATE, "Sec-Fetch-Site": "none"})
+    return RequestSpec(method="GET", url=ROOT + "/", headers={**NAVIGATE, "Sec-Fetch-Site": "none"})
 
 
 def token(body: bytes, headers: Mapping[str, str]) -> str | None:
@@ -120,7 +116,6 @@ def build_request(q: EngineQuery, preflight: Reply) -> RequestSpec | None:
         if shows_challenge(body, CHALLENGE_MARKERS):
             raise ChallengeDetected("Startpage CAPTCHA (home page)")
         raise ParseFailure("Startpage: no sc token on the home page (layout changed?)")
-    root = _root(q)
     form = {
         "query": q.text,
         "cat": "web",
@@ -133,9 +128,9 @@ def build_request(q: EngineQuery, preflight: Reply) -> RequestSpec | None:
     }
     return RequestSpec(
         method="POST",
-        url=root + SEARCH_PATH,
+        url=ROOT + SEARCH_PATH,
         data=form,
-        headers={**NAVIGATE, "Sec-Fetch-Site": "same-origin", "Origin": root, "Referer": root + "/"},
+        headers={**NAVIGATE, "Sec-Fetch-Site": "same-origin", "Origin": ROOT, "Referer": ROOT + "/"},
         cookies={"preferences": "N1N".join(f"{k}EEE{v}" for k, v in PREFERENCES)},
     )
 

@@ -60,7 +60,7 @@ def language_of(q: EngineQuery) -> str:
 
 
 def site(q: EngineQuery) -> str:
-    return (q.base_url or f"https://{language_of(q)}.wikipedia.org").rstrip("/")
+    return f"https://{language_of(q)}.wikipedia.org"
 
 
 def build_request(q: EngineQuery) -> RequestSpec | None:

@@ -14,6 +14,7 @@ credentials).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import math
 import os
@@ -23,7 +24,7 @@ from collections.abc import Callable, Iterable, Mapping
 from types import ModuleType
 from typing import Any
 
-from serpfuse.engines import ENGINES, classifier, get_engine, has_preflight
+from serpfuse.engines import ENGINES, base_url_env, classifier, get_engine, has_preflight
 from serpfuse.engines.base import (
     BODY_HEAD_BYTES,
     EngineError,
@@ -33,6 +34,8 @@ from serpfuse.engines.base import (
     ParseFailure,
     QueryNotServed,
     RateLimited,
+    Reply,
+    RequestSpec,
 )
 from serpfuse.models import EngineAnswer, EngineRow, SearchRequest
 from serpfuse.secrets import KeysFileError, KeyStore
@@ -41,6 +44,7 @@ from serpfuse.sources.base import EngineSlot, SourceError
 from serpfuse.sources.transport import DEFAULT_TIMEOUT_S, HttpResponse, ImpersonationUnavailable, Transport
 from serpfuse.state.cooldown import CooldownState, CooldownStore, InMemoryCooldownStore, fit_to_engine
 from serpfuse.state.ratelimit import Buckets, QueueTooLong, RateLimiter
+from serpfuse.urls import rebase_url
 
 log = logging.getLogger(__name__)
 
@@ -167,10 +171,13 @@ class LiveSource:
     # --- availability ------------------------------------------------------------------------------------
 
     def base_url(self, engine: str) -> str | None:
-        if engine in self._base_urls:
+        """Where the operator sends this engine's requests: the ``base_urls`` given (the settings'
+        ``[engines.NAME] base_url``), else ``SERPFUSE_ENGINES__NAME__BASE_URL``, else an older variable the engine
+        names (``SERPFUSE_SEARXNG_URL``); None for the engine's own address."""
+        if self._base_urls.get(engine):
             return self._base_urls[engine]
         module = self.modules.get(engine)
-        for name in module.INFO.base_url_envs if module else ():
+        for name in (base_url_env(engine), *(module.INFO.base_url_envs if module else ())):
             if self._env.get(name, "").strip():
                 return self._env[name].strip()
         return None
@@ -181,8 +188,8 @@ class LiveSource:
         if info.needs_key and not self.keys.get(info.name):
             return f"no API key ({self.keys.hint(info.name)})"
         if info.needs_base_url and not self.base_url(info.name):
-            envs = info.base_url_envs
-            return f"no base URL (set {envs[0]})" if envs else "no base URL configured"
+            envs = (*info.base_url_envs, base_url_env(info.name))
+            return f"no base URL (set {' or '.join(envs)})"
         if request.time_range and not info.time_range_support:
             return "cannot filter by time range"
         if (request.date_from or request.date_to) and not info.date_range_support:
@@ -340,7 +347,8 @@ class LiveSource:
         run = getattr(module, "run", None)
         if run is not None:  # a multi-step engine: it holds the conversation, the answer parses like any
             seen = None if hook is None else (lambda response: hook(info.name, variant, response))
-            status, headers, body = await run(self.transport.bind(on_response=seen, **options), q)
+            client = StepClient(lambda spec: self._send(spec, q.base_url, options), seen)
+            status, headers, body = await run(client, q)
             return await self._parse(module, HttpResponse(status, dict(headers), body), q, deadline)
         if has_preflight(module):
             spec = await self._preflight(module, variant, q, options)
@@ -356,7 +364,7 @@ class LiveSource:
                 raise InvalidRequest(f"invalid request: {type(exc).__name__}") from None
         if spec is None:
             raise NothingToSend()
-        response = await self.transport.send(spec, **options)
+        response = await self._send(spec, q.base_url, options)
         if hook is not None:
             hook(info.name, variant, response)
         self._raise_for_status(module, response)
@@ -378,7 +386,7 @@ class LiveSource:
         first = module.build_preflight(q)
         if first is None:
             raise NothingToSend()
-        response = await self.transport.send(first, **options)
+        response = await self._send(first, q.base_url, options)
         try:
             self._raise_for_status(module, response)
             return module.build_request(q, response)
@@ -386,6 +394,16 @@ class LiveSource:
             if self.on_response is not None:
                 self.on_response(module.INFO.name, variant, response)
             raise
+
+    async def _send(self, spec: RequestSpec, base_url: str | None, options: dict[str, Any]) -> HttpResponse:
+        """One request of an engine's call, sent to the operator's base URL when there is one: its scheme, host
+        and port replace the engine's, the path, parameters and headers stay."""
+        if base_url:
+            try:
+                spec = dataclasses.replace(spec, url=rebase_url(spec.url, base_url))
+            except ValueError:
+                raise InvalidRequest("the engine's base URL is not an http(s) URL") from None
+        return await self.transport.send(spec, **options)
 
     @staticmethod
     def _raise_for_status(module: ModuleType, response: HttpResponse) -> None:
@@ -402,6 +420,25 @@ class LiveSource:
             if masked != value:
                 update[name] = masked
         return row.model_copy(update=update)
+
+
+class StepClient:
+    """The ``EngineClient`` a multi-step engine's ``run`` holds: each step goes out as the live source sends any
+    request of the call (base URL, the call's options), and ``on_response`` sees each answer."""
+
+    def __init__(
+        self,
+        send: Callable[[RequestSpec], Any],
+        on_response: Callable[[HttpResponse], None] | None = None,
+    ) -> None:
+        self._send = send
+        self._on_response = on_response
+
+    async def send(self, spec: RequestSpec) -> Reply:
+        response = await self._send(spec)
+        if self._on_response is not None:
+            self._on_response(response)
+        return response
 
 
 class NothingToSend(Exception):
