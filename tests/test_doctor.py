@@ -207,9 +207,8 @@ def test_doctor_passes_when_every_engine_answers_on_topic(server, tmp_path, monk
         assert e["rows"] == 5 and e["withTitle"] == e["withUrl"] == e["withSnippet"] == 1.0
         assert e["onTopic"] == 1.0 and e["overlap"] == 1.0  # all three return the same five URLs
         assert e["latencyMs"] is not None and e["defaultPrimary"] is True
-    assert (
-        len(server.seen("/sp/")) == 2 and len(server.seen("/sp/sp/search")) == 2
-    )  # token, then form, per query
+    # the home page's token, then one form per query: the token serves both
+    assert len(server.seen("/sp/")) == 1 and len(server.seen("/sp/sp/search")) == 2
 
 
 def test_doctor_reports_each_played_failure_and_exits_1(server, tmp_path, monkeypatch):

@@ -148,6 +148,23 @@ async def test_a_settings_file_table_sends_startpage_to_its_base_url_with_a_path
     assert search.headers["origin"] == "https://www.startpage.com"
 
 
+async def test_no_startpage_request_through_the_base_url_carries_abp(
+    server, transport, tmp_path, monkeypatch, clean_env
+):
+    route_everything(server)
+    results = (FIXTURES / "startpage_results_handmade.html").read_bytes()
+    server.route("/sp/search", Reply(200, {"Content-Type": "text/html"}, results))
+    monkeypatch.setenv("SERPFUSE_ENGINES__STARTPAGE__BASE_URL", server.url)
+    source = LiveSource(
+        keys_for(tmp_path), InMemoryCooldownStore(), transport, base_urls=load_settings().engine_base_urls
+    )
+    for query in ("rust async runtime", "tokio"):
+        await source.ask("startpage", query, SearchRequest(query=query, time_range="week", language="de"))
+    searches = server.seen("/sp/search")
+    assert len(searches) == 2 and all("abp" not in fields(s) and "abp" not in s.path for s in server.requests)
+    assert {fields(s)["with_date"] for s in searches} == {"w"} and fields(searches[0])["lui"] == "deutsch"
+
+
 def test_the_environment_wins_over_the_file_and_names_are_spelled_either_way(
     tmp_path, monkeypatch, clean_env
 ):

@@ -21,7 +21,8 @@ An engine whose request needs something only a first page holds (Startpage's ``s
 declares that page: ``build_preflight(q) -> RequestSpec`` names the request, and ``build_request(q, preflight)``
 receives its answer as a ``Reply`` (status, headers, body) that has passed the status mapper. It raises
 ``ChallengeDetected`` or ``ParseFailure`` when that page is a block page or lacks what it needs. Only the second
-answer goes to ``parse``, so a recorded answer re-parses like any single-request engine's.
+answer goes to ``parse``, so a recorded answer re-parses like any single-request engine's. An engine whose first
+page stays good for a while says so in ``INFO.preflight_reuse_s``: the live source then keeps the page that long.
 
 A multi-step engine (one that needs several round trips, like Exa's keyless MCP endpoint) instead defines
 ``async def run(client: EngineClient, q: EngineQuery) -> Reply``. ``client.send(spec)`` sends one request and
@@ -92,6 +93,9 @@ class EngineInfo:
     # How long a challenge/CAPTCHA suspends this engine: how long its blocks last, not one number for all
     # (DuckDuckGo's form is per request, SearXNG suspends it 0 s; Google's "sorry" wall lasts hours).
     challenge_cooldown_s: float = CHALLENGE_COOLDOWN_S
+    # How long a preflight page may serve later calls (Startpage's sc token); 0: fetched for every call. The
+    # live source drops it when a search built from it fails, and sends the search as the browser that got it.
+    preflight_reuse_s: float = 0.0
 
 
 @dataclass

@@ -1,7 +1,8 @@
 """The live source: each ``ask`` is one real engine call, and every way it can fail becomes a status.
 
 One call goes: availability (key, base URL, time-range support, cooldown) -> ``EngineQuery`` -> the engine's
-rate-limit queue -> (the ``build_preflight`` page, for engines that need one) -> ``build_request`` ->
+rate-limit queue -> (the ``build_preflight`` page, for engines that need one, or the one an earlier call
+fetched while it is still good) -> ``build_request`` ->
 ``Transport.send`` -> ``classify_http`` -> ``parse`` (off the loop, under a budget: ``sources.parsing``) ->
 cooldown bookkeeping -> ``EngineAnswer``. The whole call, queue included, runs under the engine's timeout; the fan-out's
 overall deadline cancels it from outside, and cancellation is never swallowed (nothing is left running).
@@ -114,6 +115,7 @@ class LiveSource:
         # Sync mirror of the cooldown store for slots(); ask() re-checks the (possibly shared) store itself.
         self._cooling: dict[str, CooldownState] = {}
         self._latency_s: dict[str, float] = {}  # each engine's recent answer time (see expected_s)
+        self._kept_pages: dict[str, KeptPage] = {}  # preflight pages still good (INFO.preflight_reuse_s)
 
     @classmethod
     def from_environment(
@@ -364,11 +366,16 @@ class LiveSource:
                 raise InvalidRequest(f"invalid request: {type(exc).__name__}") from None
         if spec is None:
             raise NothingToSend()
-        response = await self._send(spec, q.base_url, options)
-        if hook is not None:
-            hook(info.name, variant, response)
-        self._raise_for_status(module, response)
-        return await self._parse(module, response, q, deadline)
+        try:
+            response = await self._send(spec, q.base_url, options)
+            if hook is not None:
+                hook(info.name, variant, response)
+            self._raise_for_status(module, response)
+            return await self._parse(module, response, q, deadline)
+        except Exception:
+            # A search that failed may have failed for its first page (a token gone stale): fetch it anew.
+            self._kept_pages.pop(info.name, None)
+            raise
 
     @staticmethod
     async def _parse(
@@ -383,17 +390,26 @@ class LiveSource:
     ) -> Any:
         """The engine's first page (Startpage's home page and its token), then the request built from it. The
         first page is recorded only when it ends the call, so a recording keeps the page ``parse`` reads."""
+        info = module.INFO
         first = module.build_preflight(q)
         if first is None:
             raise NothingToSend()
+        kept = self._kept_pages.get(info.name)
+        if kept is not None and kept.serves(q.base_url, time.monotonic()):
+            options["profile"] = kept.profile  # the search goes out as the browser the page was given to
+            return module.build_request(q, kept.response)
         response = await self._send(first, q.base_url, options)
         try:
             self._raise_for_status(module, response)
-            return module.build_request(q, response)
+            spec = module.build_request(q, response)
         except EngineError:
             if self.on_response is not None:
-                self.on_response(module.INFO.name, variant, response)
+                self.on_response(info.name, variant, response)
             raise
+        if info.preflight_reuse_s > 0:
+            until = time.monotonic() + info.preflight_reuse_s
+            self._kept_pages[info.name] = KeptPage(response, options.get("profile"), q.base_url, until)
+        return spec
 
     async def _send(self, spec: RequestSpec, base_url: str | None, options: dict[str, Any]) -> HttpResponse:
         """One request of an engine's call, sent to the operator's base URL when there is one: its scheme, host
@@ -420,6 +436,20 @@ class LiveSource:
             if masked != value:
                 update[name] = masked
         return row.model_copy(update=update)
+
+
+@dataclasses.dataclass(frozen=True)
+class KeptPage:
+    """A preflight page kept for later calls: the answer, the browser release it was given to, the base URL it
+    came from, and until when (``time.monotonic``) it serves."""
+
+    response: HttpResponse
+    profile: str | None
+    base_url: str | None
+    until: float
+
+    def serves(self, base_url: str | None, now: float) -> bool:
+        return now < self.until and base_url == self.base_url
 
 
 class StepClient:
