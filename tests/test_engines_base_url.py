@@ -165,6 +165,20 @@ async def test_no_startpage_request_through_the_base_url_carries_abp(
     assert {fields(s)["with_date"] for s in searches} == {"w"} and fields(searches[0])["lui"] == "deutsch"
 
 
+async def test_ddgs_post_through_the_base_url_carries_its_origin(
+    server, transport, tmp_path, monkeypatch, clean_env
+):
+    route_everything(server)
+    monkeypatch.setenv("SERPFUSE_ENGINES__DDG__BASE_URL", server.url)
+    source = LiveSource(
+        keys_for(tmp_path), InMemoryCooldownStore(), transport, base_urls=load_settings().engine_base_urls
+    )
+    await source.ask("ddg", QUERY, SearchRequest(query=QUERY))
+    (post,) = server.seen("/html/")
+    assert post.method == "POST" and post.headers["origin"] == "https://html.duckduckgo.com"
+    assert "cookie" not in post.headers  # no region chosen: no kl=wt-wt cookie
+
+
 def test_the_environment_wins_over_the_file_and_names_are_spelled_either_way(
     tmp_path, monkeypatch, clean_env
 ):

@@ -42,14 +42,20 @@ def test_ddg_form_fields() -> None:
     spec = build("ddg")
     assert spec.method == "POST" and spec.url == "https://html.duckduckgo.com/html/"
     assert spec.data == {"q": "rust async runtime", "b": "", "kl": "wt-wt"}
-    assert spec.headers == {"Referer": "https://html.duckduckgo.com/"}
-    assert spec.params is None and spec.json is None
+    # a form posted from the site's own page carries its Origin; no region chosen, so no kl cookie
+    assert spec.headers == {
+        "Origin": "https://html.duckduckgo.com",
+        "Referer": "https://html.duckduckgo.com/",
+    }
+    assert spec.cookies is None and spec.params is None and spec.json is None
 
 
 def test_ddg_region_and_time_range_go_in_form_and_cookies() -> None:
     spec = build("ddg", region="us-en", time_range="week")
     assert spec.data == {"q": "rust async runtime", "b": "", "kl": "us-en", "df": "w"}
     assert spec.cookies == {"kl": "us-en", "df": "w"}
+    assert build("ddg", time_range="day").cookies == {"df": "d"}  # kl=wt-wt is no setting anybody saves
+    assert build("ddg", region="wt-wt").cookies is None
     assert build("ddg", language="zh", region="CN").data["kl"] == "cn-zh"
     assert {build("ddg", time_range=t).data["df"] for t in ("day", "week", "month", "year")} == {
         "d",
@@ -88,7 +94,7 @@ def test_ddg_region_and_time_range_go_in_form_and_cookies() -> None:
 def test_ddg_region_table(region, language, kl) -> None:
     spec = build("ddg", region=region, language=language)
     assert spec.data["kl"] == kl
-    assert spec.cookies["kl"] == kl
+    assert (spec.cookies or {}).get("kl") == (None if kl == "wt-wt" else kl)
 
 
 def test_ddg_every_table_code_is_accepted_as_given() -> None:
@@ -101,6 +107,35 @@ def test_ddg_every_table_code_is_accepted_as_given() -> None:
 def test_ddg_sends_the_language_as_accept_language() -> None:
     assert build("ddg", region="de", language="de").headers["Accept-Language"] == "de-DE,de;q=0.9"
     assert "Accept-Language" not in build("ddg").headers
+
+
+@pytest.mark.parametrize(
+    ("region", "language", "accept"),
+    [
+        ("de", None, "de-DE,de;q=0.9"),  # a region alone: the language its code serves
+        ("uk-en", None, "en-GB,en;q=0.9"),  # DuckDuckGo's own code: English in the United Kingdom
+        ("tw", None, "zh-TW,zh;q=0.9"),
+        ("ch", "fr", "fr-CH,fr;q=0.9"),
+        (None, "ja", "ja,en;q=0.5"),
+    ],
+)
+def test_ddg_accept_language_follows_the_region(region, language, accept) -> None:
+    assert build("ddg", region=region, language=language).headers["Accept-Language"] == accept
+
+
+@pytest.mark.parametrize(
+    ("region", "language", "accept"),
+    [
+        ("de", None, "de-DE,de;q=0.9"),
+        ("en-GB", None, "en-GB,en;q=0.9"),
+        ("jp", None, "ja-JP,ja;q=0.9"),
+        (None, "ko", "ko,en;q=0.5"),
+    ],
+)
+def test_bing_accept_language_follows_the_region(region, language, accept) -> None:
+    for engine in ("bing", "bing-cn"):
+        assert build(engine, region=region, language=language).headers["Accept-Language"] == accept
+    assert build("bing").headers is None  # no region: the browser's own header stands
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ import asyncio
 import json
 import logging
 import time
+from pathlib import Path
 
 import pytest
 
@@ -38,6 +39,7 @@ def make_source(server, transport, tmp_path, engines, *, env=None, timeout_s=5.0
 
 
 REQ = SearchRequest(query="rust async runtime")
+REPO_FIXTURES = Path(__file__).parent / "fixtures" / "engines"
 
 
 # --- slots ---------------------------------------------------------------------------------------------------
@@ -444,3 +446,35 @@ async def test_an_engines_expected_time_follows_its_answers_and_not_its_failures
     assert abs(source.expected_s("slow") - want) < 1e-3
     assert (await source.ask("broken", "q", REQ)).status == "error"
     assert source.expected_s("broken") is None  # a failure says nothing about how long an answer takes
+
+
+# --- one browser per engine ----------------------------------------------------------------------------------
+
+
+async def test_a_browser_engine_keeps_its_browser_until_it_draws_a_challenge(server, tmp_path, monkeypatch):
+    from serpfuse.sources.transport import Transport
+
+    results = (REPO_FIXTURES / "synthetic_ddg_results.html").read_bytes()
+    page = Reply(200, {"Content-Type": "text/html"}, results)
+    server.route("/html/", page, page, challenge_page(), page, page)
+    now = [1000.0]
+    async with Transport(trust_env=False, impersonate=True) as transport:
+        releases = iter(["chrome152", "firefox154", "safari270"])
+        monkeypatch.setattr(transport, "pick_profile", lambda: next(releases))
+        source = LiveSource(
+            KeyStore(env={}, keys_file=tmp_path / "keys.json"),
+            InMemoryCooldownStore(clock=lambda: now[0]),
+            transport,
+            engines=["ddg"],
+            base_urls={"ddg": server.url},
+            clock=lambda: now[0],
+        )
+        statuses = []
+        for _ in range(5):
+            statuses.append((await source.ask("ddg", "q", REQ)).status)
+            now[0] += 60  # past the challenge's 30 s
+    assert statuses == ["ok", "ok", "challenge", "ok", "ok"]
+    agents = [s.headers["user-agent"] for s in server.seen("/html/")]
+    # the same browser for every call until the 202; the next browser from then on
+    assert len(set(agents[:3])) == 1 and "Chrome/152." in agents[0]
+    assert len(set(agents[3:])) == 1 and "Firefox/154." in agents[3]

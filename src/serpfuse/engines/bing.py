@@ -33,7 +33,7 @@ from serpfuse.engines.base import (
 )
 from serpfuse.engines.bodies import html_tree, node_text, results_page_without_rows
 from serpfuse.engines.dates import parse_published
-from serpfuse.engines.locale import split_locale
+from serpfuse.engines.locale import accept_language, split_locale
 from serpfuse.engines.rows import RowFields, is_ad_click, rows_from_items
 from serpfuse.models import EngineRow
 from serpfuse.text import is_cjk
@@ -108,7 +108,10 @@ def request_for(url: str, q: EngineQuery, default_country: str | None = None) ->
     params["setlang"] = setlang
     if cc:
         params["cc"] = cc
-    return RequestSpec(method="GET", url=url, params=params)
+    # The region's browser, too: Bing weighs Accept-Language beside cc (and a US browser's header otherwise).
+    language = accept_language(q.region, q.language)
+    headers = {"Accept-Language": language} if language else None
+    return RequestSpec(method="GET", url=url, params=params, headers=headers)
 
 
 def build_request(q: EngineQuery) -> RequestSpec | None:

@@ -28,6 +28,7 @@ from typing import Any
 from serpfuse.engines import ENGINES, base_url_env, classifier, get_engine, has_preflight
 from serpfuse.engines.base import (
     BODY_HEAD_BYTES,
+    ChallengeDetected,
     EngineError,
     EngineQuery,
     EngineTimeout,
@@ -116,6 +117,7 @@ class LiveSource:
         self._cooling: dict[str, CooldownState] = {}
         self._latency_s: dict[str, float] = {}  # each engine's recent answer time (see expected_s)
         self._kept_pages: dict[str, KeptPage] = {}  # preflight pages still good (INFO.preflight_reuse_s)
+        self._profiles: dict[str, str | None] = {}  # each browser engine's impersonated release (_profile)
 
     @classmethod
     def from_environment(
@@ -316,6 +318,9 @@ class LiveSource:
             error = ParseFailure(f"parser failed: {type(exc).__name__}")
 
         if error is not None:
+            if isinstance(error, ChallengeDetected):
+                # The bot check has this browser's fingerprint now: the engine's next call comes as another.
+                self._profiles.pop(engine, None)
             new_state = await self.cooldowns.record_failure(engine, fit_to_engine(module.INFO, error))
             self._cooling[engine] = new_state
             safe_reason = self.keys.mask(error.message)
@@ -344,8 +349,7 @@ class LiveSource:
             "follow_redirects": info.kind == "html",
         }
         if options["browser"]:  # one browser release for the whole call: a preflight's token is tied to it
-            # In a thread: the first pick imports curl_cffi (most of a second), which must not stall the loop.
-            options["profile"] = await asyncio.to_thread(self.transport.pick_profile)
+            options["profile"] = await self._profile(info.name)
         run = getattr(module, "run", None)
         if run is not None:  # a multi-step engine: it holds the conversation, the answer parses like any
             seen = None if hook is None else (lambda response: hook(info.name, variant, response))
@@ -410,6 +414,14 @@ class LiveSource:
             until = time.monotonic() + info.preflight_reuse_s
             self._kept_pages[info.name] = KeptPage(response, options.get("profile"), q.base_url, until)
         return spec
+
+    async def _profile(self, engine: str) -> str | None:
+        """The browser release this engine is asked as: the same one call after call, as one person's browser
+        (a new fingerprint on every search is what no person has), until the engine challenges it."""
+        if engine not in self._profiles:
+            # In a thread: the first pick imports curl_cffi (most of a second), which must not stall the loop.
+            self._profiles[engine] = await asyncio.to_thread(self.transport.pick_profile)
+        return self._profiles[engine]
 
     async def _send(self, spec: RequestSpec, base_url: str | None, options: dict[str, Any]) -> HttpResponse:
         """One request of an engine's call, sent to the operator's base URL when there is one: its scheme, host
