@@ -257,12 +257,13 @@ def test_doctor_reports_each_played_failure_and_exits_1(server, tmp_path, monkey
     # a plain HTTP error suspends nothing here: every query was asked
     assert len(server.seen("/yahoo/search")) == 2 and engines["yahoo"]["queriesAsked"] == 2
     assert "HTTP 500" in engines["yahoo"]["reason"]
-    # mojeek and yahoo are fallbacks: reported, but they do not fail the check
-    assert engines["mojeek"]["defaultPrimary"] is False
+    # yahoo is a fallback: reported, but it does not fail the check; mojeek is a primary
+    assert engines["yahoo"]["defaultPrimary"] is False and engines["mojeek"]["defaultPrimary"] is True
     assert report["ok"] is False and sorted(report["brokenPrimaries"]) == [
         "bing",
         "brave-web",
         "ddg",
+        "mojeek",
         "startpage",
     ]
 

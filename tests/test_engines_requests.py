@@ -507,7 +507,7 @@ EXPECTED_ENGINES = {
     "bing": ("primary", "global"),
     "bing-cn": ("primary", "cjk"),
     "yahoo": ("fallback", "global"),
-    "mojeek": ("fallback", "global"),
+    "mojeek": ("primary", "global"),
     "brave-web": ("primary", "global"),
     "startpage": ("primary", "global"),
     "wikipedia": ("primary", "both"),
