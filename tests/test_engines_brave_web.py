@@ -221,3 +221,42 @@ async def test_brotli_page_through_the_browser_transport(server, tmp_path):
     assert "br" in seen.headers.get("accept-encoding", "")  # the impersonated browser asks for brotli
     assert seen.headers["sec-fetch-mode"] == "navigate" and seen.query["source"] == ["web"]
     assert "useLocation=0" in seen.headers["cookie"]
+
+
+# --- a 429 in a search ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("retry_after", "cooldown_s"), [("120", 120.0), (None, 180.0)])
+async def test_a_429_cools_brave_web_down_and_nothing_more_is_sent_in_the_search(
+    server, transport, tmp_path, retry_after, cooldown_s
+):
+    from fakeserver import Reply
+    from serpfuse.models import SearchRequest
+    from serpfuse.ranking.query import analyze_query
+    from serpfuse.secrets import KeyStore
+    from serpfuse.sources.fanout import fan_out
+    from serpfuse.sources.live import LiveSource
+    from serpfuse.state.cooldown import InMemoryCooldownStore
+
+    headers = {"Content-Type": "text/html", **({"Retry-After": retry_after} if retry_after else {})}
+    server.route("/search", Reply(429, headers, b"<html><body>Too many requests</body></html>"))
+    now = 1000.0
+    cooldowns = InMemoryCooldownStore(clock=lambda: now)
+    source = LiveSource(
+        KeyStore(env={}, keys_file=tmp_path / "keys.json"),
+        cooldowns,
+        transport,
+        engines=["brave-web"],
+        base_urls={"brave-web": server.url},
+        clock=lambda: now,
+    )
+    request = SearchRequest(query="tokio OR async-std")  # two variants: two calls of the engine in one search
+    query = analyze_query(request.query)
+    assert len(query.variants) == 2
+    result = await fan_out(source, request, query, deadline_s=10)
+    statuses = sorted((a.status, a.retry_after_s) for a in result.answers)
+    assert statuses == [("rate-limited", None if retry_after is None else cooldown_s), ("skipped", None)]
+    assert len(server.requests) == 1  # the second variant, queued behind the 429, was never sent
+    assert cooldowns.snapshot()["brave-web"]["until"] - now == cooldown_s
+    again = await fan_out(source, request, query, deadline_s=10)
+    assert {a.status for a in again.answers} == {"skipped"} and len(server.requests) == 1

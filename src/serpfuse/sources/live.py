@@ -295,7 +295,14 @@ class LiveSource:
         error: EngineError | None = None
         try:
             async with asyncio.timeout(timeout_s):
-                await self.rate_limiter.wait_turn(engine, module.INFO.min_interval_s, max_wait_s=timeout_s)
+                waited_s = await self.rate_limiter.wait_turn(
+                    engine, module.INFO.min_interval_s, max_wait_s=timeout_s
+                )
+                # A call that queued behind one the engine rate-limited or blocked is not sent after it: the
+                # engine asked for a pause, and a second request in the same search would only lengthen it.
+                if waited_s > 0 and (state := await self.cooldowns.get(engine)) is not None:
+                    self._cooling[engine] = state
+                    return answer("skipped", reason=state.describe(self._clock()))
                 rows = await self._call(
                     module, variant, self._query(module, variant, request), started + timeout_s
                 )
