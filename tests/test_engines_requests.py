@@ -319,6 +319,38 @@ def test_brave_request() -> None:
 
 
 @pytest.mark.parametrize(
+    ("region", "language", "country", "search_lang"),
+    [
+        (None, "zh", None, "zh-hans"),  # Brave's enum has no plain "zh"
+        ("cn", "zh", "CN", "zh-hans"),
+        ("tw", "zh", "TW", "zh-hant"),
+        (None, "zh-Hant", None, "zh-hant"),  # a script, not a country
+        (None, "zh-TW", "TW", "zh-hant"),
+        ("jp", "ja", "JP", "jp"),  # Brave spells Japanese "jp"
+        (None, "pt-BR", "BR", "pt-br"),
+        ("pt", "pt", "PT", "pt-pt"),
+        ("no", "no", "NO", "nb"),
+        ("uk", "en", "GB", "en-gb"),  # the United Kingdom is GB in Brave's enum
+        ("en-GB", None, "GB", "en-gb"),
+        ("gr", "el", None, None),  # outside Brave's enums: left out, since Brave answers 422 to it
+        ("eg", "ar", None, "ar"),
+        (None, "xx", None, None),
+        ("all", None, None, None),
+    ],
+)
+def test_brave_sends_only_its_own_language_and_country_codes(region, language, country, search_lang) -> None:
+    params = build("brave", api_key=KEY, region=region, language=language).params
+    assert (params.get("country"), params.get("search_lang")) == (country, search_lang)
+
+
+def test_brave_enums_are_brave_spellings() -> None:
+    table = json.loads((REPO / "src/serpfuse/data/brave_locales.json").read_text())
+    assert {"zh-hans", "zh-hant", "jp", "pt-br", "pt-pt", "nb", "en-gb"} <= set(table["search_lang"])
+    assert not {"zh", "ja", "pt", "no"} & set(table["search_lang"])
+    assert "GB" in table["country"] and "UK" not in table["country"]
+
+
+@pytest.mark.parametrize(
     ("time_range", "freshness"), [("day", "pd"), ("week", "pw"), ("month", "pm"), ("year", "py")]
 )
 def test_brave_freshness_for_time_ranges(time_range: str, freshness: str) -> None:
