@@ -478,3 +478,29 @@ async def test_a_browser_engine_keeps_its_browser_until_it_draws_a_challenge(ser
     # the same browser for every call until the 202; the next browser from then on
     assert len(set(agents[:3])) == 1 and "Chrome/152." in agents[0]
     assert len(set(agents[3:])) == 1 and "Firefox/154." in agents[3]
+
+
+# --- exa-free's keyless rate limit ----------------------------------------------------------------------------
+
+
+async def test_exa_frees_json_rpc_rate_limit_is_a_rate_limit_cooldown(server, transport, tmp_path):
+    limit = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "error": {"code": -32000, "message": "You've hit Exa's free MCP rate limit"},
+    }
+    server.route("/mcp", Reply(400, {"Content-Type": "application/json"}, json.dumps(limit).encode()))
+    cooldowns = InMemoryCooldownStore(clock=lambda: 1000.0)
+    source = LiveSource(
+        KeyStore(env={}, keys_file=tmp_path / "keys.json"),
+        cooldowns,
+        transport,
+        engines=["exa-free"],
+        base_urls={"exa-free": server.url},
+        clock=lambda: 1000.0,
+    )
+    answer = await source.ask("exa-free", "q", REQ)
+    assert answer.status == "rate-limited" and "rate limit" in answer.reason
+    state = cooldowns.snapshot()["exa-free"]
+    assert state["status"] == "rate-limited" and state["until"] - 1000.0 == 180.0  # not the 5 s error backoff
+    assert len(server.requests) == 1
