@@ -275,3 +275,73 @@ def test_a_search_service_hands_the_settings_base_urls_to_the_live_engines(monke
     monkeypatch.setenv("SERPFUSE_ENGINES__DDG__BASE_URL", "http://127.0.0.1:7")
     service = SearchService.from_settings(load_settings(), use_cache=False)
     assert service.source.base_url("ddg") == "http://127.0.0.1:7"
+
+
+# --- the operator's contact in Wikipedia's User-Agent ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["file", "environment"])
+async def test_wikipedias_user_agent_carries_the_operators_contact(
+    where, server, transport, tmp_path, monkeypatch, clean_env
+):
+    from serpfuse.version import __version__
+
+    route_everything(server)
+    monkeypatch.setenv("SERPFUSE_ENGINES__WIKIPEDIA__BASE_URL", server.url)
+    if where == "file":
+        (tmp_path / "serpfuse.toml").write_text('[engines.wikipedia]\ncontact = "ops@example.org"\n')
+    else:
+        monkeypatch.setenv("SERPFUSE_ENGINES__WIKIPEDIA__CONTACT", "ops@example.org")
+    settings = load_settings()
+    source = LiveSource(
+        keys_for(tmp_path),
+        InMemoryCooldownStore(),
+        transport,
+        engines=["wikipedia"],
+        base_urls=settings.engine_base_urls,
+        contacts=settings.engine_contacts,
+    )
+    await source.ask("wikipedia", QUERY, SearchRequest(query=QUERY))
+    (seen,) = server.seen("/w/api.php")
+    assert (
+        seen.headers["user-agent"]
+        == f"serpfuse/{__version__} (ops@example.org; https://pypi.org/project/serpfuse/)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("toml", "message"),
+    [
+        (
+            '[engines.ddg]\ncontact = "ops@example.org"\n',
+            "engines: ddg sends no contact (only wikipedia does)",
+        ),
+        (
+            '[engines.wikipedia]\ncontact = "me (ops)"\n',
+            "engines.wikipedia.contact: must be an email address or a URL",
+        ),
+        (
+            '[engines.wikipedia]\ncontact = "ops@example.org\\r\\nX-Evil: 1"\n',
+            "engines.wikipedia.contact: must be",
+        ),
+    ],
+)
+def test_a_contact_that_cannot_go_in_a_user_agent_is_refused(tmp_path, clean_env, toml, message):
+    (tmp_path / "serpfuse.toml").write_text(toml)
+    with pytest.raises(ConfigError) as info:
+        load_settings()
+    assert message in str(info.value)
+
+
+def test_the_engines_command_says_anysearch_has_no_index_of_its_own(tmp_path, monkeypatch, clean_env):
+    from typer.testing import CliRunner
+
+    from test_record import cli_app
+
+    monkeypatch.setenv("SERPFUSE_KEYS_FILE", str(tmp_path / "no-keys.json"))
+    result = CliRunner().invoke(cli_app(), ["engines", "--json"])
+    rows = {row["engine"]: row for row in json.loads(result.output)}
+    assert rows["anysearch"]["ownIndex"] is False and rows["bing"]["ownIndex"] is True
+    table = CliRunner().invoke(cli_app(), ["engines"], env={"COLUMNS": "250"})
+    line = next(ln for ln in table.output.splitlines() if ln.startswith("│ anysearch "))
+    assert "no index of its own" in line

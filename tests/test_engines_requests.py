@@ -259,6 +259,17 @@ def test_mojeek_since_and_never_s0() -> None:
     assert build("mojeek", region="gb", language="en").cookies == {"lb": "en", "arc": "gb"}
 
 
+def test_wikipedia_user_agent_names_the_operator_as_wikimedia_asks() -> None:
+    from serpfuse.version import __version__
+
+    default = build("wikipedia").headers["User-Agent"]
+    assert default == f"serpfuse/{__version__} (https://pypi.org/project/serpfuse/)"
+    mine = build("wikipedia", contact="ops@example.org").headers["User-Agent"]
+    assert mine == f"serpfuse/{__version__} (ops@example.org; https://pypi.org/project/serpfuse/)"
+    assert get_engine("wikipedia").INFO.user_agent_contact
+    assert not [n for n, m in ENGINES.items() if m.INFO.user_agent_contact and n != "wikipedia"]
+
+
 @pytest.mark.parametrize(
     ("text", "language", "host"),
     [
@@ -292,13 +303,36 @@ def test_wikipedia_language_picks_the_host(text: str, language: str | None, host
 def test_anysearch_anonymous_and_keyed() -> None:
     anon = build("anysearch", limit=50)
     assert anon.method == "POST" and anon.url == "https://api.anysearch.com/v1/search"
-    assert anon.json == {"query": "rust async runtime", "max_results": 10, "format": "json"}
+    assert anon.json == {"query": "rust async runtime", "max_results": 10, "format": "json", "zone": "intl"}
     assert "Authorization" not in anon.headers
     keyed = build("anysearch", limit=3, api_key=KEY)
     assert keyed.json["max_results"] == 3
     assert keyed.headers["Authorization"] == f"Bearer {KEY}"
     assert build("anysearch", limit=0).json["max_results"] == 1
     assert build("anysearch", time_range="day") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "region", "language", "zone", "sent_language"),
+    [
+        ("rust async runtime", None, None, "intl", None),  # Latin script names no language: none invented
+        ("rust async runtime", "de", "de", "intl", "de"),
+        ("东数西算", None, None, "cn", "zh"),  # a Chinese query: AnySearch's Chinese sources
+        ("rust", "cn", None, "cn", None),
+        ("台北 天氣", "tw", "zh", "intl", "zh"),  # Chinese outside the mainland: the international zone
+        ("東京の天気", None, None, "intl", "ja"),
+        ("서울 날씨", None, None, "intl", "ko"),
+        ("weather", None, "zh-CN", "cn", "zh"),
+    ],
+)
+def test_anysearch_sends_zone_and_language(text, region, language, zone, sent_language) -> None:
+    body = build("anysearch", text=text, region=region, language=language).json
+    assert body["zone"] == zone and body.get("language") == sent_language
+
+
+def test_anysearch_is_a_router_with_no_index_of_its_own() -> None:
+    assert get_engine("anysearch").INFO.own_index is False
+    assert [n for n, m in ENGINES.items() if not m.INFO.own_index] == ["anysearch"]
 
 
 # --- Brave --------------------------------------------------------------------------------------------------

@@ -235,6 +235,7 @@ class SearchService:
                 impersonate=settings.impersonate,
                 timeout_s=settings.timeout_s,
                 base_urls=settings.engine_base_urls,
+                contacts=settings.engine_contacts,
                 cooldowns=cooldowns,
                 **live_options,
                 budget=buckets(per_min, per_min, redis, prefix="engine:", shared=shared) if per_min else None,

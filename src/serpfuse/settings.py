@@ -52,6 +52,7 @@ MCP_MIN_CHARS, MCP_MAX_CHARS = 500, 100_000
 CacheBackend = Literal["sqlite", "redis", "off"]
 ENGINE_TABLES = "engine_options"  # the field holding the [engines.NAME] tables
 ENGINES_ENV_PREFIX = "SERPFUSE_ENGINES__"
+MAX_CONTACT_CHARS = 200
 
 
 class ConfigError(Exception):
@@ -83,10 +84,32 @@ class EngineOptions(BaseModel):
     # engine's own); the engine's paths, parameters and headers stay.
     base_url: str | None = Field(None, repr=False)
 
+    # The operator's contact (an email address or a URL), for an engine whose usage policy asks for it in the
+    # User-Agent (Wikimedia's): ``serpfuse/<version> (<contact>; <project page>)``.
+    contact: str | None = None
+
     @field_validator("base_url")
     @classmethod
     def _base_url_ok(cls, value: str | None) -> str | None:
         return None if value is None else check_base_url(value)
+
+    @field_validator("contact")
+    @classmethod
+    def _contact_ok(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        text = value.strip()
+        # It goes inside the User-Agent's parentheses: no line breaks (a header injection), no parentheses.
+        if (
+            not text
+            or len(text) > MAX_CONTACT_CHARS
+            or not text.isprintable()
+            or any(c in text for c in "()")
+        ):
+            raise ValueError(
+                f"must be an email address or a URL (up to {MAX_CONTACT_CHARS} printable characters, no parentheses)"
+            )
+        return text
 
 
 def engine_tables_from_env(env: Mapping[str, str]) -> dict[str, Any]:
@@ -202,6 +225,15 @@ class Settings(BaseSettings):
             tables[name] = table
         return tables
 
+    @field_validator("engine_options")
+    @classmethod
+    def _contact_where_asked(cls, value: dict[str, EngineOptions]) -> dict[str, EngineOptions]:
+        for name, table in value.items():
+            if table.contact is not None and not ENGINES[name].INFO.user_agent_contact:
+                asking = ", ".join(n for n, m in sorted(ENGINES.items()) if m.INFO.user_agent_contact)
+                raise ValueError(f"{name} sends no contact (only {asking} does)")
+        return value
+
     @field_validator("read_ports", mode="before")
     @classmethod
     def _ports_list(cls, value: Any) -> Any:
@@ -275,6 +307,11 @@ class Settings(BaseSettings):
     def engine_base_urls(self) -> dict[str, str]:
         """Each engine's base URL, for the engines that have one."""
         return {name: table.base_url for name, table in self.engine_options.items() if table.base_url}
+
+    @property
+    def engine_contacts(self) -> dict[str, str]:
+        """The operator's contact per engine, for the engines that have one."""
+        return {name: table.contact for name, table in self.engine_options.items() if table.contact}
 
     @property
     def ranking_config(self) -> RankingConfig:

@@ -94,6 +94,7 @@ def register(app: typer.Typer) -> None:
                 impersonate=settings.impersonate,
                 timeout_s=settings.timeout_s,
                 base_urls={**settings.engine_base_urls, **_base_urls(base_url)},
+                contacts=settings.engine_contacts,
                 cooldowns=cooldowns(),
             )
         except (SourceError, UnknownEngine) as exc:

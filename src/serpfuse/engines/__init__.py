@@ -73,9 +73,14 @@ def name_from_env(spelled: str) -> str:
     return spelled.strip().lower().replace("_", "-")
 
 
+def option_env(name: str, option: str) -> str:
+    """The variable that sets one of an engine's options: ``SERPFUSE_ENGINES__BRAVE_WEB__BASE_URL``."""
+    return f"SERPFUSE_ENGINES__{env_name(name)}__{option.upper()}"
+
+
 def base_url_env(name: str) -> str:
     """The variable that sets an engine's base URL: ``SERPFUSE_ENGINES__BRAVE_WEB__BASE_URL``."""
-    return f"SERPFUSE_ENGINES__{env_name(name)}__BASE_URL"
+    return option_env(name, "base_url")
 
 
 def classifier(engine: ModuleType) -> Callable[[int, Mapping[str, str], bytes], EngineError | None]:

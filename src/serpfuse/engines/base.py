@@ -84,6 +84,9 @@ class EngineInfo:
     timeout_s: float = 15.0
     min_interval_s: float = 0.0  # per-engine rate limit: calls queue to keep this gap (Brave free: 1 req/s)
     group: str | None = None  # informational (correlated index); ranking groups are data
+    # False for a router that answers from other engines' indexes (AnySearch): one voter however many sources
+    # it asks, and its group is never an index of its own (``serpfuse engines`` says so).
+    own_index: bool = True
     accepts_key: bool = False  # keyless engine that also uses a key when one is configured (anysearch)
     needs_base_url: bool = False  # self-hosted (searxng): unusable without a base URL
     base_url_envs: tuple[str, ...] = ()  # older variables that also set it (SERPFUSE_SEARXNG_URL)
@@ -93,6 +96,9 @@ class EngineInfo:
     # How long a challenge/CAPTCHA suspends this engine: how long its blocks last, not one number for all
     # (DuckDuckGo's form is per request, SearXNG suspends it 0 s; Google's "sorry" wall lasts hours).
     challenge_cooldown_s: float = CHALLENGE_COOLDOWN_S
+    # The engine's usage policy asks for the operator's contact in the User-Agent (Wikimedia's): the live source
+    # hands it the one configured ([engines.NAME] contact) in EngineQuery.contact.
+    user_agent_contact: bool = False
     # How long a preflight page may serve later calls (Startpage's sc token); 0: fetched for every call. The
     # live source drops it when a search built from it fails, and sends the search as the browser that got it.
     preflight_reuse_s: float = 0.0
@@ -115,6 +121,9 @@ class EngineQuery:
     # The operator's base URL for this engine. The live source rebases every request onto it (urls.rebase_url),
     # so only a self-hosted engine, which has no address of its own (searxng), reads it.
     base_url: str | None = None
+    contact: str | None = (
+        None  # the operator's contact, for an engine whose INFO.user_agent_contact asks for it
+    )
 
 
 # Header and body field names whose values are secrets: masked in RequestSpec's repr.

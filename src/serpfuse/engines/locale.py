@@ -6,6 +6,7 @@ import re
 from functools import cache
 
 from serpfuse import data
+from serpfuse.text import has_cjk
 
 
 def split_locale(region: str | None, language: str | None) -> tuple[str | None, str | None]:
@@ -97,3 +98,17 @@ def accept_language_for(country: str | None, lang: str | None) -> str | None:
     if not lang:
         return None
     return f"{lang}-{country.upper()},{lang};q=0.9" if country else f"{lang},en;q=0.5"
+
+
+_KANA = re.compile(r"[\u3040-\u30ff]")
+_HANGUL = re.compile(r"[\uac00-\ud7af]")
+
+
+def script_language(text: str) -> str | None:
+    """The language a query's script names: Japanese for kana, Korean for hangul, Chinese for Han alone; None
+    for any other script (Latin says nothing about which language)."""
+    if _KANA.search(text):
+        return "ja"
+    if _HANGUL.search(text):
+        return "ko"
+    return "zh" if has_cjk(text) else None

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 from types import ModuleType
 from typing import Any
 
-from serpfuse.engines import ENGINES, base_url_env, classifier, get_engine, has_preflight
+from serpfuse.engines import ENGINES, base_url_env, classifier, get_engine, has_preflight, option_env
 from serpfuse.engines.base import (
     BODY_HEAD_BYTES,
     ChallengeDetected,
@@ -93,6 +93,7 @@ class LiveSource:
         base_urls: Mapping[str, str] | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         *,
+        contacts: Mapping[str, str] | None = None,
         rate_limiter: RateLimiter | None = None,
         budget: Buckets | None = None,
         on_response: ResponseHook | None = None,
@@ -109,6 +110,7 @@ class LiveSource:
         self.budget = budget  # requests per engine per minute, shared by the fleet through Redis
         self.on_response = on_response
         self._base_urls = dict(base_urls or {})
+        self._contacts = dict(contacts or {})
         self._env = os.environ if env is None else env
         self._clock = clock
         self._owns_transport = owns_transport
@@ -186,6 +188,14 @@ class LiveSource:
                 return self._env[name].strip()
         return None
 
+    def contact(self, engine: str) -> str | None:
+        """The operator's contact for an engine whose policy asks for one (Wikimedia's): the ``contacts`` given
+        (the settings' ``[engines.NAME] contact``), else ``SERPFUSE_ENGINES__NAME__CONTACT``."""
+        module = self.modules.get(engine)
+        if module is None or not module.INFO.user_agent_contact:
+            return None
+        return self._contacts.get(engine) or self._env.get(option_env(engine, "contact"), "").strip() or None
+
     def _static_reason(self, module: ModuleType, request: SearchRequest) -> str | None:
         """Why this engine cannot serve this request whatever its cooldown, or None."""
         info = module.INFO
@@ -256,6 +266,7 @@ class LiveSource:
             exclude_domains=tuple(request.exclude_domains),
             api_key=self.keys.get(info.name) if wants_key else None,
             base_url=self.base_url(info.name),
+            contact=self.contact(info.name),
         )
 
     def _timeout_for(self, module: ModuleType) -> float:
