@@ -7,6 +7,11 @@ fetched while it is still good) -> ``build_request`` ->
 cooldown bookkeeping -> ``EngineAnswer``. The whole call, queue included, runs under the engine's timeout; the fan-out's
 overall deadline cancels it from outside, and cancellation is never swallowed (nothing is left running).
 
+Redirects: an HTML engine's answers are followed here, hop by hop (at most ``MAX_REDIRECTS``), and only to
+http(s) URLs whose every address is public (``urls.address_refusal``: never loopback, private, link-local or
+the other special ranges); the operator's base URL for the engine is the one such host allowed, so a base URL on
+this machine serves the engine's own requests. A refused hop is the engine's error, and nothing is sent there.
+
 Keys: every text that leaves here (reason, log line, rows) goes through ``KeyStore.mask``; a non-2xx body is
 never read for engines whose ``INFO.read_error_body`` is False (AnySearch's 402 can carry generated
 credentials).
@@ -16,14 +21,17 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import ipaddress
 import logging
 import math
 import os
+import socket
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from types import ModuleType
 from typing import Any
+from urllib.parse import urlencode, urljoin, urlsplit
 
 from serpfuse.engines import ENGINES, base_url_env, classifier, get_engine, has_preflight, option_env
 from serpfuse.engines.base import (
@@ -46,7 +54,7 @@ from serpfuse.sources.base import EngineSlot, SourceError
 from serpfuse.sources.transport import DEFAULT_TIMEOUT_S, HttpResponse, ImpersonationUnavailable, Transport
 from serpfuse.state.cooldown import CooldownState, CooldownStore, InMemoryCooldownStore, fit_to_engine
 from serpfuse.state.ratelimit import Buckets, QueueTooLong, RateLimiter
-from serpfuse.urls import rebase_url
+from serpfuse.urls import address_refusal, numeric_host, rebase_url, same_origin
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +65,8 @@ PROXY_ENV = "SERPFUSE_PROXY"
 IMPERSONATE_ENV = "SERPFUSE_IMPERSONATE"
 ROWS_WANTED = 10  # rows asked of each engine: fusion needs more candidates than the ~8 it returns
 LATENCY_WEIGHT = 0.3  # of the newest answer time in an engine's moving average
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+MAX_REDIRECTS = 5
 PARSE_BUDGET_S = 2.0  # CPU time one answer may cost to parse; bounded inputs (engines.bounds) need < 0.3 s
 
 
@@ -443,13 +453,24 @@ class LiveSource:
 
     async def _send(self, spec: RequestSpec, base_url: str | None, options: dict[str, Any]) -> HttpResponse:
         """One request of an engine's call, sent to the operator's base URL when there is one: its scheme, host
-        and port replace the engine's, the path, parameters and headers stay."""
+        and port replace the engine's, the path, parameters and headers stay. Redirects, when the call follows
+        them, are followed here, each hop only to a public http(s) address (or the base URL's own host)."""
         if base_url:
             try:
                 spec = dataclasses.replace(spec, url=rebase_url(spec.url, base_url))
             except ValueError:
                 raise InvalidRequest("the engine's base URL is not an http(s) URL") from None
-        return await self.transport.send(spec, **options)
+        follow = options.get("follow_redirects", False)
+        hop_options = {**options, "follow_redirects": False}
+        for _ in range(MAX_REDIRECTS + 1):
+            response = await self.transport.send(spec, **hop_options)
+            location = response.headers.get("location")
+            if not follow or response.status not in REDIRECT_STATUSES or not location:
+                return response
+            target = urljoin(_sent_url(spec), location.strip())
+            await _check_redirect(target, base_url)
+            spec = _redirected(spec, response.status, target)
+        raise EngineError(f"too many redirects ({urlsplit(spec.url).hostname or '?'})")
 
     @staticmethod
     def _raise_for_status(module: ModuleType, response: HttpResponse) -> None:
@@ -499,6 +520,59 @@ class StepClient:
         if self._on_response is not None:
             self._on_response(response)
         return response
+
+
+def _sent_url(spec: RequestSpec) -> str:
+    """The URL a request went to, parameters included: what a relative Location is read against."""
+    if not spec.params:
+        return spec.url
+    query = urlencode(spec.params, doseq=True)
+    return f"{spec.url}{'&' if urlsplit(spec.url).query else '?'}{query}"
+
+
+def _redirected(spec: RequestSpec, status: int, target: str) -> RequestSpec:
+    """The next hop as a browser makes it: a 303, or a 301/302 after a POST, becomes a GET without a body; a
+    307/308 repeats the request. The engine's own cookies stay with its own host."""
+    keep_body = status in (307, 308) or spec.method.upper() in ("GET", "HEAD")
+    same_host = urlsplit(target).hostname == urlsplit(spec.url).hostname
+    return dataclasses.replace(
+        spec,
+        url=target,
+        method=spec.method if keep_body else "GET",
+        params=None,
+        data=spec.data if keep_body else None,
+        json=spec.json if keep_body else None,
+        cookies=spec.cookies if same_host else None,
+    )
+
+
+async def _check_redirect(target: str, base_url: str | None) -> None:
+    """Refuse a redirect to anything but a public http(s) address; the operator's base URL is allowed. Raises
+    ``EngineError`` naming the host, before anything is sent there."""
+    try:
+        parts = urlsplit(target)
+        port = parts.port or (443 if parts.scheme.lower() == "https" else 80)
+    except ValueError:
+        raise EngineError("redirect to an invalid URL refused") from None
+    host = (parts.hostname or "").rstrip(".")
+    if parts.scheme.lower() not in ("http", "https") or not host:
+        raise EngineError(
+            f"redirect to a {parts.scheme or 'relative'}: URL refused (only http and https are followed)"
+        )
+    if base_url and same_origin(target, base_url):
+        return  # the operator's own choice of host, loopback included
+    literal = numeric_host(host)
+    if literal is not None:
+        addresses: list[ipaddress.IPv4Address | ipaddress.IPv6Address] = [literal]
+    else:
+        try:
+            infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except (OSError, UnicodeError):
+            raise EngineError(f"redirect to {host} refused: the name does not resolve") from None
+        addresses = [ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in infos]
+    for address in addresses:
+        if (why := address_refusal(address)) is not None:
+            raise EngineError(f"redirect to {host} refused: {why}")
 
 
 class NothingToSend(Exception):
