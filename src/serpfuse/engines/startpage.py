@@ -16,7 +16,7 @@ rows are the ``render.presenter.regions.mainline[]`` blocks whose ``display_type
 ``{clickUrl, title, description}`` with HTML in title and description; ads are other display types. Google's
 snippets may start with their date ("2 Sep 2014 ... ", "5 days ago ... ").
 
-A blocked client is redirected to ``/sp/captcha`` (or shown an Anubis proof-of-work page); the transport
+A blocked client is redirected to ``/sp/captcha`` (or shown an Anubis proof-of-work page); the live source
 follows redirects, so the block shows as a page with those markers and no results, on either request.
 """
 
