@@ -334,7 +334,8 @@ async def test_a_news_engine_is_checked_but_cannot_fail_the_check(server, transp
     from serpfuse.sources.live import LiveSource
 
     server.route(
-        "/bingn/news/search", Reply(200, {"Content-Type": "application/rss+xml"}, b"<rss><channel></channel></rss>")
+        "/bingn/news/search",
+        Reply(200, {"Content-Type": "application/rss+xml"}, b"<rss><channel></channel></rss>"),
     )
     source = LiveSource(
         KeyStore(env={}, keys_file=tmp_path / "keys.json"),
