@@ -144,7 +144,7 @@ def _source(server, transport, tmp_path) -> LiveSource:
         InMemoryCooldownStore(),
         transport,
         engines=["google"],
-        base_urls={"google": server.url + "/wml/search"},
+        base_urls={"google": server.url},
         timeout_s=5.0,
     )
 

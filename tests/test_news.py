@@ -261,10 +261,10 @@ def route_news(server) -> dict[str, str]:
     """Every news engine's fake, and a web engine's that must stay unasked; their base URLs."""
     server.route("/ddgn/", Reply(200, HTML, fixture("ddg_news_page_handmade.html")))
     server.route("/ddgn/news.js", Reply(200, JSON, fixture("ddg_news_results_handmade.json")))
-    server.route("/bingn", Reply(200, RSS, fixture("bing_news_handmade.rss")))
-    server.route("/braven", Reply(200, HTML, fixture("brave_news_results_handmade.html")))
-    server.route("/googlen", Reply(200, HTML, fixture("google_news_handmade.html")))
-    server.route("/bing", Reply(500, HTML, b"a web engine was asked"))
+    server.route("/bingn/news/search", Reply(200, RSS, fixture("bing_news_handmade.rss")))
+    server.route("/braven/news", Reply(200, HTML, fixture("brave_news_results_handmade.html")))
+    server.route("/googlen/wml/search", Reply(200, HTML, fixture("google_news_handmade.html")))
+    server.route("/bing/search", Reply(500, HTML, b"a web engine was asked"))
     return {
         "ddg-news": server.url + "/ddgn",
         "bing-news": server.url + "/bingn",
@@ -301,7 +301,7 @@ DATED = {
 
 def check_news_answer(server, results: list[dict], engines: list[str]) -> None:
     assert set(engines) == set(NEWS_ENGINES)
-    assert not server.seen("/bing")  # the web engine was never asked
+    assert not server.seen("/bing/search")  # the web engine was never asked
     urls = {r["url"] for r in results}
     assert urls >= DATED and "https://benchmarks.example/rust-runtimes" in urls
     for r in results:  # a date wherever an engine gave one

@@ -190,6 +190,8 @@ class SearchService:
                 proxy=settings.proxy,
                 impersonate=settings.impersonate,
                 timeout_s=settings.timeout_s,
+                base_urls=settings.engine_base_urls,
+                contacts=settings.engine_contacts,
                 cooldowns=stores.cooldowns,
                 **live_options,
                 budget=stores.buckets(per_min, per_min, prefix="engine:") if per_min else None,

@@ -59,7 +59,7 @@ def build_request(q: EngineQuery) -> RequestSpec | None:
         params["cc"] = cc
     if q.time_range:
         params["qft"] = f'interval="{TIME_RANGE[q.time_range]}"'
-    return RequestSpec(method="GET", url=q.base_url or URL, params=params)
+    return RequestSpec(method="GET", url=URL, params=params)
 
 
 def article_url(link: str | None) -> str | None:

@@ -5,6 +5,9 @@ by time. The region goes in the ``country`` cookie, and ``useLocation=0`` keeps 
 IP. Brave answers browsers with brotli and checks the Sec-Fetch-* headers a navigation carries: the browser
 transport sends both (curl_cffi decodes brotli).
 
+A 429 (with or without ``Retry-After``) is a rate limit: the engine cools down for what Retry-After says
+(at least 10 s) or 180 s, and is not asked again in the same search.
+
 Each web result is a ``div[data-type="web"]``. Two layouts are read: the 2022 one (``a.result-header``,
 ``.snippet-title``, ``p.snippet-description``; the real captures in ../shared/data/aql-serps) and the current
 Svelte one (``a.l1``, ``.search-snippet-title``, ``.generic-snippet .content``; hand-made fixture from peers'
@@ -44,6 +47,9 @@ INFO = EngineInfo(
     time_range_support=True,
     rows_per_request=20,
     group="brave",
+    # Brave answers a burst from one address with 429: a query's variants go a second apart, and one queued
+    # behind a 429 is not sent at all (the live source re-checks the cooldown after the queue).
+    min_interval_s=1.0,
 )
 
 URL = "https://search.brave.com/search"
@@ -78,9 +84,7 @@ def build_request(q: EngineQuery) -> RequestSpec | None:
         params["tf"] = TIME_RANGE[q.time_range]
     country, _ = split_locale(q.region, q.language)
     cookies = {"useLocation": "0", "country": country or "all"}
-    return RequestSpec(
-        method="GET", url=q.base_url or URL, params=params, headers=dict(HEADERS), cookies=cookies
-    )
+    return RequestSpec(method="GET", url=URL, params=params, headers=dict(HEADERS), cookies=cookies)
 
 
 def _first(item: LexborNode, selectors: tuple[str, ...]) -> LexborNode | None:

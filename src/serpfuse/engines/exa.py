@@ -61,7 +61,7 @@ def build_request(q: EngineQuery) -> RequestSpec | None:
     if q.exclude_domains:
         body["excludeDomains"] = list(q.exclude_domains)
     headers = {"x-api-key": q.api_key, "Content-Type": "application/json", "Accept": "application/json"}
-    return RequestSpec(method="POST", url=q.base_url or URL, headers=headers, json=body)
+    return RequestSpec(method="POST", url=URL, headers=headers, json=body)
 
 
 def _snippet(item: dict) -> str:

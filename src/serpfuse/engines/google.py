@@ -135,7 +135,7 @@ def build_request(q: EngineQuery) -> RequestSpec | None:
         params["tbs"] = "qdr:" + TIME_RANGE[q.time_range]
     return RequestSpec(
         method="GET",
-        url=q.base_url or URL,
+        url=URL,
         params=params,
         headers=request_headers(),
         cookies=dict(CONSENT_COOKIE),

@@ -49,7 +49,7 @@ def build_request(q: EngineQuery) -> RequestSpec | None:
         return None
     return RequestSpec(
         method="GET",
-        url=q.base_url or google.URL,
+        url=google.URL,
         params={**google.request_params(q), "tbm": "nws"},
         headers=google.request_headers(),
         cookies=dict(google.CONSENT_COOKIE),
