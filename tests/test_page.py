@@ -305,5 +305,6 @@ def test_with_no_network_the_page_says_the_clis_hint(tmp_path):
             hint = _text(re.search(r'<p class="empty nothing" role="status">(.*?)</p>', html, re.S)[1])
             assert hint in {h[0].upper() + h[1:] + "." for h in said}
             assert "what cut each candidate" not in html and '<table class="candidates">' not in html
+            assert 'class="warning"' not in html  # said once: the warnings would say it again
     finally:
         stop(server.proc)

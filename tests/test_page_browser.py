@@ -197,6 +197,9 @@ def test_results_at_a_phones_width_and_in_the_dark(page: Watched, server: ServeP
     expect(p.locator("li.result").nth(1).locator(".why")).to_be_in_viewport()
     expect(p.locator("li.result").first.locator(".score")).to_be_visible()
     _no_sideways_scroll(p)
+    report = p.locator(".engines-report .scroll")  # every engine's reason readable without scrolling sideways
+    assert report.evaluate("el => el.scrollWidth - el.clientWidth") <= 0
+    _within_width(p, p.locator(".engines-report tr", has_text="brave").locator("td").last)
     background = p.evaluate("getComputedStyle(document.body).backgroundColor")
     dark = request.node.callspec.params["page"].endswith("dark")
     assert background == ("rgb(21, 23, 27)" if dark else "rgb(251, 251, 250)")  # prefers-color-scheme alone
