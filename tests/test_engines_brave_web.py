@@ -35,8 +35,8 @@ def test_request_is_the_search_box_navigation() -> None:
     assert spec.headers["Sec-Fetch-Mode"] == "navigate" and spec.headers["Sec-Fetch-Dest"] == "document"
     assert spec.headers["Sec-Fetch-Site"] == "same-origin"
     assert spec.headers["Referer"] == "https://search.brave.com/"
-    # the region is ours to say, not Brave's guess from the IP
-    assert spec.cookies == {"useLocation": "0", "country": "all"}
+    # the region is ours to say, not Brave's guess from the IP; no AI summary in the page
+    assert spec.cookies == {"useLocation": "0", "summarizer": "0", "country": "all"}
     assert spec.data is None and spec.json is None
 
 

@@ -429,6 +429,10 @@ def test_exa_body() -> None:
         "excludeDomains": ["pinterest.com"],
     }
     assert spec.headers["x-api-key"] == KEY
+    assert "userLocation" not in spec.json  # no region asked
+    # a region's country as ISO 3166 (exa-py's user_location), uk spelt GB
+    assert build("exa", api_key=KEY, region="uk").json["userLocation"] == "GB"
+    assert build("exa", api_key=KEY, language="de", region="de-DE").json["userLocation"] == "DE"
     week = build("exa", api_key=KEY, time_range="week").json
     assert week["startPublishedDate"] == f"{(TODAY - dt.timedelta(days=7)).isoformat()}T00:00:00.000Z"
 

@@ -139,6 +139,9 @@ def test_bing_news_asks_for_the_rss_feed_in_bings_market() -> None:
     spec = get_engine("bing-news").build_request(EngineQuery(text="bahn streik", region="de", language="de"))
     assert (spec.method, spec.url) == ("GET", "https://www.bing.com/news/search")
     assert spec.params == {"q": "bahn streik", "format": "rss", "setlang": "de", "cc": "de"}
+    assert spec.headers == {
+        "Accept-Language": "de-DE,de;q=0.9"
+    }  # the region's browser, as for the web search
     day = get_engine("bing-news").build_request(EngineQuery(text="q", time_range="day"))
     assert day.params["qft"] == 'interval="7"'
     assert get_engine("bing-news").build_request(EngineQuery(text="q", time_range="year")) is None
@@ -180,7 +183,7 @@ def test_brave_news_request() -> None:
         "https://search.brave.com/news",
         {"q": "q", "source": "web"},
     )
-    assert spec.cookies == {"useLocation": "0", "country": "gb"}
+    assert spec.cookies == {"useLocation": "0", "summarizer": "0", "country": "gb"}
     assert spec.headers["Sec-Fetch-Mode"] == "navigate"
     assert not ENGINES["brave-news"].INFO.time_range_support  # Brave's tf works on web search only
 
@@ -203,10 +206,10 @@ def test_brave_news_rows_take_the_cards_date_not_the_texts() -> None:
 
 
 def test_google_news_request_is_the_feature_phone_news_tab() -> None:
-    spec = get_engine("google-news").build_request(Q)
+    spec = get_engine("google-news").build_request(Q)  # no lr: SearXNG's google news leaves it out
     assert (spec.method, spec.url) == ("GET", "https://www.google.com/wml/search")
     assert spec.params == {
-        "q": "rust async runtime", "hl": "en", "lr": "", "ie": "utf8", "oe": "utf8", "tbm": "nws",
+        "q": "rust async runtime", "sca_esv": "1", "hl": "en", "ie": "utf8", "oe": "utf8", "tbm": "nws",
     }  # fmt: skip
     assert spec.headers["User-Agent"].startswith("Nokia") and spec.cookies == {"CONSENT": "YES+"}
 

@@ -61,7 +61,7 @@ def build_request(q: EngineQuery) -> RequestSpec | None:
         url=URL,
         params={"q": q.text, "source": "web"},
         headers=dict(brave_web.HEADERS),
-        cookies={"useLocation": "0", "country": country or "all"},
+        cookies={"useLocation": "0", "summarizer": "0", "country": country or "all"},
     )
 
 

@@ -83,6 +83,15 @@ def _countries() -> tuple[dict[str, str], dict[str, str]]:
     return languages, dict(table["country_aliases"])
 
 
+def iso_country(region: str | None, language: str | None) -> str | None:
+    """The caller's country as an ISO 3166 code, upper case ("GB" for "uk"); None when none is given."""
+    country, _ = split_locale(region, language)
+    if not country:
+        return None
+    country = _countries()[1].get(country, country)
+    return country.upper() if len(country) == 2 else None
+
+
 def accept_language(region: str | None, language: str | None) -> str | None:
     """The ``Accept-Language`` a browser in this region and language sends ("de-DE,de;q=0.9"); the region's own
     language when only a region is given; None when neither is (the transport's default then stands)."""
