@@ -174,7 +174,7 @@ def test_the_mmr_replica_is_the_selection_stages_own():
         for i, (rows, ctx, d, g) in enumerate(queries)
     ]
     problem = cal.Problem(caches, config)
-    ranker = get_ranker("adaptive")
+    ranker = get_ranker(config.strategy)
     for weights in ({}, {"e1": 4.0, "e2": 0.25}, {"e3": 8.0, "e4": 0.5, "e1": 0.125}):
         real = []
         for rows, ctx, demoted, grades in queries:
