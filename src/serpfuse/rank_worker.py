@@ -28,7 +28,7 @@ T = TypeVar("T")
 
 RANK_BUDGET_S = 60.0  # a ranking is bounded (the rows are capped); this only catches a wedged worker
 # The worker loads the ranking's tables before it is ready, so no search waits for them there.
-WORKERS = ParsePool(size=1, preload="serpfuse.pipeline:load_tables_for", kill_on_cancel=False)
+WORKERS = ParsePool(size=1, preload="serpfuse.pipeline:load_server_tables", kill_on_cancel=False)
 
 
 def _call(fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[T]:

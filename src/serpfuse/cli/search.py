@@ -18,7 +18,7 @@ from rich.table import Table
 
 from serpfuse.cli.errors import EXIT_NO_RESULTS, fail, validation_message
 from serpfuse.config import DEFAULT_STRATEGY
-from serpfuse.engines import ENGINES
+from serpfuse.engines import ENGINE_NAMES
 from serpfuse.models import ANSWERED, EngineReport, SearchResponse
 from serpfuse.ranking.rankers import UnknownStrategy, available
 from serpfuse.service import QueryTooLong, SearchService
@@ -170,7 +170,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
         engine: Annotated[
             list[str] | None,
-            typer.Option("--engine", "-e", help=f"Engine to ask (repeatable): {', '.join(ENGINES)}."),
+            typer.Option("--engine", "-e", help=f"Engine to ask (repeatable): {', '.join(ENGINE_NAMES)}."),
         ] = None,
         include_domain: Annotated[
             list[str] | None, typer.Option("--include-domain", help="Only these domains.")
