@@ -256,15 +256,11 @@ def default_config() -> RankingConfig:
     return RankingConfig()
 
 
-def load_tables_for(language: str | None = None, *, resident: bool = False) -> None:
-    """The word tables and the Public Suffix List the ranking reads, loaded now (each once per process)."""
-    load_tables(language, resident=resident)
+def load_tables_for(language: str | None = None) -> None:
+    """The word tables and the Public Suffix List the ranking reads, loaded now (each once per process).
+    A server's ranking process calls it before it says it is ready (``rank_worker``)."""
+    load_tables(language)
     suffix_list()
-
-
-def load_server_tables() -> None:
-    """What a server's ranking process loads before it says it is ready (``rank_worker``): the tables, resident."""
-    load_tables_for(resident=True)
 
 
 def relevance_gate(query: QueryAnalysis, cfg: FilterConfig):

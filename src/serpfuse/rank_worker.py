@@ -28,7 +28,7 @@ T = TypeVar("T")
 
 RANK_BUDGET_S = 60.0  # a ranking is bounded (the rows are capped); this only catches a wedged worker
 # The worker loads the ranking's tables before it is ready, so no search waits for them there.
-WORKERS = ParsePool(size=1, preload="serpfuse.pipeline:load_server_tables", kill_on_cancel=False)
+WORKERS = ParsePool(size=1, preload="serpfuse.pipeline:load_tables_for", kill_on_cancel=False)
 
 
 def _call(fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[T]:
@@ -53,7 +53,7 @@ async def in_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 
 def ranks_here() -> bool:
     """Whether this process ranks its own searches (no ranking worker started): only then does it need the
-    ranking's tables (66 MB for English) in its own memory."""
+    ranking's tables (memory-mapped, the pages it reads) in its own memory."""
     return not WORKERS.started
 
 

@@ -172,6 +172,8 @@ class SearchService:
                 proxy=settings.proxy,
                 impersonate=settings.impersonate,
                 timeout_s=settings.timeout_s,
+                connections=settings.engine_connections,
+                keepalive_s=settings.engine_keepalive_s,
                 cooldowns=stores.cooldowns,
                 **live_options,
                 budget=stores.buckets(per_min, per_min, prefix="engine:") if per_min else None,

@@ -52,8 +52,9 @@ class WordTable(Mapping[str, Any]):
     """A word table as flat buffers: the words (UTF-8, end to end), where each starts, each word's value (a
     float array, or a second text buffer with its own starts), and an open-addressing hash index over them
     (CRC-32, linear probing), so a lookup is a probe or two (about a µs) and opening one is reading one file
-    (milliseconds, 5-8 MB), where building wordfreq's or simplemma's table takes 0.3-0.7 s and 25-40 MB, which
-    a one-shot search cannot afford. ``resident`` makes the plain dict a server keeps."""
+    (milliseconds; only the pages looked up are read), where building wordfreq's or simplemma's table takes
+    0.3-0.7 s and 25-40 MB, which a one-shot search cannot afford. Ranking is no slower for it: a lookup is a
+    few µs against a dict's 0.3, and the words' stems and lemmas are memoised above it."""
 
     def __init__(self, words: Bytes, starts: Ints, values: Ints | tuple[Bytes, Ints], slots: Ints) -> None:
         self._words, self._starts, self._values, self._slots = words, starts, values, slots
@@ -97,9 +98,6 @@ class WordTable(Mapping[str, Any]):
 
     def __len__(self) -> int:
         return self._n
-
-    def resident(self) -> dict[str, Any]:
-        return {str(self._word(i), "utf-8"): self._value(i) for i in range(self._n)}
 
     def dump(self) -> bytes:
         """The buffers end to end after their lengths (``load`` maps them back in place)."""
@@ -192,17 +190,12 @@ def _lemma_table(lang: str) -> Mapping[str, str]:
     return _loaded(_LEMMAS, lang, _load_lemmas)
 
 
-def load_tables(language: str | None = None, *, resident: bool = False) -> None:
+def load_tables(language: str | None = None) -> None:
     """Load the word tables a request's language is judged by, now (each once per process, milliseconds from
-    the compact files): what the first ranking of a process would otherwise pay after the last engine answered.
-    ``resident``: as plain dicts (0.2 s, 40 MB more), for a server's ranking process, where every search's
-    new words are looked up and a hash beats a bisect."""
+    the compact files): what the first ranking of a process would otherwise pay after the last engine answered."""
     lang = language_of(language)
-    for tables, load in ((_FREQUENCIES, _frequencies), (_LEMMAS, _lemma_table)):
-        table = load(lang)
-        if resident and isinstance(table, WordTable):
-            with _LOAD_LOCK:
-                tables[lang] = table.resident()
+    _frequencies(lang)
+    _lemma_table(lang)
 
 
 def tables_loaded(language: str | None = None) -> bool:

@@ -39,6 +39,7 @@ from serpfuse.secrets import KeysFileError, KeyStore
 from serpfuse.sources import parsing
 from serpfuse.sources.base import EngineSlot, SourceError
 from serpfuse.sources.transport import DEFAULT_TIMEOUT_S, HttpResponse, ImpersonationUnavailable, Transport
+from serpfuse.sources.transport_limits import DEFAULT_CONNECTIONS, DEFAULT_KEEPALIVE_S
 from serpfuse.state.cooldown import CooldownState, CooldownStore, InMemoryCooldownStore, fit_to_engine
 from serpfuse.state.ratelimit import Buckets, QueueTooLong, RateLimiter
 
@@ -120,6 +121,8 @@ class LiveSource:
         impersonate: bool | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         cooldowns: CooldownStore | None = None,
+        connections: int = DEFAULT_CONNECTIONS,
+        keepalive_s: float = DEFAULT_KEEPALIVE_S,
         **options: Any,
     ) -> LiveSource:
         """Keys from env/keys file, proxy from ``$SERPFUSE_PROXY``, impersonation from ``$SERPFUSE_IMPERSONATE``.
@@ -133,6 +136,8 @@ class LiveSource:
                 impersonate=_impersonate_from_env(os.environ.get(IMPERSONATE_ENV))
                 if impersonate is None
                 else impersonate,
+                connections=connections,
+                keepalive_s=keepalive_s,
             )
         except (KeysFileError, ImpersonationUnavailable) as exc:
             raise SourceError(str(exc)) from None
