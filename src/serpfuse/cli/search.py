@@ -25,6 +25,7 @@ from serpfuse.service import QueryTooLong, SearchService
 from serpfuse.settings import ConfigError, load_settings, read_weights_file
 from serpfuse.sources.base import SourceError
 from serpfuse.sources.fanout import UnknownEngine
+from serpfuse.state.metrics import Uncounted
 
 NO_ANSWER_HINT = (
     "serpfuse: no engine answered; check the network connection (and any proxy settings), "
@@ -233,7 +234,7 @@ def register(app: typer.Typer) -> None:
 
         async def run() -> SearchResponse:
             started = time.monotonic()
-            service = SearchService.from_settings(settings, use_cache=not no_cache)
+            service = SearchService.from_settings(settings, use_cache=not no_cache, metrics=Uncounted())
             try:
                 request = service.make_request(
                     query=query,
