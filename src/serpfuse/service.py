@@ -173,6 +173,7 @@ class SearchService:
                 impersonate=settings.impersonate,
                 timeout_s=settings.timeout_s,
                 connections=settings.engine_connections,
+                idle_connections=settings.engine_idle_connections,
                 keepalive_s=settings.engine_keepalive_s,
                 cooldowns=stores.cooldowns,
                 **live_options,

@@ -40,7 +40,11 @@ from serpfuse.secrets import KEYS_FILE_ENV
 from serpfuse.sources.base import EngineSlot
 from serpfuse.sources.fanout import DEFAULT_DEADLINE_S, UnknownEngine, select_slots
 from serpfuse.sources.replay import ReplaySource
-from serpfuse.sources.transport_limits import DEFAULT_CONNECTIONS, DEFAULT_KEEPALIVE_S
+from serpfuse.sources.transport_limits import (
+    DEFAULT_CONNECTIONS,
+    DEFAULT_IDLE_CONNECTIONS,
+    DEFAULT_KEEPALIVE_S,
+)
 
 APP_NAME = "serpfuse"
 ENV_PREFIX = "SERPFUSE_"
@@ -88,7 +92,10 @@ class Settings(BaseSettings):
     deadline_s: float = Field(DEFAULT_DEADLINE_S, gt=0)
     timeout_s: float = Field(15.0, gt=0, description="per-engine HTTP timeout")
     engine_connections: int = Field(
-        DEFAULT_CONNECTIONS, ge=1, description="connections to the engines one process holds (idle ones kept)"
+        DEFAULT_CONNECTIONS, ge=1, description="connections to the engines one process holds at most"
+    )
+    engine_idle_connections: int = Field(
+        DEFAULT_IDLE_CONNECTIONS, ge=0, description="idle engine connections kept open for reuse"
     )
     engine_keepalive_s: float = Field(
         DEFAULT_KEEPALIVE_S, gt=0, description="how long an idle engine connection is kept for reuse"

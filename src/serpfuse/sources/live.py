@@ -39,7 +39,11 @@ from serpfuse.secrets import KeysFileError, KeyStore
 from serpfuse.sources import parsing
 from serpfuse.sources.base import EngineSlot, SourceError
 from serpfuse.sources.transport import DEFAULT_TIMEOUT_S, HttpResponse, ImpersonationUnavailable, Transport
-from serpfuse.sources.transport_limits import DEFAULT_CONNECTIONS, DEFAULT_KEEPALIVE_S
+from serpfuse.sources.transport_limits import (
+    DEFAULT_CONNECTIONS,
+    DEFAULT_IDLE_CONNECTIONS,
+    DEFAULT_KEEPALIVE_S,
+)
 from serpfuse.state.cooldown import CooldownState, CooldownStore, InMemoryCooldownStore, fit_to_engine
 from serpfuse.state.ratelimit import Buckets, QueueTooLong, RateLimiter
 
@@ -122,6 +126,7 @@ class LiveSource:
         timeout_s: float = DEFAULT_TIMEOUT_S,
         cooldowns: CooldownStore | None = None,
         connections: int = DEFAULT_CONNECTIONS,
+        idle_connections: int = DEFAULT_IDLE_CONNECTIONS,
         keepalive_s: float = DEFAULT_KEEPALIVE_S,
         **options: Any,
     ) -> LiveSource:
@@ -137,6 +142,7 @@ class LiveSource:
                 if impersonate is None
                 else impersonate,
                 connections=connections,
+                idle_connections=idle_connections,
                 keepalive_s=keepalive_s,
             )
         except (KeysFileError, ImpersonationUnavailable) as exc:
