@@ -269,11 +269,19 @@ async def test_the_engine_pool_takes_its_limits_from_the_settings(tmp_path) -> N
     from serpfuse.settings import Settings
 
     settings = Settings(
-        engine_connections=7, engine_idle_connections=3, engine_keepalive_s=2.5, cache="off", cache_dir=tmp_path
+        engine_connections=7,
+        engine_idle_connections=3,
+        engine_keepalive_s=2.5,
+        cache="off",
+        cache_dir=tmp_path,
     )
     service = SearchService.from_settings(settings)
     try:
         limits = service.source.transport.limits
-        assert (limits.max_connections, limits.max_keepalive_connections, limits.keepalive_expiry) == (7, 3, 2.5)
+        assert (limits.max_connections, limits.max_keepalive_connections, limits.keepalive_expiry) == (
+            7,
+            3,
+            2.5,
+        )
     finally:
         await service.aclose()
