@@ -224,6 +224,7 @@ def language_of(requested: str | None) -> str:
     return primary if primary in frequencies and primary in lemmas else DEFAULT_LANGUAGE
 
 
+@lru_cache(maxsize=1 << 16)  # a lookup in the mapped table costs a few µs, and the pool's words recur
 def zipf(word: str, lang: str = DEFAULT_LANGUAGE) -> float:
     """wordfreq's Zipf frequency of a lowercase word: about 7 for "the", 3.6 for "zurich", 0 when unknown."""
     freq = _frequencies(lang).get(word)
