@@ -132,3 +132,9 @@ def test_a_one_shot_search_of_a_recording_imports_no_client_and_no_table_library
     # Only the recording's engines that serpfuse also has (asked for their category) and the SearXNG parser the
     # replay reads with; never the registry's other engines.
     assert "serpfuse.engines.ddg" not in seen["engines"] and "serpfuse.engines.tavily" not in seen["engines"]
+
+
+def test_every_older_base_url_variable_ends_in_url() -> None:
+    """Settings look for them only when some variable ending in _URL is set (so that a search imports no
+    engine module it does not ask): a variable named otherwise would go unread."""
+    assert all(v.upper().endswith("_URL") for m in engines.ENGINES.values() for v in m.INFO.base_url_envs)

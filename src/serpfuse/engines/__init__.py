@@ -53,13 +53,14 @@ def engine_module(name: str) -> ModuleType | None:
 
 
 @cache
-def _registry() -> dict[str, ModuleType]:
+def engine_registry() -> dict[str, ModuleType]:
+    """Every registered engine by name (``ENGINES``), each module imported now if it was not."""
     return {name: engine_module(name) for name in ENGINE_NAMES}  # type: ignore[misc]
 
 
 def __getattr__(name: str) -> Any:
     if name == "ENGINES":  # ``from serpfuse.engines import ENGINES``: every engine, imported on first use
-        return _registry()
+        return engine_registry()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -77,6 +78,27 @@ def get_engine(name: str) -> ModuleType:
     if module is None:
         raise UnknownEngine(f"unknown engine {name!r}; valid engines: {', '.join(sorted(ENGINE_NAMES))}")
     return module
+
+
+def env_name(name: str) -> str:
+    """An engine's name as an environment variable spells it: upper case, ``-`` as ``_`` (``BRAVE_WEB``)."""
+    return name.upper().replace("-", "_")
+
+
+def name_from_env(spelled: str) -> str:
+    """The engine name an environment variable (or a settings table) spells: ``BRAVE_WEB`` -> ``brave-web``.
+    No engine name holds ``_``, so the way back is unambiguous."""
+    return spelled.strip().lower().replace("_", "-")
+
+
+def option_env(name: str, option: str) -> str:
+    """The variable that sets one of an engine's options: ``SERPFUSE_ENGINES__BRAVE_WEB__BASE_URL``."""
+    return f"SERPFUSE_ENGINES__{env_name(name)}__{option.upper()}"
+
+
+def base_url_env(name: str) -> str:
+    """The variable that sets an engine's base URL: ``SERPFUSE_ENGINES__BRAVE_WEB__BASE_URL``."""
+    return option_env(name, "base_url")
 
 
 def classifier(engine: ModuleType) -> Callable[[int, Mapping[str, str], bytes], EngineError | None]:
@@ -104,7 +126,7 @@ def default_keyless_primaries(category: str = "general") -> list[str]:
     """The engines every search of ``category`` asks without any setup: primary tier, no key, no base URL."""
     return [
         name
-        for name, module in _registry().items()
+        for name, module in engine_registry().items()
         if module.INFO.tier == "primary"
         and module.INFO.category == category
         and not module.INFO.needs_key
