@@ -20,7 +20,7 @@ from serpfuse.bench import judged_recording as jr
 from serpfuse.bench import metrics, trec
 from serpfuse.cli import app
 from serpfuse.cli.fuse import fuse_runs
-from serpfuse.config import RankingConfig
+from serpfuse.config import DEFAULT_STRATEGY, RankingConfig
 from serpfuse.models import SearchRequest
 from serpfuse.ranking.fusion import fuse_lists
 from serpfuse.settings import ConfigError, load_settings, read_weights_file
@@ -64,13 +64,14 @@ def real_ndcg(runs, qrels, config: RankingConfig) -> dict[str, float]:
 # --- the fitted fusion is the rankers' own -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("strategy", ["adaptive", "consensus"])
+@pytest.mark.parametrize("strategy", ["combmnz", "adaptive", "consensus"])
 def test_the_fast_fusion_is_the_rankers_own_with_groups_aliases_and_ties(strategy):
     # bing, ddg (and duckduckgo, its alias) share the bing group, retention 0.25: the groups' path is exercised
+    # (CombMNZ has no groups: it sums every list's rank scores)
     runs, qrels = synthetic_runs(40, engines=("bing", "duckduckgo", "brave", "mojeek", "exa"))
     config = RankingConfig(strategy=strategy)
     problem, _ = cal.problem_from_runs(runs, qrels, config=config)
-    assert not problem.singletons and "ddg" in problem.voters
+    assert problem.singletons == (strategy == "combmnz") and "ddg" in problem.voters
     rng = random.Random(11)
     settings = [{}] + [{v: 2.0 ** rng.choice(cal.GRID) for v in problem.voters} for _ in range(4)]
     for weights in settings:  # equal weights first: rows with the same votes tie, and the tie rule decides
@@ -79,9 +80,10 @@ def test_the_fast_fusion_is_the_rankers_own_with_groups_aliases_and_ties(strateg
         assert [real[c.qid] for c in problem.caches] == pytest.approx(list(fast), abs=1e-12), weights
 
 
-def test_the_line_search_scores_are_the_full_scores_bit_for_bit():
+@pytest.mark.parametrize("strategy", ["combmnz", "consensus"])
+def test_the_line_search_scores_are_the_full_scores_bit_for_bit(strategy):
     runs, qrels = synthetic_runs(30)
-    problem, _ = cal.problem_from_runs(runs, qrels)
+    problem, _ = cal.problem_from_runs(runs, qrels, config=RankingConfig(strategy=strategy))
     theta = np.array([0.5, -1.0, 0.0, 1.5])
     line = problem.line(2.0**theta)
     for column in range(len(problem.voters)):
@@ -90,15 +92,20 @@ def test_the_line_search_scores_are_the_full_scores_bit_for_bit():
         assert np.array_equal(line.scores(column, cal.GRID_VALUES), problem.scores(weights))
 
 
-def test_the_recorded_fusion_with_mmr_is_the_pipelines_own(data_dir):
+@pytest.mark.parametrize("strategy", ["combmnz", "consensus"])
+def test_the_recorded_fusion_is_the_pipelines_own(data_dir, strategy):
+    """crw56 dev through the pipeline's filters and demotions, then CombMNZ's top rows or consensus's MMR."""
     recording = need(data_dir / "crw56" / "searxng_raw.json")
     judgments = need(data_dir / "crw56" / "qrels-dev.jsonl")
-    problem, _ = cal.problem_from_recording(recording, judgments, now=NOW)
+    plain = RankingConfig(strategy=strategy)
+    problem, _ = cal.problem_from_recording(recording, judgments, config=plain, now=NOW)
     judged = jr.load_judged_recording(recording, judgments)
     runner = jr.PipelineRunner(judged.recording, NOW)
     by_qid = {q.qid: q for q in judged.queries}
-    for weights in ({}, {"bing": 4.0, "ddg": 0.5, "google": 0.25}, {"google": 8.0, "bing": 0.125}):
-        config = cal.default_config().model_copy(update={"weights": weights})  # the fusion calibrate models
+    rng = random.Random(5)
+    drawn = [{v: 2.0 ** rng.choice(cal.GRID) for v in problem.voters} for _ in range(3)]
+    for weights in ({}, {"bing": 4.0, "ddg": 0.5, "google": 0.25}, {"google": 8.0, "bing": 0.125}, *drawn):
+        config = plain.model_copy(update={"weights": weights})
         real = []
         for c in problem.caches:
             q = by_qid[c.qid]
@@ -146,8 +153,10 @@ def _mmr_query(rng: random.Random, single_site: bool):
     return rows, request
 
 
-def test_the_mmr_replica_is_the_selection_stages_own():
-    """Greedy MMR with its diversity penalty, the sparse-text domain cap (off for a single site) and demotions."""
+@pytest.mark.parametrize("strategy", ["consensus", "combmnz"])
+def test_the_selection_replica_is_the_selection_stages_own(strategy):
+    """Greedy MMR with its diversity penalty, the sparse-text domain cap (off for a single site) and demotions;
+    CombMNZ's top rows with the demotions."""
     from types import SimpleNamespace
 
     from serpfuse.ranking.context import RankContext
@@ -158,7 +167,7 @@ def test_the_mmr_replica_is_the_selection_stages_own():
     from serpfuse.urls import dedup_key
 
     rng = random.Random(7)
-    config = cal.default_config()
+    config = RankingConfig(strategy=strategy)
     queries = []
     for q in range(8):
         rows, request = _mmr_query(rng, single_site=q % 2 == 1)
@@ -182,6 +191,39 @@ def test_the_mmr_replica_is_the_selection_stages_own():
             ranked = demote(ranker.rank(rows, weighted), demoted, config.filters.anchor_demotion)
             shown = [dedup_key(s.candidate.url) for s in select(ranked, ranker, weighted).selected]
             real.append(metrics.ndcg_at(shown, grades, 8, gain="exp"))
+        assert real == pytest.approx(list(problem.ndcg_of(weights)), abs=1e-12), weights
+
+
+def test_the_default_fusion_fitted_is_what_fuse_weights_writes_on_mq2008(data_dir, tmp_path):
+    """A slice of MQ2008 (five rankers, 120 queries, --depth 20) through ``serpfuse fuse --weights``: the
+    fitter's nDCG@8 of each query under random weights is the one of the run fuse writes."""
+    from benchmarks import mq2008
+
+    corpus = mq2008.load_mq2008(need(data_dir / "mq2008-agg"))
+    queries = dict(list(mq2008.queries_of(corpus).items())[:120])
+    runs = {
+        mq2008.engine_name(r): {
+            qid: {d: -float(q.positions[r][d]) for d in q.ranking(r)} for qid, q in queries.items()
+        }
+        for r in (1, 5, 9, 17, 25)
+    }
+    runs = {e: {q: rows for q, rows in run.items() if rows} for e, run in runs.items()}
+    qrels = {qid: q.grades for qid, q in queries.items()}
+    paths, _ = _runs_on_disk(tmp_path, runs, qrels)
+    problem, _ = cal.problem_from_runs(runs, qrels, depth=20)
+    assert problem.config.strategy == DEFAULT_STRATEGY and problem.queries > 60
+    rng = random.Random(21)
+    for draw in range(4):
+        weights = {v: 2.0 ** rng.choice(cal.GRID) for v in problem.voters} if draw else {}
+        file = tmp_path / "w.toml"
+        file.write_text(
+            "[ranking.weights]\n" + "".join(f"{e} = {w!r}\n" for e, w in weights.items()), encoding="utf-8"
+        )
+        fused = _cli("fuse", *paths, "--depth", "20", "--weights", str(file))
+        assert fused.exit_code == 0, fused.output
+        (tmp_path / "fused.run").write_text(fused.stdout, encoding="utf-8")
+        ranked = trec.ranked_lists(trec.read_run(tmp_path / "fused.run"))
+        real = [metrics.ndcg_at(ranked[c.qid][:8], qrels[c.qid], 8, gain="exp") for c in problem.caches]
         assert real == pytest.approx(list(problem.ndcg_of(weights)), abs=1e-12), weights
 
 

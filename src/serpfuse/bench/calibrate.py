@@ -1,6 +1,7 @@
 """Engine weights learned from judgments (``serpfuse calibrate``): one weight per engine for the default fusion.
 
-A weight multiplies the engine's weight in the default ranker (``ranking.weights``, config.py). The weights are
+A weight multiplies the engine's part of the ranker's score (``ranking.weights``, config.py): CombMNZ's (the
+default) rank scores, or consensus-v2.1's votes (``consensus``, ``adaptive``). The weights are
 fitted to the judged queries with a relevant document: they maximise the mean nDCG@8 (gain 2^rel - 1, the ideal
 from every judged document; the bench's metric) minus ``lam * sum(log2(w) ** 2)``, a pull toward equal weights
 so that an engine the judgments say little about stays near the neutral 1.
@@ -18,7 +19,7 @@ so that an engine the judgments say little about stays near the neutral 1.
   fitted weights), percentiles.
 
 Speed: each query's fusion is worked out once up to the weights (``QueryCache``: each candidate's vote from
-each engine at weight 1, its metadata and demotion factor, its grade, what the selection needs); numpy then
+each engine at weight 1, its factor, its grade, what the selection needs); numpy then
 fuses every query for a whole line of the grid at once. tests/test_calibrate.py checks that this gives the
 lists the rankers themselves give.
 """
@@ -56,7 +57,10 @@ COARSE = tuple(i for i, g in enumerate(GRID) if g == int(g))  # the first sweep:
 FOLDS = 3
 RESAMPLES = 20  # serpfuse calibrate --resamples
 EPS = 1e-12  # a gain smaller than this is float noise, not a gain
-STRATEGIES = ("adaptive", "consensus")  # the rankers whose votes are consensus-v2.1's: weight x rank decay
+# The rankers whose score calibrate computes from the weights: CombMNZ, the sum of weight x rank score times the
+# number of lists (the weights never change that count: none is 0); and consensus-v2.1's, weight x rank decay.
+STRATEGIES = ("combmnz", "consensus", "adaptive")
+ADDITIVE = ("combmnz",)
 _DISCOUNT = np.array([1.0 / math.log2(position + 2) for position in range(K)])
 
 
@@ -85,12 +89,14 @@ class QueryCache:
 
     qid: str
     keys: list[str]
-    # per candidate: voter -> its vote at weight 1 in ranking.weights, w_e * kappa / (kappa + r - 1)
+    # per candidate: voter -> its vote at weight 1 in ranking.weights (consensus: w_e * kappa / (kappa + r - 1);
+    # combmnz: its rank scores (n - r + 1) / n, summed over the engines an alias folds into the voter)
     votes: list[dict[str, float]]
-    factors: list[float]  # per candidate: (1 + metadata correction) x demotion
+    # per candidate: consensus, (1 + metadata correction) x demotion; combmnz, lists holding it x demotion
+    factors: list[float]
     grades: list[int]
     ideal: float  # DCG@8 of the ideal ranking of every judged document
-    mmr: MMRInputs | None = None  # None: the ranker's own order is the list (bare lists)
+    mmr: MMRInputs | None = None  # None: the ranker's own order is the list (bare lists, top rows)
 
 
 def voter_votes(candidates: Sequence[Candidate], ctx: RankContext) -> list[dict[str, float]]:
@@ -100,10 +106,9 @@ def voter_votes(candidates: Sequence[Candidate], ctx: RankContext) -> list[dict[
     from serpfuse.ranking.rankers.consensus import voter_weights
 
     config = ctx.config
-    if config.strategy not in STRATEGIES:
-        raise CalibrationError(
-            f"calibrate fits the weights of {', '.join(STRATEGIES)}, not {config.strategy!r}"
-        )
+    check_strategy(config)
+    if config.strategy in ADDITIVE:
+        return [parts for parts, _ in combmnz_parts(candidates, ctx)]
     neutral = config.model_copy(update={"weights": {}}) if config.weights else config
     ctx = RankContext(**{**vars(ctx), "config": neutral})
     cfg = neutral.consensus
@@ -126,6 +131,44 @@ def voter_votes(candidates: Sequence[Candidate], ctx: RankContext) -> list[dict[
     return out
 
 
+def check_strategy(config: RankingConfig) -> None:
+    if config.strategy not in STRATEGIES:
+        raise CalibrationError(
+            f"calibrate fits the weights of {', '.join(STRATEGIES)}, not {config.strategy!r}"
+        )
+
+
+def combmnz_parts(candidates: Sequence[Candidate], ctx: RankContext) -> list[tuple[dict[str, float], int]]:
+    """Each candidate's rank scores by voter at weight 1 and how many lists hold it, as CombMNZ counts them
+    (rankers/combmnz.py): its score is ``hits * sum(w_voter * part)``."""
+    from serpfuse.ranking.rankers.combmnz import list_sizes, rank_score
+
+    config = ctx.config
+    sizes = list_sizes(list(candidates), ctx, config.combmnz.depth)
+    out = []
+    for cand in candidates:
+        parts: dict[str, float] = {}
+        hits = 0
+        for engine, rank in cand.engine_ranks.items():
+            if rank <= sizes[engine]:
+                voter = config.consensus.aliases.get(engine, engine)  # as RankingConfig.weight_of names it
+                parts[voter] = parts.get(voter, 0.0) + rank_score(rank, sizes[engine])
+                hits += 1
+        out.append((parts, hits))
+    return out
+
+
+def base_factors(candidates: Sequence[Candidate], ctx: RankContext) -> list[float]:
+    """What multiplies each candidate's weighted votes before any demotion: CombMNZ's count of lists, or
+    consensus-v2.1's metadata correction."""
+    from serpfuse.ranking.rankers.consensus import query_terms
+
+    if ctx.config.strategy in ADDITIVE:
+        return [float(hits) for _, hits in combmnz_parts(candidates, ctx)]
+    terms = query_terms(ctx.query)
+    return [metadata_factor(c, ctx, terms) for c in candidates]
+
+
 def metadata_factor(cand: Candidate, ctx: RankContext, terms: list[str]) -> float:
     """1 + consensus-v2.1's bounded lexical and freshness correction of the candidate's score."""
     from serpfuse.ranking.rankers.consensus import form_lexical_match, freshness
@@ -145,37 +188,37 @@ def cache_lists(
     """A query given as bare ranked lists (TREC runs): its list is the ranker's order, ties by docid
     descending, as ``serpfuse fuse`` writes it."""
     from serpfuse.ranking.fusion import bare_context
-    from serpfuse.ranking.rankers.consensus import query_terms
 
-    candidates, ctx = bare_context(lists, config)
+    check_strategy(config)
+    candidates, ctx = bare_context(lists, config.model_copy(update={"weights": {}}))
     candidates.sort(key=lambda c: c.key, reverse=True)
-    terms = query_terms(ctx.query)
     return QueryCache(
         qid=qid,
         keys=[c.key for c in candidates],
         votes=voter_votes(candidates, ctx),
-        factors=[metadata_factor(c, ctx, terms) for c in candidates],
+        factors=base_factors(candidates, ctx),
         grades=[grades.get(c.key, 0) for c in candidates],
         ideal=ideal_dcg(grades),
     )
 
 
 def cache_ranking_inputs(qid: str, inputs: RankingInputs, judged: Mapping[str, int]) -> QueryCache:
-    """A query the pipeline has filtered (``pipeline.ranking_inputs``): the kept candidates, demotions, then MMR
-    as the selection stage runs it; a row's grade is its first URL's judgment, as the recording bench judges."""
-    from serpfuse.ranking.rankers.consensus import query_terms
+    """A query the pipeline has filtered (``pipeline.ranking_inputs``): the kept candidates, demotions, then the
+    selection as its stage runs it (MMR for consensus-v2.1, the top rows for CombMNZ); a row's grade is its first
+    URL's judgment, as the recording bench judges."""
+    from serpfuse.ranking.rankers import get_ranker
     from serpfuse.ranking.selection import jaccard, row_shingles, single_site
     from serpfuse.ranking.types import Scored
     from serpfuse.urls import dedup_key
 
     ctx = inputs.ctx
     config = ctx.config
-    candidates = sorted(inputs.outcome.kept, key=lambda c: c.key)  # MMR gives a tie to the smaller key
-    terms = query_terms(ctx.query)
+    check_strategy(config)
+    # either selection gives a tie to the smaller key (CombMNZ sorts by key, the demotion's re-sort is stable)
+    candidates = sorted(inputs.outcome.kept, key=lambda c: c.key)
     anchor = config.filters.anchor_demotion
     factors = []
-    for cand in candidates:
-        factor = metadata_factor(cand, ctx, terms)
+    for cand, factor in zip(candidates, base_factors(candidates, ctx), strict=True):
         if cand.key in inputs.outcome.demoted and anchor < 1:
             factor *= anchor
         factors.append(factor)
@@ -185,8 +228,22 @@ def cache_ranking_inputs(qid: str, inputs: RankingInputs, judged: Mapping[str, i
         keys = [dedup_key(u) for u in urls]
         grades.append(next((judged[k] for k in keys if k in judged), 0))
     sel = config.selection
-    if sel.method not in ("auto", "mmr"):
-        raise CalibrationError(f"calibrate fits the MMR selection, not selection.method={sel.method!r}")
+    ranker = get_ranker(config.strategy)
+    method = ranker.selects_by if sel.method == "auto" else sel.method
+    if method == "top":
+        per_domain = getattr(ranker, "per_domain", 0) if sel.per_domain is None else sel.per_domain
+        if per_domain:
+            raise CalibrationError(f"calibrate fits the top rows without a per-domain cap, not {per_domain}")
+        if ctx.request.limit < K:
+            raise CalibrationError(f"calibrate fits lists of at least {K} rows, not {ctx.request.limit}")
+        return QueryCache(
+            qid=qid,
+            keys=[c.key for c in candidates],
+            votes=voter_votes(candidates, ctx),
+            factors=factors,
+            grades=grades,
+            ideal=ideal_dcg(judged),
+        )
     shingles = [row_shingles(Scored(c, 0.0, 0.0), sel.shingle_n, sel.shingle_min_tokens) for c in candidates]
     one_site = single_site({*ctx.request.include_domains, *ctx.query.include_domains})
     mmr = MMRInputs(
@@ -254,8 +311,9 @@ class Problem:
             raise CalibrationError("queries mix bare lists and recorded answers")
         self.config = config
         cfg = config.consensus
+        self.additive = config.strategy in ADDITIVE  # CombMNZ: no groups, the votes' sum
         voters = sorted({v for c in caches for votes in c.votes for v in votes})
-        group_of = {v: cfg.groups.get(v, v) for v in voters}
+        group_of = {v: v if self.additive else cfg.groups.get(v, v) for v in voters}
         voters.sort(key=lambda v: (group_of[v], v))  # a group's columns side by side
         self.voters = voters
         self.column = {v: i for i, v in enumerate(voters)}
@@ -356,8 +414,11 @@ class Problem:
         return self._finish(top, np.maximum(total - top, 0.0))
 
     def _finish(self, top: np.ndarray, rest: np.ndarray) -> np.ndarray:
-        """consensus-v2.1's E = M + beta * log1p(C) from the best vote and the rest (units of 1/SCALE), times
-        each row's metadata and demotion factor. A row without a vote scores 0 (a factor is never negative)."""
+        """consensus-v2.1's E = M + beta * log1p(C) from the best vote and the rest (units of 1/SCALE), or
+        CombMNZ's sum of the votes, times each row's factor. A row without a vote scores 0 (a factor is never
+        negative)."""
+        if self.additive:
+            return (top + rest) * self.factors  # exact: whole units, and rest is the sum less top
         return (top + (self.beta * SCALE) * np.log1p(rest / SCALE)) * self.factors
 
     def line(self, weights: np.ndarray) -> _Line:
@@ -601,12 +662,17 @@ class Calibration:
             "notes": self.notes,
         }
 
+    def fusion(self) -> str:
+        if self.strategy == DEFAULT_STRATEGY:
+            return f"the default fusion ({self.strategy})"
+        return f"--strategy {self.strategy} (not the default, {DEFAULT_STRATEGY})"
+
     def summary_lines(self) -> list[str]:
         g = self.gain
         lams = ", ".join(_lam_text(lam) for lam in LAMBDAS)
         return [
-            f"engine weights for the default fusion ({self.strategy}), learned from {self.queries} judged "
-            "queries with a relevant document",
+            f"engine weights for {self.fusion()}, learned from {self.queries} judged queries with a relevant "
+            "document",
             f"nDCG@8: equal weights {self.equal:.4f}, calibrated {self.fitted:.4f} (on the same queries)",
             f"cross-validated gain against equal weights: {g.delta:+.4f} [{g.low:+.4f}, {g.high:+.4f}] "
             f"({g.mean_a:.4f} -> {g.mean_b:.4f}; {self.folds} folds, paired bootstrap 95 %; "
@@ -756,9 +822,8 @@ def read_run_qrels(path: Path) -> trec.QrelsSet:
 
 
 def default_config() -> RankingConfig:
-    """The default ranker's, when its votes are consensus-v2.1's; else consensus-v2.1's own, the fusion whose
-    weights calibrate fits (the plain default, CombMNZ, reads them too, but they were not fitted for it)."""
-    return RankingConfig(strategy=DEFAULT_STRATEGY if DEFAULT_STRATEGY in STRATEGIES else "consensus")
+    """The default ranker's (``fuse --weights`` and ``search --weights`` without ``--strategy``)."""
+    return RankingConfig(strategy=DEFAULT_STRATEGY)
 
 
 def problem_from_runs(

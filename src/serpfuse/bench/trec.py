@@ -105,8 +105,9 @@ def qid_order(qids: Iterable[str]) -> list[str]:
 
 
 def format_run_line(qid: str, docid: str, rank: int, score: float, tag: str) -> str:
-    # 12 significant digits: fused RRF scores differ in the 6th decimal, where "%.6f" would make them ties
-    return f"{qid} Q0 {docid} {rank} {score:.12g} {tag}"
+    # every digit the float holds (the shortest text that reads back as it): a reader re-sorts by the score, so
+    # rows the fusion tells apart by a last bit must not be written as ties
+    return f"{qid} Q0 {docid} {rank} {score!r} {tag}"
 
 
 def run_lines(ranked: Mapping[str, Sequence[tuple[str, float]]], tag: str) -> list[str]:

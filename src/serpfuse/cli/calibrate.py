@@ -1,14 +1,15 @@
-"""`serpfuse calibrate`: learn one weight per engine for consensus-v2.1's fusion from judged queries.
+"""`serpfuse calibrate`: learn one weight per engine for the default fusion (CombMNZ) from judged queries.
 
     serpfuse calibrate RUN... --qrels QRELS [--depth N] [-o weights.toml]    # TREC runs, one per engine (stem)
     serpfuse calibrate --replay REC.json --qrels JUDGED.jsonl [-o weights.toml]
+    serpfuse calibrate ... --strategy consensus                             # consensus-v2.1's weights instead
 
 Judgments are TREC qrels (``qid 0 docid rel``) or JSON Lines (``{"query", "url", "rel"}``). With runs, a JSON Lines
 ``query`` is the qid and ``url`` the docid; with a recording, a TREC qid is the 0-based position of the query in
 it. The weights are written as a settings file's ``[ranking.weights]`` (each with its bootstrap interval as a
-comment): use it with ``serpfuse fuse --strategy consensus --weights``, ``serpfuse search --strategy consensus
---weights``, or put the table (and ``strategy = "consensus"``) in the settings file for the HTTP API and the MCP
-server. How they are fitted: ``serpfuse.bench.calibrate``.
+comment): use it with ``serpfuse fuse --weights``, ``serpfuse search --weights``, or put the table in the
+settings file for the HTTP API and the MCP server (with ``--strategy consensus``: the same with ``--strategy
+consensus``, and ``strategy = "consensus"`` in the settings). How they are fitted: ``serpfuse.bench.calibrate``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Annotated
 import typer
 
 from serpfuse.cli.errors import fail
+from serpfuse.config import DEFAULT_STRATEGY
 
 
 def register(app: typer.Typer) -> None:
@@ -46,15 +48,20 @@ def register(app: typer.Typer) -> None:
         output: Annotated[
             Path | None, typer.Option("--output", "-o", help="write the weights here (default: print them)")
         ] = None,
+        strategy: Annotated[
+            str,
+            typer.Option("--strategy", "-s", help="the fusion to fit: combmnz, consensus or adaptive"),
+        ] = DEFAULT_STRATEGY,
         folds: Annotated[int, typer.Option("--folds", min=2, help="cross-validation folds")] = 3,
         resamples: Annotated[
             int, typer.Option("--resamples", min=0, help="bootstrap refits for each weight's interval")
         ] = 20,
         as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
     ) -> None:
-        """Learn engine weights for consensus-v2.1 from judged queries; print or write them as TOML."""
+        """Learn engine weights for the default fusion from judged queries; print or write them as TOML."""
         from serpfuse.bench import calibrate as cal
         from serpfuse.cli.fuse import load_runs
+        from serpfuse.config import RankingConfig
 
         if qrels is None:
             fail("--qrels is required: the judgments to learn from")
@@ -62,12 +69,18 @@ def register(app: typer.Typer) -> None:
             fail("give either TREC run files or --replay RECORDING, not both and not neither")
         if replay is not None and depth is not None:
             fail("--depth applies to run files, not to a recording")
+        if strategy not in cal.STRATEGIES:
+            fail(f"calibrate fits the weights of {', '.join(cal.STRATEGIES)}, not {strategy!r}")
+        config = RankingConfig(strategy=strategy)
         try:
             if replay is not None:
-                problem, notes = cal.problem_from_recording(replay, qrels, now=dt.datetime.now(dt.UTC))
+                now = dt.datetime.now(dt.UTC)
+                problem, notes = cal.problem_from_recording(replay, qrels, config=config, now=now)
             else:
                 loaded = load_runs(runs or [])
-                problem, notes = cal.problem_from_runs(loaded, cal.read_run_qrels(qrels), depth)
+                problem, notes = cal.problem_from_runs(
+                    loaded, cal.read_run_qrels(qrels), depth, config=config
+                )
             result = cal.calibrate(problem, folds=folds, resamples=resamples)
         except (ValueError, OSError) as exc:  # CalibrationError and TrecFormatError among them: one line each
             fail(str(exc).splitlines()[0])

@@ -4,6 +4,10 @@ Each engine's list, cut to ``depth``, is scored by rank: ``(n - rank + 1) / n`` 
 shown list (1 at the top, 1/n at its end), the rank-based normalisation that suits engines reporting no
 comparable scores. An engine's scores are multiplied by its ``ranking.weights`` entry (1 when not named: plain
 CombMNZ); an engine weighted 0 casts nothing and is not counted among the lists holding the item.
+
+Each weighted score is rounded to a whole number of 2^-40 (``GRAIN``), so its sums are exact in any order: rows
+with the same scores tie exactly however they are added, and ``serpfuse calibrate``'s numpy replica of this
+formula (bench/calibrate.py) gives the same order bit for bit.
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ import math
 
 from serpfuse.ranking.context import RankContext
 from serpfuse.ranking.types import Candidate, Scored
+
+GRAIN = float(2**40)
 
 
 def rank_score(rank: int, depth: int) -> float:
@@ -30,7 +36,7 @@ def list_sizes(candidates: list[Candidate], ctx: RankContext, depth: int | None)
 
 class CombMNZRanker:
     name = "combmnz"
-    score_version = "combmnz-2"
+    score_version = "combmnz-3"
     selects_by = "top"
 
     def rank(self, candidates: list[Candidate], ctx: RankContext) -> list[Scored]:
@@ -39,11 +45,11 @@ class CombMNZRanker:
         scored = []
         for cand in candidates:
             parts = {
-                e: ctx.config.weight_of(e) * rank_score(r, sizes[e])
+                e: round(ctx.config.weight_of(e) * rank_score(r, sizes[e]) * GRAIN) / GRAIN
                 for e, r in cand.engine_ranks.items()
                 if r <= sizes[e] and ctx.config.weight_of(e) > 0
             }
-            total = math.fsum(parts.values()) * len(parts)
+            total = math.fsum(parts.values()) * len(parts)  # the sum is exact: whole grains
             scored.append(
                 Scored(
                     cand,
