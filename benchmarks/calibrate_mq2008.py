@@ -101,7 +101,7 @@ def fused_ndcg(run_text: str, queries: Mapping[str, mq.QueryData], folder: Path)
 def evaluate_setup(corpus: mq.Corpus, setup: mq.Setup, work: Path, resamples: int = 0) -> SetupResult:
     started = time.monotonic()
     per_query: dict[str, dict[str, float]] = {
-        m: {} for m in (*PLAIN, "best single", "adaptive", "calibrated")
+        m: {} for m in (*PLAIN, "best single", "default", "calibrated")
     }
     singles: dict[str, int] = {}
     weights: dict[str, dict[str, float]] = {}
@@ -130,7 +130,7 @@ def evaluate_setup(corpus: mq.Corpus, setup: mq.Setup, work: Path, resamples: in
         )
         per_query["calibrated"].update(fused_ndcg(calibrated, test, folder))
         default = serpfuse("fuse", *test_runs, "--depth", depth, "--limit", "8")
-        per_query["adaptive"].update(fused_ndcg(default, test, folder))
+        per_query["default"].update(fused_ndcg(default, test, folder))
         for name, config in fixed.items():
             scores = mq.metasearch(
                 test, mq.strategy_fuser(config.strategy, config), setup.rankers, setup.depth
@@ -156,7 +156,7 @@ def evaluate_setup(corpus: mq.Corpus, setup: mq.Setup, work: Path, resamples: in
         gain=mq.gap_percent(means["calibrated"], means[best]),
         low=interval.low,
         high=interval.high,
-        over_default=mq.gap_percent(means["calibrated"], means["adaptive"]),
+        over_default=mq.gap_percent(means["calibrated"], means["default"]),
         seconds=time.monotonic() - started,
         per_query=per_query,
     )
@@ -177,7 +177,7 @@ def table(results: Sequence[SetupResult]) -> list[str]:
             f"{ranker_text(r.rankers)} @{r.depth}",
             *(f"{r.means[m]:.4f}" for m in PLAIN),
             single,
-            f"{r.means['adaptive']:.4f}",
+            f"{r.means['default']:.4f}",
             f"**{r.means['calibrated']:.4f}**",
             f"{r.gain:+.2f} % ({r.best})",
             f"[{r.low:+.4f}, {r.high:+.4f}]",
