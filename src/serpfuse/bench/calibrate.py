@@ -43,6 +43,7 @@ from serpfuse.bench import metrics, trec
 from serpfuse.bench.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Bootstrap
 from serpfuse.config import DEFAULT_STRATEGY, RankingConfig
 from serpfuse.ranking.context import RankContext
+from serpfuse.ranking.rankers.combmnz import DECIMALS as COMBMNZ_DECIMALS
 from serpfuse.ranking.types import Candidate
 
 if TYPE_CHECKING:
@@ -271,6 +272,8 @@ def cache_ranking_inputs(qid: str, inputs: RankingInputs, judged: Mapping[str, i
 # Votes as whole numbers of 2^-40 (held in floats, exact below 2^53): their sums are exact in any order, so
 # rows with the same votes tie exactly, as they do in the rankers, however the sum is taken.
 SCALE = float(2**40)
+# CombMNZ's: whole units of its rounding (rankers/combmnz.py), the weighted rank scores held unscaled
+UNIT = 10.0**COMBMNZ_DECIMALS
 
 
 @dataclass
@@ -351,13 +354,13 @@ class Problem:
             self.blocks.append(block)
             start = block.stop
         self.n = start
-        self.x = np.zeros((len(self.voters), self.n))  # votes at weight 1, times SCALE
+        self.x = np.zeros((len(self.voters), self.n))  # votes at weight 1, times SCALE (CombMNZ: as they are)
         self.factors = np.zeros(self.n)
         self.gains = np.zeros(self.n)
         for i, at in pieces:
             rows = slice(at, at + sizes[i])
             self.x[:, rows], self.factors[rows], self.gains[rows] = (
-                arrays[i].votes * SCALE,
+                arrays[i].votes if self.additive else arrays[i].votes * SCALE,
                 arrays[i].factors,
                 arrays[i].gains,
             )
@@ -391,9 +394,11 @@ class Problem:
     def weights_vector(self, weights: Mapping[str, float]) -> np.ndarray:
         return np.array([float(weights.get(v, 1.0)) for v in self.voters])
 
-    @staticmethod
-    def votes(weights: np.ndarray, x: np.ndarray) -> np.ndarray:
-        """Votes at these weights in whole units of 1/SCALE (``weights`` broadcast against ``x``)."""
+    def votes(self, weights: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """Votes at these weights in whole units of 1/SCALE (CombMNZ: of 1/UNIT, each weighted rank score rounded
+        as the ranker rounds it), ``weights`` broadcast against ``x``."""
+        if self.additive:
+            return np.rint((weights * x) * UNIT)
         return np.rint(weights * x)
 
     def held(self, group_max: np.ndarray, group_sum: np.ndarray, group: int) -> np.ndarray:

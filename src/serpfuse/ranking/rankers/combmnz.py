@@ -5,9 +5,9 @@ shown list (1 at the top, 1/n at its end), the rank-based normalisation that sui
 comparable scores. An engine's scores are multiplied by its ``ranking.weights`` entry (1 when not named: plain
 CombMNZ); an engine weighted 0 casts nothing and is not counted among the lists holding the item.
 
-Each weighted score is rounded to a whole number of 2^-40 (``GRAIN``), so its sums are exact in any order: rows
-with the same scores tie exactly however they are added, and ``serpfuse calibrate``'s numpy replica of this
-formula (bench/calibrate.py) gives the same order bit for bit.
+Each weighted score and the total are rounded to ``DECIMALS`` places, so rows whose scores add up to the same
+total tie exactly however float rounding fell, and ``serpfuse calibrate``'s numpy replica of this formula
+(bench/calibrate.py: whole units of 10^-DECIMALS) orders the rows as this does.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import math
 from serpfuse.ranking.context import RankContext
 from serpfuse.ranking.types import Candidate, Scored
 
-GRAIN = float(2**40)
+DECIMALS = 10
 
 
 def rank_score(rank: int, depth: int) -> float:
@@ -45,11 +45,11 @@ class CombMNZRanker:
         scored = []
         for cand in candidates:
             parts = {
-                e: round(ctx.config.weight_of(e) * rank_score(r, sizes[e]) * GRAIN) / GRAIN
+                e: round(ctx.config.weight_of(e) * rank_score(r, sizes[e]), DECIMALS)
                 for e, r in cand.engine_ranks.items()
                 if r <= sizes[e] and ctx.config.weight_of(e) > 0
             }
-            total = math.fsum(parts.values()) * len(parts)  # the sum is exact: whole grains
+            total = round(math.fsum(parts.values()) * len(parts), DECIMALS)
             scored.append(
                 Scored(
                     cand,
