@@ -93,11 +93,12 @@ class QueryCache:
     # per candidate: voter -> its vote at weight 1 in ranking.weights (consensus: w_e * kappa / (kappa + r - 1);
     # combmnz: its rank scores (n - r + 1) / n, summed over the engines an alias folds into the voter)
     votes: list[dict[str, float]]
-    # per candidate: consensus, (1 + metadata correction) x demotion; combmnz, lists holding it x demotion
+    # per candidate: consensus, (1 + metadata correction) x demotion; combmnz, the demotion
     factors: list[float]
     grades: list[int]
     ideal: float  # DCG@8 of the ideal ranking of every judged document
     mmr: MMRInputs | None = None  # None: the ranker's own order is the list (bare lists, top rows)
+    hits: list[int] | None = None  # combmnz: per candidate, how many lists hold it
 
 
 def voter_votes(candidates: Sequence[Candidate], ctx: RankContext) -> list[dict[str, float]]:
@@ -160,14 +161,20 @@ def combmnz_parts(candidates: Sequence[Candidate], ctx: RankContext) -> list[tup
 
 
 def base_factors(candidates: Sequence[Candidate], ctx: RankContext) -> list[float]:
-    """What multiplies each candidate's weighted votes before any demotion: CombMNZ's count of lists, or
-    consensus-v2.1's metadata correction."""
+    """What multiplies each candidate's score before any demotion: consensus-v2.1's metadata correction
+    (CombMNZ: nothing; its count of lists is ``hits_of``)."""
     from serpfuse.ranking.rankers.consensus import query_terms
 
     if ctx.config.strategy in ADDITIVE:
-        return [float(hits) for _, hits in combmnz_parts(candidates, ctx)]
+        return [1.0] * len(candidates)
     terms = query_terms(ctx.query)
     return [metadata_factor(c, ctx, terms) for c in candidates]
+
+
+def hits_of(candidates: Sequence[Candidate], ctx: RankContext) -> list[int] | None:
+    if ctx.config.strategy not in ADDITIVE:
+        return None
+    return [hits for _, hits in combmnz_parts(candidates, ctx)]
 
 
 def metadata_factor(cand: Candidate, ctx: RankContext, terms: list[str]) -> float:
@@ -198,6 +205,7 @@ def cache_lists(
         keys=[c.key for c in candidates],
         votes=voter_votes(candidates, ctx),
         factors=base_factors(candidates, ctx),
+        hits=hits_of(candidates, ctx),
         grades=[grades.get(c.key, 0) for c in candidates],
         ideal=ideal_dcg(grades),
     )
@@ -244,6 +252,7 @@ def cache_ranking_inputs(qid: str, inputs: RankingInputs, judged: Mapping[str, i
             factors=factors,
             grades=grades,
             ideal=ideal_dcg(judged),
+            hits=hits_of(candidates, ctx),
         )
     shingles = [row_shingles(Scored(c, 0.0, 0.0), sel.shingle_n, sel.shingle_min_tokens) for c in candidates]
     one_site = single_site({*ctx.request.include_domains, *ctx.query.include_domains})
@@ -272,7 +281,7 @@ def cache_ranking_inputs(qid: str, inputs: RankingInputs, judged: Mapping[str, i
 # Votes as whole numbers of 2^-40 (held in floats, exact below 2^53): their sums are exact in any order, so
 # rows with the same votes tie exactly, as they do in the rankers, however the sum is taken.
 SCALE = float(2**40)
-# CombMNZ's: whole units of its rounding (rankers/combmnz.py), the weighted rank scores held unscaled
+# CombMNZ's total in whole units of its rounding (rankers/combmnz.py); its votes are held unscaled
 UNIT = 10.0**COMBMNZ_DECIMALS
 
 
@@ -298,6 +307,7 @@ class _QueryArrays:
     votes: np.ndarray  # (V, rows)
     factors: np.ndarray
     gains: np.ndarray
+    hits: np.ndarray
 
 
 class Problem:
@@ -333,7 +343,8 @@ class Problem:
                 for voter, vote in row_votes.items():
                     votes[self.column[voter], row] = vote
             gains = np.array([metrics.gain_of(g, "exp") for g in c.grades])
-            arrays.append(_QueryArrays(votes, np.array(c.factors, dtype=float), gains))
+            hits = np.array(c.hits if c.hits is not None else [1] * len(c.keys), dtype=float)
+            arrays.append(_QueryArrays(votes, np.array(c.factors, dtype=float), gains, hits))
         self._lay_out(caches, arrays)
 
     def _lay_out(self, caches: Sequence[QueryCache], arrays: Sequence[_QueryArrays]) -> None:
@@ -356,6 +367,7 @@ class Problem:
         self.n = start
         self.x = np.zeros((len(self.voters), self.n))  # votes at weight 1, times SCALE (CombMNZ: as they are)
         self.factors = np.zeros(self.n)
+        self.hits = np.zeros(self.n)
         self.gains = np.zeros(self.n)
         for i, at in pieces:
             rows = slice(at, at + sizes[i])
@@ -364,6 +376,7 @@ class Problem:
                 arrays[i].factors,
                 arrays[i].gains,
             )
+            self.hits[rows] = arrays[i].hits
 
     @staticmethod
     def _mmr_arrays(block: _Block, caches: Sequence[QueryCache]) -> None:
@@ -395,10 +408,10 @@ class Problem:
         return np.array([float(weights.get(v, 1.0)) for v in self.voters])
 
     def votes(self, weights: np.ndarray, x: np.ndarray) -> np.ndarray:
-        """Votes at these weights in whole units of 1/SCALE (CombMNZ: of 1/UNIT, each weighted rank score rounded
-        as the ranker rounds it), ``weights`` broadcast against ``x``."""
+        """Votes at these weights in whole units of 1/SCALE (CombMNZ: as they are, the total is rounded),
+        ``weights`` broadcast against ``x``."""
         if self.additive:
-            return np.rint((weights * x) * UNIT)
+            return weights * x
         return np.rint(weights * x)
 
     def held(self, group_max: np.ndarray, group_sum: np.ndarray, group: int) -> np.ndarray:
@@ -422,8 +435,8 @@ class Problem:
         """consensus-v2.1's E = M + beta * log1p(C) from the best vote and the rest (units of 1/SCALE), or
         CombMNZ's sum of the votes, times each row's factor. A row without a vote scores 0 (a factor is never
         negative)."""
-        if self.additive:
-            return (top + rest) * self.factors  # exact: whole units, and rest is the sum less top
+        if self.additive:  # rounded as CombMNZ rounds its total, then demoted
+            return np.rint((top + rest) * self.hits * UNIT) * self.factors
         return (top + (self.beta * SCALE) * np.log1p(rest / SCALE)) * self.factors
 
     def line(self, weights: np.ndarray) -> _Line:

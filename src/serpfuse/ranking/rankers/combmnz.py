@@ -5,9 +5,9 @@ shown list (1 at the top, 1/n at its end), the rank-based normalisation that sui
 comparable scores. An engine's scores are multiplied by its ``ranking.weights`` entry (1 when not named: plain
 CombMNZ); an engine weighted 0 casts nothing and is not counted among the lists holding the item.
 
-Each weighted score and the total are rounded to ``DECIMALS`` places, so rows whose scores add up to the same
-total tie exactly however float rounding fell, and ``serpfuse calibrate``'s numpy replica of this formula
-(bench/calibrate.py: whole units of 10^-DECIMALS) orders the rows as this does.
+The total is rounded to ``DECIMALS`` places, so rows whose exact totals are equal (1/3 + 1/3 + 1/3 and 1) tie
+however float rounding fell, broken by key as exact arithmetic would be; ``serpfuse calibrate``'s numpy replica
+of this formula (bench/calibrate.py) rounds the same way, so it orders the rows as this does.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class CombMNZRanker:
         scored = []
         for cand in candidates:
             parts = {
-                e: round(ctx.config.weight_of(e) * rank_score(r, sizes[e]), DECIMALS)
+                e: ctx.config.weight_of(e) * rank_score(r, sizes[e])
                 for e, r in cand.engine_ranks.items()
                 if r <= sizes[e] and ctx.config.weight_of(e) > 0
             }
