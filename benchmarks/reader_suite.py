@@ -169,7 +169,16 @@ def shingle_metric(root: Path) -> Metric:
     evaluate = _import(root / SHINGLE_DIR / "evaluate.py", "article_extraction_evaluate")
 
     def pooled(tp_fp_fns: Sequence[tuple[float, float, float]]) -> tuple[float, float, float]:
-        m = evaluate.metrics_from_tp_fp_fns(list(tp_fp_fns))
+        if not any(tp + fp > 0 for tp, fp, _ in tp_fp_fns) or not any(tp + fn > 0 for tp, _, fn in tp_fp_fns):
+            return (
+                0.0,
+                0.0,
+                0.0,
+            )  # nothing extracted (or nothing to find) on any page: evaluate.py has no mean
+        try:
+            m = evaluate.metrics_from_tp_fp_fns(list(tp_fp_fns))
+        except ZeroDivisionError:  # precision and recall both 0: so is F1
+            return 0.0, 0.0, 0.0
         return m["f1"], m["precision"], m["recall"]
 
     def score_page(true: str, pred: str) -> tuple[float, float, float]:
