@@ -2,23 +2,24 @@
 
 Corpora, read from ``$SERPFUSE_DATA`` (default ``../shared/data`` beside the repository), never shipped:
 
-- ``scrapinghub``: article-extraction/, the benchmark's dev half (91 pages), scored by the benchmark's own
-  ``evaluate.py``, imported from there: 4-gram shingle F1 of the corpus's mean precision and mean recall.
-- ``dragnet`` and ``l3s-gn1``: extraction-wceb-dev/, the pages with ``gt_tokens >= 10``, scored as WCEB scores
-  them: bag-of-words F1 per page, then the mean. The scorer here is checked page by page against the reference
-  ``bow_f1.py`` beside the data, and the run stops if the two ever differ.
+- ``scrapinghub``: article-extraction/, the benchmark's dev half (91 pages).
+- ``dragnet`` and ``l3s-gn1``: extraction-wceb-dev/, the pages with ``gt_tokens >= 10``.
 
-Extractors: ``serpfuse`` (the shipped reader: ``extract_html(...).text``, what ``serpfuse read --format text``
-prints), ``trafilatura`` (``trafilatura.extract`` with its defaults) and ``readability`` (readability-lxml's
-summary as text; the ``bench`` extra). For each corpus: F1, precision, recall, pages per second and its ratio to
-the reader's (same run, one process), and the reader's gain over each other extractor, as the pooled metric of
-the reader minus the other's, with a paired bootstrap over pages (both scored on the same resample; 95 %
-percentile interval) and the pages each wins.
+Every corpus is scored both ways: WCEB's bag-of-words F1 per page, then the mean (checked page by page against
+the reference ``bow_f1.py`` beside the data; the run stops if the two ever differ), and the 4-gram shingle F1 of
+scrapinghub's own ``evaluate.py``, imported from there (F1 of the mean precision and the mean recall).
+
+Extractors: ``serpfuse`` (the shipped reader's text, metadata off as trafilatura.extract() reads none),
+``trafilatura`` (``trafilatura.extract`` with its defaults) and ``readability`` (readability-lxml's summary as
+text). For each corpus and metric: F1, pages per second and its ratio to the reader's, and the reader's gain over
+each other extractor with a paired bootstrap over pages (95 % percentile interval) and the pages each wins.
+
+Held out (``--folds``, default 5, by page id): the reader's one threshold (``SHORT_ARTICLE``) is chosen from
+``GRID`` on the other folds of all three corpora and applied to each fold in turn; the held-out rows score that.
+``--speed`` times the extractors page by page in turn instead (no scores), the fair ratio on a busy machine.
 
     python -m benchmarks.reader_suite [--corpus NAME]... [--offset N] [--limit N] [--jobs N] [--json] [--save FILE]
-
-``reader-or-readability`` is a per-page choice between the reader's text and readability's, scored from the
-two runs' outputs (no third extraction): measured beside them, not shipped.
+    python -m benchmarks.reader_suite --speed [--extractor NAME]... [--limit N]
 """
 
 from __future__ import annotations
@@ -71,6 +72,16 @@ def _reader(html: str, url: str | None) -> tuple[str, str]:
     return page.text, page.extractor
 
 
+def _reader_with_metadata(html: str, url: str | None) -> str:
+    """What ``serpfuse read`` does per page: the reader with title, author, date and the rest."""
+    from serpfuse.reader.extract import ExtractionError, extract_html
+
+    try:
+        return extract_html(html, url).text
+    except ExtractionError:
+        return ""
+
+
 def _trafilatura(html: str, url: str | None) -> str:
     import trafilatura
 
@@ -90,7 +101,9 @@ EXTRACTORS: dict[str, tuple[Extractor, str, str]] = {
     READER: (_reader, "trafilatura", "the shipped reader's text"),
     "trafilatura": (_trafilatura, "trafilatura", "trafilatura.extract() with its defaults"),
     "readability": (_readability, "readability", "readability-lxml's summary as text"),
+    "serpfuse-metadata": (_reader_with_metadata, "trafilatura", "the reader with its metadata (not by default)"),
 }
+DEFAULT_EXTRACTORS = [READER, "trafilatura", "readability"]
 
 
 # --- the corpora and their scorers --------------------------------------------------------------------------
@@ -475,6 +488,22 @@ def held_out(
     return runs, chosen
 
 
+# --- speed side by side -------------------------------------------------------------------------------------
+
+
+def interleaved_speed(corpus: Corpus, names: Sequence[str], rounds: int = 1) -> dict[str, float]:
+    """Pages per second of each extractor timed page by page in turn (the order rotating each page), in this one
+    process: load from other work on the machine falls on all of them alike."""
+    for name in names:
+        EXTRACTORS[name][0](corpus.pages[0].html, corpus.pages[0].url)
+    seconds = dict.fromkeys(names, 0.0)
+    for _ in range(rounds):
+        for i, page in enumerate(corpus.pages):
+            for name in names[i % len(names) :] + names[: i % len(names)]:
+                seconds[name] += _timed(name, page.html, page.url)[2]
+    return {name: rounds * len(corpus.pages) / t if t else 0.0 for name, t in seconds.items()}
+
+
 # --- the table ----------------------------------------------------------------------------------------------
 
 
@@ -550,13 +579,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--jobs", type=int, default=1, help="extract in this many processes")
     parser.add_argument(
+        "--speed", action="store_true", help="only time the extractors page by page in turn (no scores)"
+    )
+    parser.add_argument(
         "--folds",
         type=int,
         default=5,
         help="held-out folds for the reader's threshold (0: none; needs the reader)",
     )
     args = parser.parse_args(argv)
-    extractors = args.extractor or list(EXTRACTORS)
+    extractors = args.extractor or DEFAULT_EXTRACTORS
     try:
         if args.limit is not None and args.limit < 1:
             raise SuiteError("--limit must be at least 1")
@@ -572,6 +604,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             if importlib.util.find_spec(EXTRACTORS[name][1]) is None:
                 raise SuiteError(f"{name} needs the module {EXTRACTORS[name][1]} (pip install -e '.[bench]')")
         root = data_root()
+        if args.speed:
+            lines = ["| corpus (pages) | " + " | ".join(f"{n} pages/s" for n in extractors) + " | reader ÷ trafilatura |",
+                     "| --- |" + " ---: |" * (len(extractors) + 1)]  # fmt: skip
+            for name in args.corpus or CORPORA:
+                corpus = load(name, root, args.limit, args.offset)
+                speed = interleaved_speed(corpus, extractors)
+                ratio = speed.get(READER, 0) / speed["trafilatura"] if speed.get("trafilatura") else 0
+                cells = " | ".join(f"{speed[n]:.1f}" for n in extractors)
+                lines.append(f"| {name} ({len(corpus.pages)}) | {cells} | {ratio:.2f} |")
+            print("\n".join(lines))
+            return 0
         results = []
         for name in args.corpus or CORPORA:
             corpus = load(name, root, args.limit, args.offset)
