@@ -142,10 +142,14 @@ def readability_reading(html: str, url: str | None) -> Reading:
     fragment = readability_article(html)
     if not fragment.strip():
         return None, ""
-    try:
-        tree = lxml.html.fragment_fromstring(fragment, create_parent="body")
+    try:  # a fragment, or on a page readability could not score the whole document
+        tree = lxml.html.fromstring(fragment)
     except (etree.ParserError, ValueError):
         return None, ""
+    if tree.tag == "html":
+        tree = tree.find("body")
+        if tree is None:
+            return None, ""
     options = Extractor(tables=True, formatting=True, links=True, comments=False, url=url)
     body, _ = sanitize_tree(tree, options)
     body.tag = "body"
@@ -224,7 +228,8 @@ def extract_html(html: str | bytes, url: str | None = None, *, metadata: bool = 
             body, text, extractor = second, second_text, "trafilatura"
     if body is None or not text:
         raise ExtractionError("no readable text in the page")
-    meta = extract_metadata(tree, default_url=url) if metadata else None
+    # extensive=False: the date from the markup and the URL, not a scan of every text node (half the time)
+    meta = extract_metadata(tree, default_url=url, extensive=False) if metadata else None
     title = (meta.title if meta else None) or None
     markdown = links_as_references(_render(body, formatting=True))
     if title and not markdown.startswith(
