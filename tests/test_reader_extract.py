@@ -216,3 +216,20 @@ def test_bench_refuses_an_unknown_extractor_and_missing_data(small_corpus, tmp_p
     empty.mkdir()
     result = cli("--corpus", "article-extraction", "--data", str(empty))
     assert result.exit_code == 2 and "article-extraction corpus incomplete" in result.stderr
+
+
+def test_a_whole_document_back_from_readability_is_read_from_its_body(monkeypatch):
+    import serpfuse.reader.extract as extract
+
+    whole = (
+        "<html><head><title>t</title></head><body>"
+        + "".join(f"<p>{p}</p>" for p in ARTICLE)
+        + "</body></html>"
+    )
+    monkeypatch.setattr(extract, "readability_article", lambda html: whole)
+    page = extract_html(_page("<p>x</p>"))
+    assert page.extractor == "readability" and page.text.splitlines()[0] == ARTICLE[0]
+    monkeypatch.setattr(
+        extract, "readability_article", lambda html: "<html><head><title>only</title></head></html>"
+    )
+    assert extract.readability_reading("<p>x</p>", None) == (None, "")
