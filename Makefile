@@ -90,9 +90,9 @@ install: $(RUN_STAMP)
 	ln -sf "$(abspath $(BIN)/serpfuse)" "$(PREFIX)/bin/serpfuse"
 	@echo "serpfuse -> $(PREFIX)/bin/serpfuse$$(case ":$$PATH:" in *":$(PREFIX)/bin:"*) ;; *) echo " (not on your PATH: add $(PREFIX)/bin to it)";; esac)"
 
-# The README's pictures of the web page: the browser tests, saving their screenshots under docs/.
+# The README's pictures of the web page and the judging page: the browser tests, saving their screenshots under docs/.
 screenshots: $(DEV_STAMP)
-	SERPFUSE_SCREENSHOTS=docs $(BIN)/pytest -q tests/test_page_browser.py
+	SERPFUSE_SCREENSHOTS=docs $(BIN)/pytest -q tests/test_page_browser.py tests/test_judge_browser.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info src/*.egg-info .pytest_cache .ruff_cache

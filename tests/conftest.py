@@ -55,6 +55,26 @@ def need(path: Path) -> Path:
     return path
 
 
+def crw56_subset(data_dir: Path, folder: Path, count: int) -> tuple[Path, Path]:
+    """A SearXNG recording of the first ``count`` crw56 queries with a relevant dev judgment (``rec.json``) and
+    the dev judgments of those queries (``dev.jsonl``): a small recording for the judge's loop."""
+    import json
+
+    from serpfuse.sources.replay import normalise_query
+
+    recording = json.loads(need(data_dir / "crw56" / "searxng_raw.json").read_text(encoding="utf-8"))
+    dev = [json.loads(line) for line in need(data_dir / "crw56" / "qrels-dev.jsonl").read_text().splitlines()]
+    relevant = {normalise_query(j["query"]) for j in dev if j["rel"] >= 1}
+    chosen = [e for e in recording if normalise_query(e["query"]) in relevant][:count]
+    assert len(chosen) == count
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "rec.json").write_text(json.dumps(chosen), encoding="utf-8")
+    keep = {normalise_query(e["query"]) for e in chosen}
+    lines = [json.dumps(j) for j in dev if normalise_query(j["query"]) in keep]
+    (folder / "dev.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder / "rec.json", folder / "dev.jsonl"
+
+
 @pytest.fixture(scope="session")
 def recording(data_dir: Path) -> Path:
     """The crw56 SearXNG recording that the replay tests serve."""

@@ -108,6 +108,11 @@ class FakeServer:
         else:
             self._routes[path] = list(replies)
 
+    def route_prefix(self, prefix: str, *replies: Reply | Handler) -> None:
+        """Every path under ``prefix`` (one not routed exactly) answers with this script: an engine's whole
+        site, whichever pages it asks for (a token page first, then its search)."""
+        self.route(prefix.rstrip("/") + "/*", *replies)
+
     def seen(self, path: str) -> list[Seen]:
         return [s for s in self.requests if s.path == path]
 
@@ -146,6 +151,9 @@ class FakeServer:
 
     def _pick(self, seen: Seen) -> Reply:
         script = self._routes.get(seen.path)
+        if script is None:  # the longest prefix route that covers the path
+            covering = [p for p in self._routes if p.endswith("/*") and seen.path.startswith(p[:-1])]
+            script = self._routes[max(covering, key=len)] if covering else None
         if script is None:
             return Reply(404, {"Content-Type": "text/plain"}, b"no route")
         if callable(script):

@@ -156,7 +156,7 @@ class FaultApp:
             raise
 
     def play(self, fault: Fault) -> Outcome:
-        self.server.route({"bing": "/bing", "searxng": "/sx/search"}[fault.engine], fault.reply)
+        self.server.route({"bing": "/bing/search", "searxng": "/sx/search"}[fault.engine], fault.reply)
         return _probe(fault, self.base, self.proc)
 
     def close(self) -> tuple[float, float]:

@@ -38,7 +38,7 @@ def live(server, transport, tmp_path, engines, **kw) -> LiveSource:
         kw.pop("cooldowns", None) or InMemoryCooldownStore(),
         transport,
         engines=engines,
-        base_urls={e.INFO.name: server.url for e in engines},
+        base_urls=kw.pop("base_urls", {e.INFO.name: server.url for e in engines}),
         timeout_s=5.0,
         **kw,
     )
@@ -160,7 +160,8 @@ async def test_a_request_the_callers_input_broke_never_cools_the_engine(server, 
     broken = fake_engine("broken")
     broken.build_request = lambda q: 1 / 0
     cooldowns = InMemoryCooldownStore()
-    source = live(server, transport, tmp_path, [engine, broken], cooldowns=cooldowns)
+    # No base URL: a base URL's host would stand in for the broken one.
+    source = live(server, transport, tmp_path, [engine, broken], cooldowns=cooldowns, base_urls={})
     request = SearchRequest.model_construct(**{**REQ.model_dump(), "region": "ab\n-zz"})
     for name in ("strict", "broken"):
         answer = await source.ask(name, "q", request)

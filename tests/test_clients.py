@@ -3,8 +3,10 @@
 Each test runs the client library itself (test-only dependencies in the dev extra): LangChain's
 SearxSearchWrapper given the server's ROOT URL (as its docs show; real SearXNG redirects ``/?q=`` to
 ``/search``), tavily-python's TavilyClient and langchain-tavily's TavilySearch with their base URL pointed at
-``/tavily``, llm-tools-searxng over POST and GET, and firecrawl-py 4.x's ``Firecrawl(api_url=...)`` (its v2
-search and scrape, the pages from a loopback page server). Open WebUI is too large to install for a test, so its
+``/tavily``, llm-tools-searxng over POST and GET and through llm's own CLI (the URL stored with ``llm keys set
+searxng_url``; a stand-in model calls the tool), agno's SearxngTools, TavilyTools and FirecrawlTools given the
+server's URL, and firecrawl-py 4.x's ``Firecrawl(api_url=...)`` (its v2 search and scrape, the pages from a
+loopback page server). Open WebUI is too large to install for a test, so its
 ``search_searxng`` request is sent as it sends it: the same ``requests.get`` call, parameters and headers
 (open_webui/retrieval/web/searxng.py), given the root URL and its documented ``/search?q=<query>`` URL.
 The MCP clients (stdio and streamable HTTP) are in test_mcp.py.
@@ -14,6 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
+import types
+from pathlib import Path
 
 import pytest
 import requests
@@ -24,6 +30,7 @@ from redis_server import ServeProcess, start_serpfuse, stop
 from test_reader_fetch import ARTICLE, HTML
 
 QUERY = "top restaurants in belgrad"
+BIN = Path(sys.executable).parent
 
 
 @pytest.fixture(autouse=True)
@@ -112,6 +119,75 @@ def test_llm_tools_searxng(api: ServeProcess, monkeypatch, method: str):
     assert answer["results"][0]["engine"] in {"duckduckgo", "google", "bing"}
 
 
+class ToolCaller:
+    """A stand-in for the LLM in llm's own CLI: it calls the tool it was given with the prompt, then says what
+    the tool returned. Everything else is llm's: its key store, its plugin's tool, its tool-calling chain."""
+
+    @staticmethod
+    def plugin():
+        import llm
+
+        class Model(llm.Model):
+            model_id = "serpfuse-test-tool-caller"
+            supports_tools = True
+
+            def execute(self, prompt, stream, response, conversation):
+                if prompt.tool_results:  # the second turn: the tool's answer is the reply
+                    yield from (r.output for r in prompt.tool_results)
+                    return
+                (tool,) = prompt.tools
+                response.add_tool_call(llm.ToolCall(name=tool.name, arguments={"query": prompt.prompt}))
+                yield ""
+
+        plugin = types.ModuleType("serpfuse_test_tool_caller")
+        plugin.register_models = llm.hookimpl(lambda register: register(Model()))
+        return plugin
+
+
+@pytest.fixture
+def llm_home(tmp_path, monkeypatch):
+    from llm.plugins import pm
+
+    monkeypatch.setenv("LLM_USER_PATH", str(tmp_path / "llm"))
+    monkeypatch.delenv("SEARXNG_URL", raising=False)
+    plugin = ToolCaller.plugin()
+    pm.register(plugin)
+    yield tmp_path / "llm"
+    pm.unregister(plugin)
+
+
+def _llm(*args: str) -> subprocess.CompletedProcess:
+    """The `llm` command itself (the keys it stores are what the plugin reads)."""
+    return subprocess.run([str(BIN / "llm"), *args], capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_llm_searxng_search_tool_through_llms_key(api: ServeProcess, llm_home):
+    from click.testing import CliRunner
+    from llm.cli import cli
+
+    done = _llm("keys", "set", "searxng_url", "--value", api.base)  # as the README says
+    assert done.returncode == 0, done.stderr
+    assert "searxng_search" in _llm("tools").stdout  # the plugin's tool, found by llm
+    ran = CliRunner().invoke(cli, ["-m", "serpfuse-test-tool-caller", "-T", "searxng_search", QUERY])
+    assert ran.exit_code == 0, (ran.output, ran.exception)
+    answer = json.loads(ran.output)
+    assert [r["url"] for r in answer["results"]] == _fused_urls(api)
+    assert answer["query"] == QUERY and answer["results"][0]["title"]
+
+
+def test_llm_searxng_url_in_the_environment_alone_does_not_reach_the_server(
+    api: ServeProcess, llm_home, monkeypatch
+):
+    """The plugin's error message names SEARXNG_URL, but llm 0.36 takes the key's name for the key itself when no
+    key of that name is stored: the URL it asks for is "searxng_url/search". The README says `llm keys set`."""
+    from click.testing import CliRunner
+    from llm.cli import cli
+
+    monkeypatch.setenv("SEARXNG_URL", api.base)
+    ran = CliRunner().invoke(cli, ["-m", "serpfuse-test-tool-caller", "-T", "searxng_search", QUERY])
+    assert "missing an 'http://' or 'https://' protocol" in ran.output, ran.output
+
+
 # --- Tavily clients --------------------------------------------------------------------------------------------
 
 
@@ -142,6 +218,28 @@ def test_langchain_tavily_search_tool(api: ServeProcess):
         max_results=2, include_favicon=True, tavily_api_key="tvly-local", api_base_url=api.base + "/tavily"
     )
     assert all(r["favicon"].endswith("/favicon.ico") for r in tool.invoke({"query": QUERY})["results"])
+
+
+# --- agno's toolkits (what an agno Agent calls when its model picks the tool) -----------------------------------
+
+
+def test_agno_searxng_tools_given_the_host(api: ServeProcess):
+    from agno.tools.searxng import SearxngTools
+
+    tools = SearxngTools(host=api.base, fixed_max_results=5)
+    answer = json.loads(tools.search_web(QUERY))
+    assert [r["url"] for r in answer["results"]] == _fused_urls(api, 5)
+    only_google = json.loads(SearxngTools(host=api.base, engines=["google"]).search_web(QUERY, max_results=3))
+    assert all(r["engines"] == ["google"] for r in only_google["results"])
+
+
+def test_agno_tavily_tools_with_api_base_url(api: ServeProcess):
+    from agno.tools.tavily import TavilyTools
+
+    tools = TavilyTools(api_key="tvly-local", api_base_url=api.base + "/tavily", format="json")
+    answer = json.loads(tools.web_search_using_tavily(QUERY, max_results=4))
+    assert [r["url"] for r in answer["results"]] == _fused_urls(api, 4)
+    assert answer["query"] == QUERY and all(r["title"] and r["content"] for r in answer["results"])
 
 
 # --- Firecrawl's client (v2) -------------------------------------------------------------------------------------
@@ -245,6 +343,16 @@ def test_firecrawl_py_scrape_posts_v2_and_gets_the_page(firecrawl_api: ServeProc
         client.scrape(f"{pages.url}/story", formats=["screenshot"])
     with pytest.raises(FirecrawlError, match="port 1"):
         client.scrape("http://127.0.0.2:1/")
+
+
+def test_agno_firecrawl_tools_with_api_url(firecrawl_api: ServeProcess, pages):
+    from agno.tools.firecrawl import FirecrawlTools
+
+    tools = FirecrawlTools(api_key="fc-local", api_url=firecrawl_api.base, enable_search=True, limit=3)
+    found = json.loads(tools.search_web(QUERY))
+    assert [r["url"] for r in found["web"]] == _fused_urls(firecrawl_api, 3)
+    page = json.loads(tools.scrape_website(f"{pages.url}/story"))
+    assert page["markdown"].startswith("# Harbour news")
 
 
 def test_firecrawl_v1_scrape_is_kept_beside_v2(firecrawl_api: ServeProcess, pages):

@@ -224,8 +224,8 @@ def run_doctor(server, tmp_path, monkeypatch, engines: dict[str, str]) -> tuple[
 
 
 def test_doctor_passes_when_every_engine_answers_on_topic(server, tmp_path, monkeypatch):
-    server.route("/ddg", ddg_page)
-    server.route("/brave", brave_page)
+    server.route("/ddg/html/", ddg_page)
+    server.route("/brave/search", brave_page)
     server.route("/sp/", Reply(200, HTML, (FIXTURES / "startpage_home_handmade.html").read_bytes()))
     server.route("/sp/sp/search", startpage_results(lambda q, i: q))
     code, report = run_doctor(
@@ -240,24 +240,27 @@ def test_doctor_passes_when_every_engine_answers_on_topic(server, tmp_path, monk
         assert e["rows"] == 5 and e["withTitle"] == e["withUrl"] == e["withSnippet"] == 1.0
         assert e["onTopic"] == 1.0 and e["overlap"] == 1.0  # all three return the same five URLs
         assert e["latencyMs"] is not None and e["defaultPrimary"] is True
-    assert (
-        len(server.seen("/sp/")) == 2 and len(server.seen("/sp/sp/search")) == 2
-    )  # token, then form, per query
+    # the home page's token, then one form per query: the token serves both
+    assert len(server.seen("/sp/")) == 1 and len(server.seen("/sp/sp/search")) == 2
     # three engines, three indexes: DuckDuckGo's Microsoft, Brave's own, Startpage's Google
     assert report["independentIndexes"] == {"answered": 3, "groups": ["bing", "brave", "google"]}
     assert [q["independentIndexes"] for q in report["queries"]] == [3, 3]
 
 
 def test_doctor_reports_each_played_failure_and_exits_1(server, tmp_path, monkeypatch):
-    server.route("/ddg", challenge_page())  # DuckDuckGo's 202 bot challenge
-    server.route("/bing", Reply(200, HTML, b'<html><body><ol id="b_results"></ol></body></html>'))  # empty
+    server.route("/ddg/html/", challenge_page())  # DuckDuckGo's 202 bot challenge
     server.route(
-        "/brave", Reply(200, HTML, b'<html><body><div class="v3-app">new</div></body></html>')
+        "/bing/search", Reply(200, HTML, b'<html><body><ol id="b_results"></ol></body></html>')
+    )  # empty
+    server.route(
+        "/brave/search", Reply(200, HTML, b'<html><body><div class="v3-app">new</div></body></html>')
     )  # layout
     server.route("/sp/", Reply(200, HTML, (FIXTURES / "startpage_home_handmade.html").read_bytes()))
     server.route("/sp/sp/search", startpage_results(lambda q, i: f"Chocolate cake recipe {i}"))  # off-topic
-    server.route("/mojeek", Reply(200, HTML, b'<html><body><ul class="results-standard"></ul></body></html>'))
-    server.route("/yahoo", Reply(500, HTML, b"boom"))
+    server.route(
+        "/mojeek/search", Reply(200, HTML, b'<html><body><ul class="results-standard"></ul></body></html>')
+    )
+    server.route("/yahoo/search", Reply(500, HTML, b"boom"))
     code, report = run_doctor(
         server,
         tmp_path,
@@ -284,25 +287,26 @@ def test_doctor_reports_each_played_failure_and_exits_1(server, tmp_path, monkey
     assert "202" in engines["ddg"]["reason"] or "challenge" in engines["ddg"]["reason"].lower()
     # the challenge suspended ddg: its second query was not sent
     assert [q["status"] for q in engines["ddg"]["queries"]] == ["challenge", "skipped"]
-    assert len(server.seen("/ddg")) == 1
+    assert len(server.seen("/ddg/html/")) == 1
     assert "parser refused a 200 page" in engines["brave-web"]["reason"]
     assert engines["startpage"]["onTopic"] == 0.0 and engines["startpage"]["rows"] == 5
     # a plain HTTP error suspends nothing here: every query was asked
-    assert len(server.seen("/yahoo")) == 2 and engines["yahoo"]["queriesAsked"] == 2
+    assert len(server.seen("/yahoo/search")) == 2 and engines["yahoo"]["queriesAsked"] == 2
     assert "HTTP 500" in engines["yahoo"]["reason"]
-    # mojeek and yahoo are fallbacks: reported, but they do not fail the check
-    assert engines["mojeek"]["defaultPrimary"] is False
+    # yahoo is a fallback: reported, but it does not fail the check; mojeek is a primary
+    assert engines["yahoo"]["defaultPrimary"] is False and engines["mojeek"]["defaultPrimary"] is True
     assert report["ok"] is False and sorted(report["brokenPrimaries"]) == [
         "bing",
         "brave-web",
         "ddg",
+        "mojeek",
         "startpage",
     ]
 
 
 def test_doctor_table_and_bad_input(server, tmp_path, monkeypatch):
     isolated_env(monkeypatch, tmp_path)
-    server.route("/brave", brave_page)
+    server.route("/brave/search", brave_page)
     (tmp_path / "queries.txt").write_text("rust async runtime\n")
     from serpfuse.cli import app
 
@@ -330,7 +334,8 @@ async def test_a_news_engine_is_checked_but_cannot_fail_the_check(server, transp
     from serpfuse.sources.live import LiveSource
 
     server.route(
-        "/bingn", Reply(200, {"Content-Type": "application/rss+xml"}, b"<rss><channel></channel></rss>")
+        "/bingn/news/search",
+        Reply(200, {"Content-Type": "application/rss+xml"}, b"<rss><channel></channel></rss>"),
     )
     source = LiveSource(
         KeyStore(env={}, keys_file=tmp_path / "keys.json"),
@@ -343,3 +348,36 @@ async def test_a_news_engine_is_checked_but_cannot_fail_the_check(server, transp
     (news,) = report.engines
     assert (news.status, news.default_primary, news.broken, report.ok) == ("empty", False, False, True)
     assert report.indexes_answered == []  # news is no web index
+
+
+async def test_with_no_network_the_check_stops_after_the_first_query(server, transport, tmp_path) -> None:
+    """Every engine failing before any HTTP answer means this machine is offline: the other queries would only
+    repeat that, a timeout each. An engine that answers, even with an error, keeps the check going."""
+    import socket
+
+    from serpfuse.secrets import KeyStore
+    from serpfuse.sources.doctor import check_engines, cooldowns
+    from serpfuse.sources.live import LiveSource
+
+    with socket.socket() as probe:  # a port nothing listens on: the connection is refused
+        probe.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    queries = [DoctorQuery("mount everest height"), DoctorQuery("rust async runtime")]
+
+    def source(base_urls):
+        return LiveSource(
+            KeyStore(env={}, keys_file=tmp_path / "keys.json"),
+            cooldowns(),
+            transport,
+            engines=list(base_urls),
+            base_urls=base_urls,
+        )
+
+    offline = await check_engines(source({"mwmbl": dead, "wikipedia": dead}), queries)
+    assert offline.offline and [q.query for q in offline.queries] == ["mount everest height"]
+    assert offline.to_json()["offline"] is True and not offline.ok
+    assert all(len(e.checks) == 1 for e in offline.engines)
+
+    server.route("/api/v1/search/", Reply(500, {"Content-Type": "text/plain"}, b"down"))
+    answering = await check_engines(source({"mwmbl": server.url, "wikipedia": dead}), queries)
+    assert not answering.offline and all(len(e.checks) == 2 for e in answering.engines)

@@ -35,8 +35,8 @@ def test_request_is_the_search_box_navigation() -> None:
     assert spec.headers["Sec-Fetch-Mode"] == "navigate" and spec.headers["Sec-Fetch-Dest"] == "document"
     assert spec.headers["Sec-Fetch-Site"] == "same-origin"
     assert spec.headers["Referer"] == "https://search.brave.com/"
-    # the region is ours to say, not Brave's guess from the IP
-    assert spec.cookies == {"useLocation": "0", "country": "all"}
+    # the region is ours to say, not Brave's guess from the IP; no AI summary in the page
+    assert spec.cookies == {"useLocation": "0", "summarizer": "0", "country": "all"}
     assert spec.data is None and spec.json is None
 
 
@@ -56,11 +56,6 @@ def test_time_range_region_and_dates() -> None:
 def test_registered_as_a_keyless_primary_html_engine_of_its_own_group() -> None:
     info = ENGINES["brave-web"].INFO
     assert (info.tier, info.kind, info.needs_key, info.group) == ("primary", "html", False, "brave")
-
-
-def test_base_url_override_points_the_request_elsewhere() -> None:
-    spec = ENGINE.build_request(EngineQuery(text="q", base_url="http://127.0.0.1:9/brave"))
-    assert spec.url == "http://127.0.0.1:9/brave"
 
 
 # --- the current layout (hand-made) -------------------------------------------------------------------------
@@ -202,7 +197,7 @@ async def test_brotli_page_through_the_browser_transport(server, tmp_path):
 
     page = (FIXTURES / "brave_web_results_handmade.html").read_bytes()
     server.route(
-        "/brave",
+        "/brave/search",
         Reply(
             200, {"Content-Type": "text/html; charset=utf-8", "Content-Encoding": "br"}, brotli.compress(page)
         ),
@@ -222,7 +217,46 @@ async def test_brotli_page_through_the_browser_transport(server, tmp_path):
         )
     assert answer.status == "ok", answer.reason
     assert [r.url for r in answer.rows][0] == "https://tokio.rs/"
-    seen = server.seen("/brave")[0]
+    seen = server.seen("/brave/search")[0]
     assert "br" in seen.headers.get("accept-encoding", "")  # the impersonated browser asks for brotli
     assert seen.headers["sec-fetch-mode"] == "navigate" and seen.query["source"] == ["web"]
     assert "useLocation=0" in seen.headers["cookie"]
+
+
+# --- a 429 in a search ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("retry_after", "cooldown_s"), [("120", 120.0), (None, 180.0)])
+async def test_a_429_cools_brave_web_down_and_nothing_more_is_sent_in_the_search(
+    server, transport, tmp_path, retry_after, cooldown_s
+):
+    from fakeserver import Reply
+    from serpfuse.models import SearchRequest
+    from serpfuse.ranking.query import analyze_query
+    from serpfuse.secrets import KeyStore
+    from serpfuse.sources.fanout import fan_out
+    from serpfuse.sources.live import LiveSource
+    from serpfuse.state.cooldown import InMemoryCooldownStore
+
+    headers = {"Content-Type": "text/html", **({"Retry-After": retry_after} if retry_after else {})}
+    server.route("/search", Reply(429, headers, b"<html><body>Too many requests</body></html>"))
+    now = 1000.0
+    cooldowns = InMemoryCooldownStore(clock=lambda: now)
+    source = LiveSource(
+        KeyStore(env={}, keys_file=tmp_path / "keys.json"),
+        cooldowns,
+        transport,
+        engines=["brave-web"],
+        base_urls={"brave-web": server.url},
+        clock=lambda: now,
+    )
+    request = SearchRequest(query="tokio OR async-std")  # two variants: two calls of the engine in one search
+    query = analyze_query(request.query)
+    assert len(query.variants) == 2
+    result = await fan_out(source, request, query, deadline_s=10)
+    statuses = sorted((a.status, a.retry_after_s) for a in result.answers)
+    assert statuses == [("rate-limited", None if retry_after is None else cooldown_s), ("skipped", None)]
+    assert len(server.requests) == 1  # the second variant, queued behind the 429, was never sent
+    assert cooldowns.snapshot()["brave-web"]["until"] - now == cooldown_s
+    again = await fan_out(source, request, query, deadline_s=10)
+    assert {a.status for a in again.answers} == {"skipped"} and len(server.requests) == 1

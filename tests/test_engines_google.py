@@ -33,7 +33,9 @@ def page(name: str) -> bytes:
 def test_request_is_the_feature_phone_page_with_an_empty_lr() -> None:
     spec = ENGINE.build_request(Q)
     assert (spec.method, spec.url) == ("GET", "https://www.google.com/wml/search")
-    assert spec.params == {"q": "rust async runtime", "hl": "en", "lr": "", "ie": "utf8", "oe": "utf8"}
+    assert spec.params == {
+        "q": "rust async runtime", "sca_esv": "1", "hl": "en", "lr": "", "ie": "utf8", "oe": "utf8",
+    }  # fmt: skip
     assert spec.headers["User-Agent"] in ENGINE.USER_AGENTS
     assert spec.headers["User-Agent"].startswith("Nokia") and spec.headers["Accept"] == "*/*"
     assert spec.cookies == {"CONSENT": "YES+"}
@@ -144,7 +146,7 @@ def _source(server, transport, tmp_path) -> LiveSource:
         InMemoryCooldownStore(),
         transport,
         engines=["google"],
-        base_urls={"google": server.url + "/wml/search"},
+        base_urls={"google": server.url},
         timeout_s=5.0,
     )
 

@@ -122,8 +122,8 @@ def test_mwmbl_shapes_and_statuses() -> None:
 
 
 async def test_yep_and_mwmbl_answer_through_the_live_source(server, transport, tmp_path):
-    server.route("/yep", Reply(200, JSON, fixture("yep_results_handmade.json")))
-    server.route("/mwmbl", Reply(200, JSON, fixture("mwmbl_results_handmade.json")))
+    server.route("/yep/search", Reply(200, JSON, fixture("yep_results_handmade.json")))
+    server.route("/mwmbl/api/v1/search/", Reply(200, JSON, fixture("mwmbl_results_handmade.json")))
     source = LiveSource(
         KeyStore(env={}, keys_file=tmp_path / "keys.json"),
         InMemoryCooldownStore(),
@@ -136,10 +136,10 @@ async def test_yep_and_mwmbl_answer_through_the_live_source(server, transport, t
     yep = await source.ask("yep", "rust async runtime", request)
     mwmbl = await source.ask("mwmbl", "rust async runtime", request)
     assert (yep.status, len(yep.rows), mwmbl.status, len(mwmbl.rows)) == ("ok", 3, "ok", 3)
-    (to_yep,) = server.seen("/yep")
+    (to_yep,) = server.seen("/yep/search")
     assert to_yep.headers["origin"] == "https://yep.com" and to_yep.headers["sec-fetch-mode"] == "cors"
     assert to_yep.headers["sec-fetch-site"] == "same-site"
-    (to_mwmbl,) = server.seen("/mwmbl")
+    (to_mwmbl,) = server.seen("/mwmbl/api/v1/search/")
     assert to_mwmbl.query == {"s": ["rust async runtime"]}
     assert to_mwmbl.headers["user-agent"].startswith("serpfuse/")
 

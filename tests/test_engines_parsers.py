@@ -342,6 +342,51 @@ async def test_exa_free_run_rate_limited_at_initialize() -> None:
     assert info.value.retry_after_s == 30 and len(client.sent) == 1
 
 
+FREE_LIMIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "error": {"code": -32000, "message": "You've hit Exa's free MCP rate limit. Add an API key to continue."},
+}
+
+
+@pytest.mark.parametrize("status", [200, 400, 403, 429])
+async def test_exa_free_rate_limit_as_a_json_rpc_error_at_initialize(status) -> None:
+    # The keyless endpoint's per-IP limit, as its users quote it; on a 2xx or a 4xx, it is a rate limit.
+    reply = (
+        status,
+        {"content-type": "application/json", "retry-after": "60"},
+        json.dumps(FREE_LIMIT).encode(),
+    )
+    client = ScriptedClient([reply])
+    with pytest.raises(RateLimited) as info:
+        await get_engine("exa-free").run(client, Q)
+    assert info.value.retry_after_s == 60 and info.value.cooldown_s == 60 and len(client.sent) == 1
+    assert "You've hit" not in info.value.message  # a fixed message, never the body
+
+
+def test_exa_free_rate_limit_in_the_tool_call_reply_cools_for_the_default() -> None:
+    sse = b"event: message\ndata: " + json.dumps({**FREE_LIMIT, "id": 3}).encode() + b"\n\n"
+    with pytest.raises(RateLimited) as info:
+        parse("exa-free", sse, headers={"content-type": "text/event-stream"})
+    assert info.value.cooldown_s == 180.0
+    tool_says = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "result": {"isError": True, "content": [{"type": "text", "text": "Rate limit exceeded, slow down"}]},
+    }
+    with pytest.raises(RateLimited):
+        parse("exa-free", json.dumps(tool_says).encode())
+    with pytest.raises(RateLimited):
+        parse("exa-free", b"", status=429)
+
+
+def test_exa_free_other_errors_stay_plain_errors() -> None:
+    other = {"jsonrpc": "2.0", "id": 3, "error": {"code": -32602, "message": "invalid params"}}
+    with pytest.raises(EngineError) as info:
+        parse("exa-free", json.dumps(other).encode())
+    assert not isinstance(info.value, RateLimited)
+
+
 # --- every parser: status mapping and junk bodies -----------------------------------------------------------
 
 ALL_PARSERS = [

@@ -42,14 +42,20 @@ def test_ddg_form_fields() -> None:
     spec = build("ddg")
     assert spec.method == "POST" and spec.url == "https://html.duckduckgo.com/html/"
     assert spec.data == {"q": "rust async runtime", "b": "", "kl": "wt-wt"}
-    assert spec.headers == {"Referer": "https://html.duckduckgo.com/"}
-    assert spec.params is None and spec.json is None
+    # a form posted from the site's own page carries its Origin; no region chosen, so no kl cookie
+    assert spec.headers == {
+        "Origin": "https://html.duckduckgo.com",
+        "Referer": "https://html.duckduckgo.com/",
+    }
+    assert spec.cookies is None and spec.params is None and spec.json is None
 
 
 def test_ddg_region_and_time_range_go_in_form_and_cookies() -> None:
     spec = build("ddg", region="us-en", time_range="week")
     assert spec.data == {"q": "rust async runtime", "b": "", "kl": "us-en", "df": "w"}
     assert spec.cookies == {"kl": "us-en", "df": "w"}
+    assert build("ddg", time_range="day").cookies == {"df": "d"}  # kl=wt-wt is no setting anybody saves
+    assert build("ddg", region="wt-wt").cookies is None
     assert build("ddg", language="zh", region="CN").data["kl"] == "cn-zh"
     assert {build("ddg", time_range=t).data["df"] for t in ("day", "week", "month", "year")} == {
         "d",
@@ -88,7 +94,7 @@ def test_ddg_region_and_time_range_go_in_form_and_cookies() -> None:
 def test_ddg_region_table(region, language, kl) -> None:
     spec = build("ddg", region=region, language=language)
     assert spec.data["kl"] == kl
-    assert spec.cookies["kl"] == kl
+    assert (spec.cookies or {}).get("kl") == (None if kl == "wt-wt" else kl)
 
 
 def test_ddg_every_table_code_is_accepted_as_given() -> None:
@@ -101,6 +107,35 @@ def test_ddg_every_table_code_is_accepted_as_given() -> None:
 def test_ddg_sends_the_language_as_accept_language() -> None:
     assert build("ddg", region="de", language="de").headers["Accept-Language"] == "de-DE,de;q=0.9"
     assert "Accept-Language" not in build("ddg").headers
+
+
+@pytest.mark.parametrize(
+    ("region", "language", "accept"),
+    [
+        ("de", None, "de-DE,de;q=0.9"),  # a region alone: the language its code serves
+        ("uk-en", None, "en-GB,en;q=0.9"),  # DuckDuckGo's own code: English in the United Kingdom
+        ("tw", None, "zh-TW,zh;q=0.9"),
+        ("ch", "fr", "fr-CH,fr;q=0.9"),
+        (None, "ja", "ja,en;q=0.5"),
+    ],
+)
+def test_ddg_accept_language_follows_the_region(region, language, accept) -> None:
+    assert build("ddg", region=region, language=language).headers["Accept-Language"] == accept
+
+
+@pytest.mark.parametrize(
+    ("region", "language", "accept"),
+    [
+        ("de", None, "de-DE,de;q=0.9"),
+        ("en-GB", None, "en-GB,en;q=0.9"),
+        ("jp", None, "ja-JP,ja;q=0.9"),
+        (None, "ko", "ko,en;q=0.5"),
+    ],
+)
+def test_bing_accept_language_follows_the_region(region, language, accept) -> None:
+    for engine in ("bing", "bing-cn"):
+        assert build(engine, region=region, language=language).headers["Accept-Language"] == accept
+    assert build("bing").headers is None  # no region: the browser's own header stands
 
 
 @pytest.mark.parametrize(
@@ -224,6 +259,17 @@ def test_mojeek_since_and_never_s0() -> None:
     assert build("mojeek", region="gb", language="en").cookies == {"lb": "en", "arc": "gb"}
 
 
+def test_wikipedia_user_agent_names_the_operator_as_wikimedia_asks() -> None:
+    from serpfuse.version import __version__
+
+    default = build("wikipedia").headers["User-Agent"]
+    assert default == f"serpfuse/{__version__} (https://pypi.org/project/serpfuse/)"
+    mine = build("wikipedia", contact="ops@example.org").headers["User-Agent"]
+    assert mine == f"serpfuse/{__version__} (ops@example.org; https://pypi.org/project/serpfuse/)"
+    assert get_engine("wikipedia").INFO.user_agent_contact
+    assert not [n for n, m in ENGINES.items() if m.INFO.user_agent_contact and n != "wikipedia"]
+
+
 @pytest.mark.parametrize(
     ("text", "language", "host"),
     [
@@ -257,13 +303,36 @@ def test_wikipedia_language_picks_the_host(text: str, language: str | None, host
 def test_anysearch_anonymous_and_keyed() -> None:
     anon = build("anysearch", limit=50)
     assert anon.method == "POST" and anon.url == "https://api.anysearch.com/v1/search"
-    assert anon.json == {"query": "rust async runtime", "max_results": 10, "format": "json"}
+    assert anon.json == {"query": "rust async runtime", "max_results": 10, "format": "json", "zone": "intl"}
     assert "Authorization" not in anon.headers
     keyed = build("anysearch", limit=3, api_key=KEY)
     assert keyed.json["max_results"] == 3
     assert keyed.headers["Authorization"] == f"Bearer {KEY}"
     assert build("anysearch", limit=0).json["max_results"] == 1
     assert build("anysearch", time_range="day") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "region", "language", "zone", "sent_language"),
+    [
+        ("rust async runtime", None, None, "intl", None),  # Latin script names no language: none invented
+        ("rust async runtime", "de", "de", "intl", "de"),
+        ("东数西算", None, None, "cn", "zh"),  # a Chinese query: AnySearch's Chinese sources
+        ("rust", "cn", None, "cn", None),
+        ("台北 天氣", "tw", "zh", "intl", "zh"),  # Chinese outside the mainland: the international zone
+        ("東京の天気", None, None, "intl", "ja"),
+        ("서울 날씨", None, None, "intl", "ko"),
+        ("weather", None, "zh-CN", "cn", "zh"),
+    ],
+)
+def test_anysearch_sends_zone_and_language(text, region, language, zone, sent_language) -> None:
+    body = build("anysearch", text=text, region=region, language=language).json
+    assert body["zone"] == zone and body.get("language") == sent_language
+
+
+def test_anysearch_is_a_router_with_no_index_of_its_own() -> None:
+    assert get_engine("anysearch").INFO.own_index is False
+    assert [n for n, m in ENGINES.items() if not m.INFO.own_index] == ["anysearch"]
 
 
 # --- Brave --------------------------------------------------------------------------------------------------
@@ -281,6 +350,38 @@ def test_brave_request() -> None:
         "search_lang": "de",
     }
     assert spec.headers == {"Accept": "application/json", "X-Subscription-Token": KEY}
+
+
+@pytest.mark.parametrize(
+    ("region", "language", "country", "search_lang"),
+    [
+        (None, "zh", None, "zh-hans"),  # Brave's enum has no plain "zh"
+        ("cn", "zh", "CN", "zh-hans"),
+        ("tw", "zh", "TW", "zh-hant"),
+        (None, "zh-Hant", None, "zh-hant"),  # a script, not a country
+        (None, "zh-TW", "TW", "zh-hant"),
+        ("jp", "ja", "JP", "jp"),  # Brave spells Japanese "jp"
+        (None, "pt-BR", "BR", "pt-br"),
+        ("pt", "pt", "PT", "pt-pt"),
+        ("no", "no", "NO", "nb"),
+        ("uk", "en", "GB", "en-gb"),  # the United Kingdom is GB in Brave's enum
+        ("en-GB", None, "GB", "en-gb"),
+        ("gr", "el", None, None),  # outside Brave's enums: left out, since Brave answers 422 to it
+        ("eg", "ar", None, "ar"),
+        (None, "xx", None, None),
+        ("all", None, None, None),
+    ],
+)
+def test_brave_sends_only_its_own_language_and_country_codes(region, language, country, search_lang) -> None:
+    params = build("brave", api_key=KEY, region=region, language=language).params
+    assert (params.get("country"), params.get("search_lang")) == (country, search_lang)
+
+
+def test_brave_enums_are_brave_spellings() -> None:
+    table = json.loads((REPO / "src/serpfuse/data/brave_locales.json").read_text())
+    assert {"zh-hans", "zh-hant", "jp", "pt-br", "pt-pt", "nb", "en-gb"} <= set(table["search_lang"])
+    assert not {"zh", "ja", "pt", "no"} & set(table["search_lang"])
+    assert "GB" in table["country"] and "UK" not in table["country"]
 
 
 @pytest.mark.parametrize(
@@ -328,6 +429,10 @@ def test_exa_body() -> None:
         "excludeDomains": ["pinterest.com"],
     }
     assert spec.headers["x-api-key"] == KEY
+    assert "userLocation" not in spec.json  # no region asked
+    # a region's country as ISO 3166 (exa-py's user_location), uk spelt GB
+    assert build("exa", api_key=KEY, region="uk").json["userLocation"] == "GB"
+    assert build("exa", api_key=KEY, language="de", region="de-DE").json["userLocation"] == "DE"
     week = build("exa", api_key=KEY, time_range="week").json
     assert week["startPublishedDate"] == f"{(TODAY - dt.timedelta(days=7)).isoformat()}T00:00:00.000Z"
 
@@ -473,7 +578,7 @@ EXPECTED_ENGINES = {
     "bing-cn": ("primary", "cjk"),
     "yahoo": ("fallback", "global"),
     "google": ("primary", "global"),
-    "mojeek": ("fallback", "global"),
+    "mojeek": ("primary", "global"),
     "brave-web": ("primary", "global"),
     "startpage": ("primary", "global"),
     "yep": ("primary", "global"),

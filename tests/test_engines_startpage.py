@@ -43,24 +43,90 @@ def test_first_request_is_the_home_page() -> None:
     assert spec.params is None and spec.data is None
 
 
-def test_search_is_the_form_post_with_the_home_pages_token() -> None:
+def prefs(spec) -> dict[str, str]:
+    return dict(pair.split("EEE") for pair in spec.cookies["preferences"].split("N1N"))
+
+
+def test_search_is_the_form_post_as_searxng_sends_it() -> None:
+    # Pinned against SearXNG 9fea41204 (searx/engines/startpage.py, request()): no abp (Startpage answers it
+    # with instant blocks), qsr=all, the family filter by name in the form (qadf) and the cookie, the settings
+    # cookie's fields; the form's own hidden inputs (t, lui, cat) as the home page holds them.
     spec = ENGINE.build_request(Q, home())
     assert spec.method == "POST" and spec.url == "https://www.startpage.com/sp/search"
     assert spec.data == {
         "query": "rust async runtime",
-        "cat": "web",
         "t": "device",
+        "lui": "english",
         "sc": "Q7Mt5TRqowKB00",
-        "with_date": "",
-        "abp": "1",
+        "cat": "web",
         "abd": "1",
         "abe": "1",
+        "with_date": "",
+        "qsr": "all",
+        "qadf": "moderate",
     }
+    assert list(spec.data)[:5] == [
+        "query",
+        "t",
+        "lui",
+        "sc",
+        "cat",
+    ]  # the form's own order, as a browser posts
     assert spec.headers["Origin"] == "https://www.startpage.com"
     assert spec.headers["Referer"] == "https://www.startpage.com/"
     assert spec.headers["Sec-Fetch-Site"] == "same-origin"
-    prefs = dict(pair.split("EEE") for pair in spec.cookies["preferences"].split("N1N"))
-    assert prefs["enable_post_method"] == "1" and prefs["num_of_results"] == "10"
+    assert prefs(spec) == {
+        "date_time": "world",
+        "disable_family_filter": "moderate",
+        "disable_open_in_new_window": "0",
+        "enable_post_method": "1",
+        "enable_proxy_safety_suggest": "1",
+        "enable_stay_control": "1",
+        "instant_answers": "1",
+        "lang_homepage": "s/device/en/",
+        "num_of_results": "10",
+        "suggestions": "1",
+        "wt_unit": "celsius",
+    }
+
+
+def test_a_form_without_hidden_inputs_still_sends_what_every_search_sends() -> None:
+    spec = ENGINE.build_request(Q, home("startpage_home_json_token_handmade.html"))
+    assert {k: spec.data[k] for k in ("cat", "t", "abd", "abe", "qsr", "qadf")} == {
+        "cat": "web",
+        "t": "device",
+        "abd": "1",
+        "abe": "1",
+        "qsr": "all",
+        "qadf": "moderate",
+    }
+    assert "abp" not in spec.data
+
+
+@pytest.mark.parametrize(
+    ("region", "language", "name", "results_region"),
+    [
+        (None, "de", "deutsch", None),
+        ("de-DE", None, "deutsch", "de_DE"),
+        ("gb", "en", "english", "en-GB_GB"),
+        ("br", "pt", "brazilian", "pt-BR_BR"),
+        ("tw", "zh", "fantizhengwen", "zh-TW_TW"),
+        (None, "zh-CN", "jiantizhongwen", "zh-CN_CN"),
+        ("no", "no", "norsk", "no_NO"),
+        ("jp", None, None, "ja_JP"),  # a country alone picks its region, not a language
+        (None, "xx-unknown", None, None),  # what Startpage does not list is left to it
+    ],
+)
+def test_language_and_region_by_startpages_own_names(region, language, name, results_region) -> None:
+    spec = ENGINE.build_request(EngineQuery(text="q", region=region, language=language), home())
+    cookie = prefs(spec)
+    if name:
+        assert spec.data["language"] == spec.data["lui"] == name
+        assert cookie["language"] == cookie["language_ui"] == name
+    else:
+        assert "language" not in spec.data and spec.data["lui"] == "english"  # the home page's own
+        assert "language" not in cookie
+    assert cookie.get("search_results_region") == results_region
 
 
 def test_token_from_the_bootstrap_json_when_the_form_has_none() -> None:
@@ -164,6 +230,41 @@ async def test_live_call_fetches_the_token_then_posts_the_form(server, transport
     assert "preferences=" in second.headers["cookie"]
     # only the page parse reads is recorded, so a replay can parse it again
     assert recorded == [("startpage", page("startpage_results_handmade.html"))]
+
+
+async def test_the_home_pages_token_serves_later_searches_until_one_fails(server, transport, tmp_path):
+    results = Reply(200, HTML, page("startpage_results_handmade.html"))
+    server.route("/sp-site/", Reply(200, HTML, page("startpage_home_handmade.html")))
+    server.route("/sp-site/sp/search", results, results, Reply(500, HTML, b"down"), results)
+    now = [1000.0]
+    cooldowns = InMemoryCooldownStore(clock=lambda: now[0])
+    keys = KeyStore(env={}, keys_file=tmp_path / "keys.json", infos={"startpage": ENGINE.INFO})
+    source = LiveSource(
+        keys,
+        cooldowns,
+        transport,
+        engines=["startpage"],
+        base_urls={"startpage": server.url + "/sp-site"},
+        clock=lambda: now[0],
+    )
+    request = SearchRequest(query="q")
+    statuses = []
+    for _ in range(4):
+        statuses.append((await source.ask("startpage", "q", request)).status)
+        now[0] += 600  # past any cooldown, within the token's hour
+    assert statuses == ["ok", "ok", "error", "ok"]
+    # one home page for the first two searches; the failed search drops it, so the next one fetches it anew
+    assert [s.path.removeprefix("/sp-site") for s in server.requests] == [
+        "/",
+        "/sp/search",
+        "/sp/search",
+        "/sp/search",
+        "/",
+        "/sp/search",
+    ]
+    assert {parse_qs(s.body.decode())["sc"][0] for s in server.seen("/sp-site/sp/search")} == {
+        "Q7Mt5TRqowKB00"
+    }
 
 
 async def test_live_captcha_on_the_home_page_stops_before_the_search(server, transport, tmp_path):

@@ -6,6 +6,7 @@ import asyncio
 import json
 import logging
 import time
+from pathlib import Path
 
 import pytest
 
@@ -38,6 +39,7 @@ def make_source(server, transport, tmp_path, engines, *, env=None, timeout_s=5.0
 
 
 REQ = SearchRequest(query="rust async runtime")
+REPO_FIXTURES = Path(__file__).parent / "fixtures" / "engines"
 
 
 # --- slots ---------------------------------------------------------------------------------------------------
@@ -218,9 +220,7 @@ async def test_multi_step_engines_get_a_bound_client(server, transport, tmp_path
 
 async def test_an_engine_flagged_so_never_has_its_error_body_read(server, transport, tmp_path):
     creds = b'{"username": "auto-user", "password": "pw-123", "api_key": "as-generated-key"}'
-    server.route(
-        "/", Reply(402, {"Content-Type": "application/json"}, creds)
-    )  # AnySearch posts to its base URL
+    server.route("/v1/search", Reply(402, {"Content-Type": "application/json"}, creds))
     captured = []
     engine = get_engine("anysearch")  # the real engine: its INFO carries the flag
     flagged = fake_engine("other", read_error_body=False)
@@ -420,7 +420,7 @@ async def test_real_ddg_challenge_and_real_anysearch_402_through_the_live_source
         InMemoryCooldownStore(),
         transport,
         engines=["ddg", "anysearch"],
-        base_urls={"ddg": server.url + "/html/", "anysearch": server.url + "/v1/search"},
+        base_urls={"ddg": server.url, "anysearch": server.url},
         on_response=lambda e, v, r: bodies.append((e, r.body)),
     )
     assert source.modules == {"ddg": ddg, "anysearch": anysearch}
@@ -446,3 +446,61 @@ async def test_an_engines_expected_time_follows_its_answers_and_not_its_failures
     assert abs(source.expected_s("slow") - want) < 1e-3
     assert (await source.ask("broken", "q", REQ)).status == "error"
     assert source.expected_s("broken") is None  # a failure says nothing about how long an answer takes
+
+
+# --- one browser per engine ----------------------------------------------------------------------------------
+
+
+async def test_a_browser_engine_keeps_its_browser_until_it_draws_a_challenge(server, tmp_path, monkeypatch):
+    from serpfuse.sources.transport import Transport
+
+    results = (REPO_FIXTURES / "synthetic_ddg_results.html").read_bytes()
+    page = Reply(200, {"Content-Type": "text/html"}, results)
+    server.route("/html/", page, page, challenge_page(), page, page)
+    now = [1000.0]
+    async with Transport(trust_env=False, impersonate=True) as transport:
+        releases = iter(["chrome152", "firefox154", "safari270"])
+        monkeypatch.setattr(transport, "pick_profile", lambda: next(releases))
+        source = LiveSource(
+            KeyStore(env={}, keys_file=tmp_path / "keys.json"),
+            InMemoryCooldownStore(clock=lambda: now[0]),
+            transport,
+            engines=["ddg"],
+            base_urls={"ddg": server.url},
+            clock=lambda: now[0],
+        )
+        statuses = []
+        for _ in range(5):
+            statuses.append((await source.ask("ddg", "q", REQ)).status)
+            now[0] += 60  # past the challenge's 30 s
+    assert statuses == ["ok", "ok", "challenge", "ok", "ok"]
+    agents = [s.headers["user-agent"] for s in server.seen("/html/")]
+    # the same browser for every call until the 202; the next browser from then on
+    assert len(set(agents[:3])) == 1 and "Chrome/152." in agents[0]
+    assert len(set(agents[3:])) == 1 and "Firefox/154." in agents[3]
+
+
+# --- exa-free's keyless rate limit ----------------------------------------------------------------------------
+
+
+async def test_exa_frees_json_rpc_rate_limit_is_a_rate_limit_cooldown(server, transport, tmp_path):
+    limit = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "error": {"code": -32000, "message": "You've hit Exa's free MCP rate limit"},
+    }
+    server.route("/mcp", Reply(400, {"Content-Type": "application/json"}, json.dumps(limit).encode()))
+    cooldowns = InMemoryCooldownStore(clock=lambda: 1000.0)
+    source = LiveSource(
+        KeyStore(env={}, keys_file=tmp_path / "keys.json"),
+        cooldowns,
+        transport,
+        engines=["exa-free"],
+        base_urls={"exa-free": server.url},
+        clock=lambda: 1000.0,
+    )
+    answer = await source.ask("exa-free", "q", REQ)
+    assert answer.status == "rate-limited" and "rate limit" in answer.reason
+    state = cooldowns.snapshot()["exa-free"]
+    assert state["status"] == "rate-limited" and state["until"] - 1000.0 == 180.0  # not the 5 s error backoff
+    assert len(server.requests) == 1

@@ -139,6 +139,9 @@ def test_bing_news_asks_for_the_rss_feed_in_bings_market() -> None:
     spec = get_engine("bing-news").build_request(EngineQuery(text="bahn streik", region="de", language="de"))
     assert (spec.method, spec.url) == ("GET", "https://www.bing.com/news/search")
     assert spec.params == {"q": "bahn streik", "format": "rss", "setlang": "de", "cc": "de"}
+    assert spec.headers == {
+        "Accept-Language": "de-DE,de;q=0.9"
+    }  # the region's browser, as for the web search
     day = get_engine("bing-news").build_request(EngineQuery(text="q", time_range="day"))
     assert day.params["qft"] == 'interval="7"'
     assert get_engine("bing-news").build_request(EngineQuery(text="q", time_range="year")) is None
@@ -180,7 +183,7 @@ def test_brave_news_request() -> None:
         "https://search.brave.com/news",
         {"q": "q", "source": "web"},
     )
-    assert spec.cookies == {"useLocation": "0", "country": "gb"}
+    assert spec.cookies == {"useLocation": "0", "summarizer": "0", "country": "gb"}
     assert spec.headers["Sec-Fetch-Mode"] == "navigate"
     assert not ENGINES["brave-news"].INFO.time_range_support  # Brave's tf works on web search only
 
@@ -203,10 +206,10 @@ def test_brave_news_rows_take_the_cards_date_not_the_texts() -> None:
 
 
 def test_google_news_request_is_the_feature_phone_news_tab() -> None:
-    spec = get_engine("google-news").build_request(Q)
+    spec = get_engine("google-news").build_request(Q)  # no lr: SearXNG's google news leaves it out
     assert (spec.method, spec.url) == ("GET", "https://www.google.com/wml/search")
     assert spec.params == {
-        "q": "rust async runtime", "hl": "en", "lr": "", "ie": "utf8", "oe": "utf8", "tbm": "nws",
+        "q": "rust async runtime", "sca_esv": "1", "hl": "en", "ie": "utf8", "oe": "utf8", "tbm": "nws",
     }  # fmt: skip
     assert spec.headers["User-Agent"].startswith("Nokia") and spec.cookies == {"CONSENT": "YES+"}
 
@@ -261,10 +264,10 @@ def route_news(server) -> dict[str, str]:
     """Every news engine's fake, and a web engine's that must stay unasked; their base URLs."""
     server.route("/ddgn/", Reply(200, HTML, fixture("ddg_news_page_handmade.html")))
     server.route("/ddgn/news.js", Reply(200, JSON, fixture("ddg_news_results_handmade.json")))
-    server.route("/bingn", Reply(200, RSS, fixture("bing_news_handmade.rss")))
-    server.route("/braven", Reply(200, HTML, fixture("brave_news_results_handmade.html")))
-    server.route("/googlen", Reply(200, HTML, fixture("google_news_handmade.html")))
-    server.route("/bing", Reply(500, HTML, b"a web engine was asked"))
+    server.route("/bingn/news/search", Reply(200, RSS, fixture("bing_news_handmade.rss")))
+    server.route("/braven/news", Reply(200, HTML, fixture("brave_news_results_handmade.html")))
+    server.route("/googlen/wml/search", Reply(200, HTML, fixture("google_news_handmade.html")))
+    server.route("/bing/search", Reply(500, HTML, b"a web engine was asked"))
     return {
         "ddg-news": server.url + "/ddgn",
         "bing-news": server.url + "/bingn",
@@ -301,7 +304,7 @@ DATED = {
 
 def check_news_answer(server, results: list[dict], engines: list[str]) -> None:
     assert set(engines) == set(NEWS_ENGINES)
-    assert not server.seen("/bing")  # the web engine was never asked
+    assert not server.seen("/bing/search")  # the web engine was never asked
     urls = {r["url"] for r in results}
     assert urls >= DATED and "https://benchmarks.example/rust-runtimes" in urls
     for r in results:  # a date wherever an engine gave one

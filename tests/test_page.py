@@ -7,14 +7,17 @@ and bad input as the API's one-line message with the API's status. test_page_bro
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
-from html import unescape
-from urllib.parse import quote
+from html import escape, unescape
+from urllib.parse import quote, quote_plus
+from xml.etree import ElementTree
 
 import pytest
 
-from redis_server import ServeProcess, start_serpfuse, stop
+from redis_server import ServeProcess, free_port, start_serpfuse, stop
+from serpfuse.ranking.rankers.parts import meaning
 
 QUERY = "top restaurants in belgrad"
 Q = quote(QUERY)
@@ -84,9 +87,9 @@ def test_explain_view_lists_every_candidate_with_its_parts_and_cut(api: ServePro
     for (kind, row), cand in zip(rows, native["candidates"], strict=True):
         assert (kind == "kept") == cand["selected"]
         assert f'href="{cand["url"]}"' in row.replace("&amp;", "&")
-        cut = _text(re.search(r'<td class="cutby">(.*?)</td>', row, re.S)[1])
+        cut = _text(re.search(r'<td class="cutby"[^>]*>(.*?)</td>', row, re.S)[1])
         assert cut == ("" if cand["selected"] else f"{cand['cutBy']} {cand['cutReason']}")
-        parts = _text(re.search(r'<td class="parts">(.*?)</td>', row, re.S)[1])
+        parts = _text(re.search(r'<td class="parts"[^>]*>(.*?)</td>', row, re.S)[1])
         assert parts == " ".join(f"{k}={v:.3g}" for k, v in cand["scoreParts"].items() if v)
     summary = _text(re.search(r'<p class="summary">(.*?)</p>', html, re.S)[1])
     assert summary.startswith(f"{len(native['candidates'])} candidates: 8 shown, ")
@@ -153,5 +156,155 @@ def test_the_page_follows_the_apis_token_rule(recording, tmp_path):
             assert "bearer token" in json.loads(raw)["error"]["message"]
         status, _, raw = server.get(f"/search?q={Q}", headers={"Authorization": f"Bearer {token}"})
         assert status == 200 and b'<li class="result">' in raw
+    finally:
+        stop(server.proc)
+
+
+# --- what a person reads on each row, and the ways on from a page -------------------------------------------
+
+
+def _items(html: str) -> list[str]:
+    return re.findall(r'<li class="result">(.*?)</li>', html, re.S)
+
+
+def test_each_row_has_its_domain_line_date_and_a_labelled_score(api: ServeProcess):
+    _, _, native = api.json("GET", f"/v1/search?q={Q}")
+    html = _page(api, f"/search?q={Q}")
+    dated = 0
+    for item, row in zip(_items(html), native["results"], strict=True):
+        site = re.search(r'<p class="site">(.*?)</p>', item, re.S)[1]
+        assert re.search(r'<span class="domain">([^<]+)</span>', site)[1] == row["domain"]
+        stamp = re.match(r"(?:[A-Z][a-z]{2} \d{1,2}, \d{4})", row["snippet"])  # "Mar 15, 2024 · ..."
+        when = re.search(r'<time datetime="([\d-]+)"', site)
+        assert bool(when) == bool(stamp), (row["snippet"][:30], site)  # the recording's rows carry no dates
+        if when:
+            dated += 1
+            assert dt.datetime.strptime(stamp[0], "%b %d, %Y").date().isoformat() == when[1]
+        score = _text(re.search(r'<span class="score"[^>]*>(.*?)</span>', item, re.S)[1])
+        assert score == f"score {row['score']:.3f}"
+    assert dated >= 3
+
+
+def test_the_query_titles_and_snippets_take_their_direction_from_their_text(api: ServeProcess):
+    html = _page(api, f"/search?q={Q}")
+    assert re.search(r'<input id="q"[^>]* dir="auto"', html)
+    for item in _items(html):
+        assert '<h2 dir="auto">' in item and '<p class="snippet" dir="auto">' in item
+    explain = _page(api, f"/search?q={Q}&view=explain")
+    assert explain.count('rel="noreferrer noopener" dir="auto"') == len(
+        re.findall(r'<tr class="(?:kept|cut)"', explain)
+    )
+
+
+def test_the_filters_are_folded_away_and_say_what_is_chosen(api: ServeProcess):
+    plain = _page(api, f"/search?q={Q}")
+    fold = re.search(r'<details class="filters"( open)?>\s*<summary>(.*?)</summary>', plain, re.S)
+    assert fold and not fold[1] and _text(fold[2]) == "Filters any time · every engine"
+    chosen = _page(api, f"/search?q={Q}&time_range=week&engines=google")
+    fold = re.search(r'<details class="filters">\s*<summary>(.*?)</summary>', chosen, re.S)
+    assert _text(fold[1]) == "Filters past week · google"
+
+
+def test_a_recording_offers_only_the_engines_it_holds_for_the_query(api: ServeProcess):
+    home = re.findall(r'name="engines" value="([^"]+)"', _page(api, "/"))
+    assert "wikipedia" in home  # some recorded query has it
+    offered = re.findall(r'name="engines" value="([^"]+)"', _page(api, f"/search?q={Q}"))
+    _, _, native = api.json("GET", f"/v1/search?q={Q}")
+    assert offered == sorted(e["engine"] for e in native["engines"]) and "wikipedia" not in offered
+
+
+def test_a_query_the_recording_lacks_lists_the_queries_it_holds(api: ServeProcess, recording):
+    html = _page(api, "/search?q=" + quote("a query nobody recorded") + "&engines=google", 404)
+    recorded = sorted(
+        {" ".join(e["query"].split()) for e in json.loads(recording.read_text())}, key=str.casefold
+    )
+    section = re.search(r'<section class="recorded".*?</section>', html, re.S)[0]
+    links = re.findall(r'<a href="([^"]+)" dir="auto">([^<]+)</a>', section)
+    assert [unescape(text) for _, text in links] == recorded
+    href = unescape(dict((text, link) for link, text in links)[QUERY])
+    assert href == "/search?q=" + quote_plus(QUERY)  # a link that searches it, the engines reset
+    assert _page(api, href).count('<li class="result">') == 8
+
+
+def test_pageno_2_is_rows_9_to_16_of_the_fused_list_with_prev_and_next(api: ServeProcess):
+    _, _, sixteen = api.json("GET", f"/v1/search?q={Q}&limit=16")
+    first, second = _page(api, f"/search?q={Q}"), _page(api, f"/search?q={Q}&pageno=2")
+    urls = [unescape(re.search(r'<a href="([^"]+)"', i)[1]) for i in _items(first) + _items(second)]
+    assert urls == [r["url"] for r in sixteen["results"]]
+    assert '<ol class="results" start="9">' in second
+    nav = re.search(r'<nav class="pages".*?</nav>', second, re.S)[0]
+    assert f'rel="prev" href="/search?q={Q.replace("%20", "+")}"' in nav and "pageno=3" in nav
+    assert _text(nav) == "← Previous rows 9–16 Next →"
+    assert 'rel="next" href="/search?q=top+restaurants+in+belgrad&amp;pageno=2"' in first
+    assert 'rel="prev"' not in first
+    assert 'Results <span class="count">8</span>' in second
+    explain = _page(api, f"/search?q={Q}&pageno=2&view=explain")
+    assert "16 shown" in _text(re.search(r'<p class="summary">(.*?)</p>', explain, re.S)[1])
+
+
+@pytest.mark.parametrize(
+    ("pageno", "message"),
+    [("0", "pageno must be a whole number from 1, got '0'"), ("two", "got 'two'"), ("9", "pageno 1 to 3")],
+)
+def test_a_pageno_the_list_cannot_fill_is_a_one_line_400(api: ServeProcess, pageno, message):
+    html = _page(api, f"/search?q={Q}&pageno={pageno}", 400)
+    assert message in _text(re.search(r'<div class="error" role="alert">(.*?)</div>', html, re.S)[1])
+
+
+def test_the_explain_view_has_a_legend_for_the_parts_it_shows(api: ServeProcess):
+    html = _page(api, f"/search?q={Q}&view=explain")
+    legend = re.search(r'<details class="legend">(.*?)</details>', html, re.S)[1]
+    named = dict((_text(n), _text(m)) for n, m in re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", legend, re.S))
+    shown = {k.split("=")[0] for k in re.findall(r"<span[^>]*>([\w:]+=[^<]+)</span>", html)}
+    kinds = {re.sub(r":.*", ":ENGINE", k) for k in shown}
+    assert set(named) == kinds and {"M", "consensusBoost", "content:ENGINE", "weight:ENGINE"} <= kinds
+    assert named["M"].startswith("the best single engine") and "ENGINE" in named["content:ENGINE"]
+    assert f'title="{escape(meaning("content:google"), quote=True)}">content:google=' in html.replace(
+        "&#39;", "&#x27;"
+    )
+
+
+def test_every_part_every_ranker_reports_has_a_meaning(recording):
+    import serpfuse
+    from serpfuse.ranking.rankers import available
+
+    queries = [e["query"] for e in json.loads(recording.read_text())[:6]]
+    for strategy in available():
+        for query in queries:
+            resp = serpfuse.search(query, replay=recording, strategy=strategy, explain=True, time_range=None)
+            missing = {p for c in resp.candidates for p in c.score_parts if meaning(p) is None}
+            assert not missing, (strategy, missing)
+
+
+def test_every_page_links_the_opensearch_description(api: ServeProcess):
+    for path, status in (("/", 200), (f"/search?q={Q}", 200), (f"/search?q={Q}&view=explain", 200),
+                         ("/search?q=nobody+recorded", 404), (f"/search?q={Q}&engines=nosuch", 400)):  # fmt: skip
+        link = re.search(r'<link rel="search" type="([^"]+)" href="([^"]+)"', _page(api, path, status))
+        assert link and link.groups() == ("application/opensearchdescription+xml", "/opensearch.xml"), path
+    status, headers, raw = api.get("/opensearch.xml")
+    assert status == 200 and headers["content-type"] == "application/opensearchdescription+xml"
+    doc = ElementTree.fromstring(raw)
+    ns = {"os": "http://a9.com/-/spec/opensearch/1.1/"}
+    assert doc.find("os:ShortName", ns).text == "serpfuse"
+    html_url = doc.find("os:Url[@type='text/html']", ns)
+    assert html_url.get("template") == f"{api.base}/search?q={{searchTerms}}"
+    status, _, raw = api.get(html_url.get("template").replace("{searchTerms}", Q)[len(api.base) :])
+    assert status == 200 and b'<li class="result">' in raw  # the template searches
+
+
+def test_with_no_network_the_page_says_the_clis_hint(tmp_path):
+    from serpfuse.service import NO_ANSWER_HINT, NOT_REACHED_HINT
+
+    dead = f"http://127.0.0.1:{free_port()}"  # every engine request goes to a proxy nobody listens on
+    env = {"HTTP_PROXY": dead, "HTTPS_PROXY": dead, "ALL_PROXY": dead, "NO_PROXY": ""}
+    server = start_serpfuse(tmp_path, ["--no-cache"], env=env)
+    try:
+        # the first search fails on the network; once an engine is cooling down, the hint says that instead
+        for view, said in (("results", {NO_ANSWER_HINT}), ("explain", {NO_ANSWER_HINT, NOT_REACHED_HINT})):
+            html = _page(server, f"/search?q=rust+async+runtime&engines=ddg&engines=bing&view={view}")
+            hint = _text(re.search(r'<p class="empty nothing" role="status">(.*?)</p>', html, re.S)[1])
+            assert hint in {h[0].upper() + h[1:] + "." for h in said}
+            assert "what cut each candidate" not in html and '<table class="candidates">' not in html
+            assert 'class="warning"' not in html  # said once: the warnings would say it again
     finally:
         stop(server.proc)

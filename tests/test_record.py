@@ -144,7 +144,9 @@ async def test_keys_are_masked_in_rows_reasons_and_raw_files(server, tmp_path):
 
 async def test_error_bodies_of_body_blind_engines_are_not_saved(server, tmp_path):
     # The real AnySearch module (its INFO says never read an error body), posting to its base URL.
-    server.route("/", Reply(402, {"Content-Type": "application/json"}, b'{"password": "pw-generated"}'))
+    server.route(
+        "/v1/search", Reply(402, {"Content-Type": "application/json"}, b'{"password": "pw-generated"}')
+    )
     out = tmp_path / "rec"
     source = live(server, tmp_path, [get_engine("anysearch")])
     try:
@@ -179,7 +181,7 @@ def isolated_env(monkeypatch, tmp_path) -> None:
 
 def test_record_command_with_brave_against_a_real_capture(server, tmp_path, monkeypatch, data_dir):
     capture = need(data_dir / "api-json" / "brave.json").read_bytes()
-    server.route("/brave", Reply(200, {"Content-Type": "application/json"}, capture))
+    server.route("/brave/res/v1/web/search", Reply(200, {"Content-Type": "application/json"}, capture))
     isolated_env(monkeypatch, tmp_path)
     monkeypatch.setenv("BRAVE_API_KEY", SECRET)
     (tmp_path / "q.txt").write_text("python\n")
@@ -192,13 +194,13 @@ def test_record_command_with_brave_against_a_real_capture(server, tmp_path, monk
     entry = json.loads((tmp_path / "rec" / "001-python.json").read_text())
     rows = entry["engines"]["brave"]["rows"]
     assert len(rows) >= 5 and rows[0]["url"].startswith("https://")
-    assert server.seen("/brave")[0].headers["x-subscription-token"] == SECRET
+    assert server.seen("/brave/res/v1/web/search")[0].headers["x-subscription-token"] == SECRET
     assert SECRET not in json.dumps(entry)
 
 
 def test_record_command_fails_clearly(server, tmp_path, monkeypatch):
     isolated_env(monkeypatch, tmp_path)
-    server.route("/down", Reply(reset=True))
+    server.route("/down/search", Reply(reset=True))
     (tmp_path / "q.txt").write_text("python\n")
     runner = CliRunner()
     result = runner.invoke(cli_app(), ["record", "-q", "missing.txt", "-o", "rec"])

@@ -79,3 +79,17 @@ def test_the_wheel_holds_no_corpus_loader_or_experiment(wheel_files: list[str]) 
 @pytest.mark.slow
 def test_the_wheel_still_has_the_bench_a_user_runs(wheel_files: list[str]) -> None:
     assert "serpfuse/cli/bench.py" in wheel_files and "serpfuse/bench/trec.py" in wheel_files
+
+
+@pytest.mark.slow
+def test_the_wheel_has_the_judging_page_with_its_template_script_and_style(wheel_files: list[str]) -> None:
+    judge = {n.removeprefix("serpfuse/judge/") for n in wheel_files if n.startswith("serpfuse/judge/")}
+    assert {
+        "pool.py",
+        "store.py",
+        "app.py",
+        "templates/judge.html",
+        "static/judge.js",
+        "static/judge.css",
+    } <= judge
+    assert "serpfuse/cli/judge.py" in wheel_files

@@ -23,14 +23,14 @@ from typing import Any, Literal, get_args
 from serpfuse import rank_worker
 from serpfuse.config import RankingConfig
 from serpfuse.engines.base import ErrorStatus
-from serpfuse.models import EngineReport, Model, SearchRequest, SearchResponse
+from serpfuse.models import ANSWERED, EngineReport, Model, SearchRequest, SearchResponse
 from serpfuse.pipeline import search as run_pipeline
 from serpfuse.ranking.rankers import get_ranker
 from serpfuse.settings import ConfigError, Settings, check_engines
 from serpfuse.sources import open_source
 from serpfuse.sources.base import EngineSlot, Source
 from serpfuse.sources.fanout import select_slots
-from serpfuse.sources.replay import ReplaySource
+from serpfuse.sources.replay import ReplaySource, normalise_query
 from serpfuse.state import Stores, UnusableStore, open_stores
 from serpfuse.state.cache import ResultCache, cache_key, decode, json_bytes
 from serpfuse.state.cooldown import CooldownStore, InMemoryCooldownStore
@@ -45,6 +45,24 @@ DEGRADED_TTL_S = 120.0
 HOT_HITS = 128
 RECENT_KEYS = 4096  # cache keys of recent requests remembered (about 1 MB at most)
 _FAILED = frozenset(get_args(ErrorStatus))
+
+# What to try when no engine answered, as every face says it (the CLI prefixes "serpfuse: ").
+NO_ANSWER_HINT = (
+    "no engine answered; check the network connection (and any proxy settings), "
+    "or search a recording with --replay FILE"
+)
+# Every engine refused, cooled down or was not set up: the network is not what to check.
+NOT_REACHED_HINT = (
+    "no engine answered (each line says why; serpfuse engines shows keys and cooldowns), "
+    "or search a recording with --replay FILE"
+)
+
+
+def no_answer_hint(resp: SearchResponse) -> str | None:
+    """The hint for a search no engine answered (None when some engine did, even with no rows)."""
+    if resp.results or any(e.status in ANSWERED for e in resp.engines):
+        return None
+    return NO_ANSWER_HINT if any(e.status in ("error", "timeout") for e in resp.engines) else NOT_REACHED_HINT
 
 
 class QueryTooLong(ValueError):
@@ -172,6 +190,8 @@ class SearchService:
                 proxy=settings.proxy,
                 impersonate=settings.impersonate,
                 timeout_s=settings.timeout_s,
+                base_urls=settings.engine_base_urls,
+                contacts=settings.engine_contacts,
                 cooldowns=stores.cooldowns,
                 **live_options,
                 budget=stores.buckets(per_min, per_min, prefix="engine:") if per_min else None,
@@ -337,11 +357,21 @@ class SearchService:
 
     # --- engines -----------------------------------------------------------------------------------------
 
-    def engine_names(self) -> list[str]:
+    def engine_names(self, query: str | None = None) -> list[str]:
+        """The engines this deployment has; a recording's for ``query`` when it holds that query."""
         if isinstance(self.source, ReplaySource):
-            return sorted({e for rec in self.source.recording.values() for e in rec.engines})
+            recorded = self.source.recording
+            if query is not None and (rec := recorded.get(normalise_query(query))) is not None:
+                return rec.engines
+            return sorted({e for rec in recorded.values() for e in rec.engines})
         modules = getattr(self.source, "modules", None)
         return list(modules) if isinstance(modules, Mapping) else sorted(self._last_seen)
+
+    def recorded_queries(self) -> list[str] | None:
+        """The queries a replay source holds, in the recording's spelling (None: live engines)."""
+        if isinstance(self.source, ReplaySource):
+            return sorted((rec.query for rec in self.source.recording.values()), key=str.casefold)
+        return None
 
     def _static_reasons(self) -> dict[str, str]:
         """Why an engine cannot serve a plain query (no key, no base URL), as the live source itself says."""

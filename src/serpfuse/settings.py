@@ -9,6 +9,11 @@ must never be silently ignored.
 Environment variables name fields after the prefix (``SERPFUSE_CACHE_TTL_S``); nested ranking knobs use ``__``
 (``SERPFUSE_RANKING__RRF__RRF_CONSTANT=30``). A ``SERPFUSE_*`` variable serpfuse does not read is an error too,
 naming the nearest one it does; so is an engine in ``engines`` the source does not have (``check_engines``).
+
+Each engine may have a table of its own: ``[engines.ddg] base_url = "http://127.0.0.1:8080"`` in the file,
+``SERPFUSE_ENGINES__DDG__BASE_URL`` in the environment (the name upper case, ``-`` as ``_``). An engine name the
+registry does not know is an error. ``engines`` also names the default engine set (a list), so the tables are
+kept apart, in ``engine_options``: a TOML file holds either the list or tables (TOML cannot give one key both).
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 import platformdirs
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     InitSettingsSource,
@@ -34,12 +39,14 @@ from pydantic_settings import (
 )
 
 from serpfuse.config import RankingConfig
+from serpfuse.engines import ENGINES, env_name, name_from_env
 from serpfuse.models import DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_CHARS, SearchRequest
 from serpfuse.ranking.rankers import available
 from serpfuse.secrets import KEYS_FILE_ENV
 from serpfuse.sources.base import EngineSlot
 from serpfuse.sources.fanout import DEFAULT_DEADLINE_S, UnknownEngine, select_slots
 from serpfuse.sources.replay import ReplaySource
+from serpfuse.urls import check_base_url
 
 APP_NAME = "serpfuse"
 ENV_PREFIX = "SERPFUSE_"
@@ -50,6 +57,9 @@ MASK = "***"
 MCP_MIN_CHARS, MCP_MAX_CHARS = 500, 100_000
 
 CacheBackend = Literal["sqlite", "redis", "off"]
+ENGINE_TABLES = "engine_options"  # the field holding the [engines.NAME] tables
+ENGINES_ENV_PREFIX = "SERPFUSE_ENGINES__"
+MAX_CONTACT_CHARS = 200
 
 
 class ConfigError(Exception):
@@ -70,6 +80,90 @@ def split_list(value: Any) -> Any:
             return json.loads(text)
         return [part.strip() for part in text.split(",") if part.strip()]
     return value
+
+
+class EngineOptions(BaseModel):
+    """One engine's table, ``[engines.NAME]``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # Scheme, host and port replace those of every request the engine sends (a path goes in front of the
+    # engine's own); the engine's paths, parameters and headers stay.
+    base_url: str | None = Field(None, repr=False)
+
+    # The operator's contact (an email address or a URL), for an engine whose usage policy asks for it in the
+    # User-Agent (Wikimedia's): ``serpfuse/<version> (<contact>; <project page>)``.
+    contact: str | None = None
+
+    @field_validator("base_url")
+    @classmethod
+    def _base_url_ok(cls, value: str | None) -> str | None:
+        return None if value is None else check_base_url(value)
+
+    @field_validator("contact")
+    @classmethod
+    def _contact_ok(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        text = value.strip()
+        # It goes inside the User-Agent's parentheses: no line breaks (a header injection), no parentheses.
+        if (
+            not text
+            or len(text) > MAX_CONTACT_CHARS
+            or not text.isprintable()
+            or any(c in text for c in "()")
+        ):
+            raise ValueError(
+                f"must be an email address or a URL (up to {MAX_CONTACT_CHARS} printable characters, no parentheses)"
+            )
+        return text
+
+
+def engine_tables_from_env(env: Mapping[str, str]) -> dict[str, Any]:
+    """``SERPFUSE_ENGINES__NAME__KEY`` variables as ``{NAME: {key: value}}``, and the older variables an engine
+    names (``SERPFUSE_SEARXNG_URL``) as its ``base_url`` where the new one is not set."""
+    tables: dict[str, Any] = {}
+    for variable, value in env.items():
+        upper = variable.upper()
+        if upper.startswith(ENGINES_ENV_PREFIX):
+            name, has_key, key = upper.removeprefix(ENGINES_ENV_PREFIX).partition("__")
+            if has_key:
+                table = tables.setdefault(name.lower(), {})
+                if isinstance(table, dict):
+                    table[key.lower()] = value
+            else:  # SERPFUSE_ENGINES__DDG=...: a value where a table belongs, which validation says
+                tables[name.lower()] = value
+    for name, module in ENGINES.items():
+        older = next((env[v].strip() for v in module.INFO.base_url_envs if env.get(v, "").strip()), None)
+        table = tables.setdefault(env_name(name).lower(), {}) if older else None
+        if isinstance(table, dict):
+            table.setdefault("base_url", older)
+    return tables
+
+
+class _EngineTables(PydanticBaseSettingsSource):
+    """A source whose ``engines`` may be per-engine tables rather than the default set: the tables move to
+    ``engine_options``. From the environment, the tables are read from ``SERPFUSE_ENGINES__*`` here, since
+    pydantic-settings drops them when ``SERPFUSE_ENGINES`` is set too."""
+
+    def __init__(self, inner: PydanticBaseSettingsSource, env: Mapping[str, str] | None = None) -> None:
+        super().__init__(inner.settings_cls)
+        self._inner = inner
+        self._env = env
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # unused: __call__ delegates
+
+    def __call__(self) -> dict[str, Any]:
+        data = dict(self._inner())
+        data.pop(ENGINE_TABLES, None)  # only [engines.NAME] leads there
+        if isinstance(data.get("engines"), Mapping):
+            tables = data.pop("engines")
+            if self._env is None:
+                data[ENGINE_TABLES] = tables
+        if self._env is not None and (tables := engine_tables_from_env(self._env)):
+            data[ENGINE_TABLES] = tables
+        return data
 
 
 class Settings(BaseSettings):
@@ -131,6 +225,30 @@ class Settings(BaseSettings):
     read_cache_ttl_s: float = Field(3600.0, ge=0)
 
     ranking: RankingConfig = Field(default_factory=RankingConfig)
+    # [engines.NAME] tables (SERPFUSE_ENGINES__NAME__KEY), by engine name.
+    engine_options: dict[str, EngineOptions] = Field(default_factory=dict)
+
+    @field_validator("engine_options", mode="before")
+    @classmethod
+    def _engines_known(cls, value: Any) -> Any:
+        if not isinstance(value, Mapping):
+            return value
+        tables: dict[str, Any] = {}
+        for spelled, table in value.items():
+            name = name_from_env(str(spelled))
+            if name not in ENGINES:
+                raise ValueError(f"unknown engine {spelled!r}; valid engines: {', '.join(sorted(ENGINES))}")
+            tables[name] = table
+        return tables
+
+    @field_validator("engine_options")
+    @classmethod
+    def _contact_where_asked(cls, value: dict[str, EngineOptions]) -> dict[str, EngineOptions]:
+        for name, table in value.items():
+            if table.contact is not None and not ENGINES[name].INFO.user_agent_contact:
+                asking = ", ".join(n for n, m in sorted(ENGINES.items()) if m.INFO.user_agent_contact)
+                raise ValueError(f"{name} sends no contact (only {asking} does)")
+        return value
 
     @field_validator("read_ports", mode="before")
     @classmethod
@@ -186,7 +304,8 @@ class Settings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         # First wins: flags, then the environment, then the TOML file.
-        return init_settings, env_settings, InitSettingsSource(settings_cls, _toml_data.get() or {})
+        toml = InitSettingsSource(settings_cls, _toml_data.get() or {})
+        return init_settings, _EngineTables(env_settings, os.environ), _EngineTables(toml)
 
     # Derived values: every consumer asks these, so the defaults live in one place.
 
@@ -199,6 +318,16 @@ class Settings(BaseSettings):
     @property
     def cache_path(self) -> Path:
         return (self.cache_dir or platformdirs.user_cache_path(APP_NAME)) / "results.sqlite3"
+
+    @property
+    def engine_base_urls(self) -> dict[str, str]:
+        """Each engine's base URL, for the engines that have one."""
+        return {name: table.base_url for name, table in self.engine_options.items() if table.base_url}
+
+    @property
+    def engine_contacts(self) -> dict[str, str]:
+        """The operator's contact per engine, for the engines that have one."""
+        return {name: table.contact for name, table in self.engine_options.items() if table.contact}
 
     @property
     def ranking_config(self) -> RankingConfig:
@@ -238,11 +367,10 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: not UTF-8 (byte {exc.start}); a TOML file is UTF-8 text") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
-    unknown = sorted(set(data) - set(Settings.model_fields))
+    keys = set(Settings.model_fields) - {ENGINE_TABLES}  # the file writes those as [engines.NAME]
+    unknown = sorted(set(data) - keys)
     if unknown:
-        raise ConfigError(
-            f"{path}: unknown key {unknown[0]!r}; valid keys: {', '.join(sorted(Settings.model_fields))}"
-        )
+        raise ConfigError(f"{path}: unknown key {unknown[0]!r}; valid keys: {', '.join(sorted(keys))}")
     return data
 
 
@@ -283,7 +411,10 @@ def _line_of_key(path: Path, key: str) -> int:
 def validation_message(exc: ValidationError) -> str:
     """pydantic's first error as one line, ``field: message``: what every interface shows for bad input."""
     err = exc.errors()[0]
-    where = ".".join(str(p) for p in err.get("loc", ()) if p != "__root__")
+    loc = [str(p) for p in err.get("loc", ()) if p != "__root__"]
+    if loc[:1] == [ENGINE_TABLES]:
+        loc[0] = "engines"  # as the file and the environment write it
+    where = ".".join(loc)
     msg = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
     if err.get("type") == "extra_forbidden":
         msg = "unknown key"
@@ -309,8 +440,6 @@ def check_environment(env: Mapping[str, str]) -> None:
         and name.upper() not in _known_env()
     )
     if unknown:
-        from serpfuse.engines import ENGINES  # only now: most runs have nothing unknown to look up
-
         base_url_envs = {name for m in ENGINES.values() for name in m.INFO.base_url_envs}
         unknown = [name for name in unknown if name.upper() not in base_url_envs]
     if unknown:
@@ -398,6 +527,9 @@ def public_view(settings: Settings) -> dict[str, Any]:
     for name in ("redis_url", "proxy"):
         if data.get(name):
             data[name] = mask_url(data[name])
+    for table in data.get(ENGINE_TABLES, {}).values():
+        if table.get("base_url"):
+            table["base_url"] = mask_url(table["base_url"])
     data["cache"] = settings.cache_backend
     data["cache_path"] = str(settings.cache_path) if settings.cache_backend == "sqlite" else None
     data["ranking"] = settings.ranking_config.model_dump(mode="json")

@@ -1,4 +1,6 @@
-"""URL canonicalisation: unwrap engine redirectors, normalise for display, fold for dedup, registrable domains.
+"""URL canonicalisation: unwrap engine redirectors, normalise for display, fold for dedup, registrable domains;
+sending an engine's request to an operator's base URL; whether an address is public (the reader's fetches and the
+redirects engines answer with are both held to it).
 
 The heavy lifting (percent-encoding, query sort, IDNA of the host, dot segments) is w3lib's `canonicalize_url`;
 the Public Suffix List is `publicsuffixlist`'s bundled copy, so nothing here touches the network.
@@ -10,6 +12,7 @@ import base64
 import binascii
 import ipaddress
 import re
+import socket
 from functools import cache, lru_cache
 from urllib.parse import parse_qs, unquote, unquote_plus, urlsplit, urlunsplit
 
@@ -334,3 +337,111 @@ def favicon_url(url: str) -> str:
     """The site's conventional favicon address (not fetched: serpfuse never visits result pages for it)."""
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc}/favicon.ico"
+
+
+# --- an operator's base URL ---------------------------------------------------------------------------------
+
+
+def check_base_url(base: str) -> str:
+    """``base`` stripped, when it is an absolute http(s) URL with a host and no query or fragment; else
+    ``ValueError`` saying what a base URL looks like. A path is kept: it goes in front of the engine's own."""
+    text = base.strip() if isinstance(base, str) else ""
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - a malformed port raises here
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme.lower() not in _HTTP_SCHEMES or not parts.hostname:
+        raise ValueError("must be an http(s) URL such as http://127.0.0.1:8080")
+    if parts.query or parts.fragment:
+        raise ValueError("must have no query or fragment: the engine's own parameters are kept")
+    return text
+
+
+def rebase_url(url: str, base: str) -> str:
+    """``url`` sent to ``base``: base's scheme, host and port in place of url's, base's path (if any) in front of
+    url's path, url's path and query kept. A URL already under ``base`` (a self-hosted engine builds its
+    requests from it) is returned unchanged, so rebasing twice changes nothing."""
+    target, root = urlsplit(url), urlsplit(check_base_url(base))
+    prefix = root.path.rstrip("/")
+    if (target.scheme.lower(), target.netloc.lower()) == (root.scheme.lower(), root.netloc.lower()) and (
+        target.path == prefix or target.path.startswith(prefix + "/")
+    ):
+        return url
+    return urlunsplit((root.scheme, root.netloc, prefix + (target.path or "/"), target.query, ""))
+
+
+def same_origin(url: str, other: str) -> bool:
+    """Whether two URLs share scheme, host and port (default ports filled in)."""
+    try:
+        a, b = urlsplit(url), urlsplit(other)
+        ports = a.port or _DEFAULT_PORTS.get(a.scheme.lower()), b.port or _DEFAULT_PORTS.get(b.scheme.lower())
+    except ValueError:
+        return False
+    hosts = (a.hostname or "").rstrip("."), (b.hostname or "").rstrip(".")
+    return a.scheme.lower() == b.scheme.lower() and hosts[0] == hosts[1] and ports[0] == ports[1]
+
+
+# --- public addresses -----------------------------------------------------------------------------------------
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+_NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")
+
+
+def numeric_host(host: str) -> IPAddress | None:
+    """The address a host spelled as a number stands for (IPv6 literal, dotted quad, or the C resolver's
+    decimal/octal/hex/short IPv4 forms: ``2130706433``, ``0x7f000001``, ``0177.0.0.1`` and ``127.1`` are all
+    127.0.0.1); None for a name."""
+    bare = host.strip("[]")
+    try:
+        return ipaddress.ip_address(bare.split("%", 1)[0])
+    except ValueError:
+        pass
+    if not bare or not all(c in "0123456789abcdefxABCDEFX." for c in bare) or not bare[0].isdigit():
+        return None  # a name (inet_aton only ever accepts digits, hex digits, x and dots)
+    try:
+        return ipaddress.IPv4Address(socket.inet_aton(bare))
+    except OSError:
+        return None
+
+
+def embedded_ipv4(ip: IPAddress) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 address carries (mapped, 6to4, NAT64, Teredo's client), if any."""
+    if not isinstance(ip, ipaddress.IPv6Address):
+        return None
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    if ip.teredo is not None:
+        return ip.teredo[1]
+    if ip in _NAT64 or ip in _NAT64_LOCAL:
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return None
+
+
+def address_refusal(ip: IPAddress, *, allow_loopback: bool = False) -> str | None:
+    """Why this address is no public unicast address one may fetch from, or None when it is one. Refused:
+    private, loopback (unless allowed), link-local (cloud metadata at 169.254.169.254 and fd00:ec2::254),
+    CGNAT, multicast, reserved, unspecified, documentation and benchmarking ranges, and the same inside IPv6."""
+    inner = embedded_ipv4(ip)
+    if inner is not None:
+        why = address_refusal(inner, allow_loopback=allow_loopback)
+        return f"{why} (inside {ip})" if why else None
+    if ip.is_loopback:
+        return None if allow_loopback else f"{ip} is a loopback address"
+    if ip.is_unspecified:
+        return f"{ip} is the unspecified address"
+    if ip.is_multicast:
+        return f"{ip} is a multicast address"
+    if ip.is_link_local:
+        return f"{ip} is a link-local address (cloud metadata lives there)"
+    if ip.is_private:
+        return f"{ip} is a private address"
+    if ip.is_reserved:
+        return f"{ip} is a reserved address"
+    if not ip.is_global:  # CGNAT 100.64.0.0/10 and the other special-purpose ranges
+        return f"{ip} is not a public address"
+    return None

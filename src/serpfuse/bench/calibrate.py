@@ -735,42 +735,19 @@ def is_json_lines(path: Path) -> bool:
     raise CalibrationError(f"no judgments in {path}")
 
 
-def read_json_lines(path: Path) -> list[tuple[str, str, int, int]]:
-    """(query, url, grade, line number) of each JSON Lines judgment; a bad line raises naming it."""
-    out = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            item = json.loads(line)
-        except ValueError as exc:
-            raise CalibrationError(f"{where}: not JSON ({exc})".splitlines()[0]) from None
-        if not isinstance(item, dict):
-            raise CalibrationError(f'{where}: expected an object {{"query", "url", "rel"}}')
-        missing = [k for k in ("query", "url", "rel") if k not in item]
-        if missing:
-            raise CalibrationError(f"{where}: missing {', '.join(repr(k) for k in missing)}")
-        query, url, rel = item["query"], item["url"], item["rel"]
-        if isinstance(query, int) and not isinstance(query, bool):
-            query = str(query)
-        if not isinstance(query, str) or not query.strip() or not isinstance(url, str) or not url.strip():
-            raise CalibrationError(f'{where}: "query" and "url" must be non-empty text')
-        if isinstance(rel, bool) or not isinstance(rel, int):
-            raise CalibrationError(f'{where}: "rel" must be an integer grade, got {rel!r}')
-        out.append((query, url, rel, number))
-    if not out:
-        raise CalibrationError(f"no judgments in {path}")
-    return out
-
-
 def read_run_qrels(path: Path) -> trec.QrelsSet:
     """qid -> docid -> grade for runs: TREC qrels, or JSON Lines whose ``query`` is the qid and ``url`` the docid."""
+    from serpfuse.bench.judged_recording import JudgmentsError, read_judgment_lines
+
     if is_json_lines(path):
         qrels: trec.QrelsSet = {}
-        for query, docid, rel, _ in read_json_lines(path):
-            grades = qrels.setdefault(query, {})
-            grades[docid] = max(rel, grades.get(docid, rel))
+        try:
+            judgments = read_judgment_lines(path)
+        except JudgmentsError as exc:
+            raise CalibrationError(str(exc)) from None
+        for item in judgments:  # the qid and the docid as written: runs name documents exactly
+            grades = qrels.setdefault(item.query, {})
+            grades[item.url] = max(item.rel, grades.get(item.url, item.rel))
         return qrels
     try:
         return trec.read_qrels(path)

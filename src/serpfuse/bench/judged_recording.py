@@ -125,10 +125,19 @@ class JudgedRecording:
     engine_summaries: dict[tuple, dict[str, dict[str, float]]] = field(default_factory=dict, repr=False)
 
 
-def read_judgments(path: str | Path) -> dict[str, dict[str, int]]:
-    """Normalised query -> dedup key -> grade from a JSON Lines file; a bad line raises naming it."""
-    from serpfuse.sources.replay import normalise_query
+@dataclass(frozen=True)
+class Judgment:
+    """One line of a JSON Lines judgments file, as written (``line`` is its 1-based number)."""
 
+    query: str
+    url: str
+    rel: int
+    line: int
+
+
+def read_judgment_lines(path: str | Path) -> list[Judgment]:
+    """Every judgment of a JSON Lines file ``{"query", "url", "rel"}`` as written, in file order; a bad line
+    raises naming it. A whole-number ``query`` is read as text (a TREC qid in JSON Lines)."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -136,7 +145,7 @@ def read_judgments(path: str | Path) -> dict[str, dict[str, int]]:
         raise JudgmentsError(f"judgments file not found: {path}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise JudgmentsError(f"cannot read judgments {path}: {exc}".splitlines()[0]) from None
-    out: dict[str, dict[str, int]] = {}
+    out = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -151,13 +160,25 @@ def read_judgments(path: str | Path) -> dict[str, dict[str, int]]:
         if missing:
             raise JudgmentsError(f"{where}: missing {', '.join(repr(k) for k in missing)}")
         query, url, rel = item["query"], item["url"], item["rel"]
+        if isinstance(query, int) and not isinstance(query, bool):
+            query = str(query)
         if not isinstance(query, str) or not query.strip() or not isinstance(url, str) or not url.strip():
             raise JudgmentsError(f'{where}: "query" and "url" must be non-empty text')
         if isinstance(rel, bool) or not isinstance(rel, int):
             raise JudgmentsError(f'{where}: "rel" must be an integer grade, got {rel!r}')
-        grades = out.setdefault(normalise_query(query), {})
-        key = dedup_key(url)
-        grades[key] = max(rel, grades.get(key, rel))
+        out.append(Judgment(query, url, rel, number))
+    return out
+
+
+def read_judgments(path: str | Path) -> dict[str, dict[str, int]]:
+    """Normalised query -> dedup key -> grade from a JSON Lines file; a bad line raises naming it."""
+    from serpfuse.sources.replay import normalise_query
+
+    out: dict[str, dict[str, int]] = {}
+    for item in read_judgment_lines(path):
+        grades = out.setdefault(normalise_query(item.query), {})
+        key = dedup_key(item.url)
+        grades[key] = max(item.rel, grades.get(key, item.rel))
     if not out:
         raise JudgmentsError(f"no judgments in {path}")
     return out
@@ -183,7 +204,12 @@ def recorded_rows(recording: str | Path) -> tuple[dict[str, tuple[str, list[Reco
             raw = None
     if isinstance(raw, list):  # SearXNG: the rows as it fused them
         out = {}
-        for entry in raw:
+        for number, entry in enumerate(raw, start=1):
+            for r in entry.get("results") or []:
+                if not isinstance(r, dict) or not isinstance(r.get("url"), str) or not r["url"].strip():
+                    raise JudgmentsError(
+                        f"{path}: query {number} ({entry['query']!r}) has a result without a url"
+                    )
             rows = [
                 RecordedRow(
                     url=r["url"],

@@ -21,6 +21,7 @@ COMMANDS = {
     "engines": "List every engine: tier, weight, group, region, transport (browser/api), key status and cooldown.",
     "doctor": "Check every engine live on a fixed query set; exit 1 when a default primary is broken.",
     "record": "Run live searches and save, per query and engine, the raw response and the parsed rows.",
+    "judge": "Grade a recording's candidates blind (0, 1, 2 from the keyboard) on a page served on loopback.",
     "bench": "Measure ranking quality on a recording with judgments: overall, per group, per engine, worst queries.",
     "fuse": "Fuse ranked lists given as TREC run files and print the fused run in TREC format.",
     "calibrate": "Learn engine weights for the default fusion from judged queries; print or write them as TOML.",

@@ -8,6 +8,7 @@ they are.
     serpfuse bench --replay REC --qrels J.jsonl --compare baseline adaptive   # per-query deltas, paired bootstrap
     serpfuse bench --replay REC --qrels J.jsonl --sweep --strategy rrf    # a grid: marginal means, best vs default
     serpfuse bench --replay REC --qrels J.jsonl --json                    # machine-readable, per query
+    serpfuse bench --replay REC --qrels J.jsonl --compare adaptive adaptive --weights W.toml  # learned weights
 
 Judgments are one JSON object a line, ``{"query": "...", "url": "...", "rel": 0|1|2}``, matched to the recording by
 query text and canonical URL. A configuration is written ``NAME[,section.knob=value...]`` (``--compare``) or
@@ -127,6 +128,12 @@ def register(app: typer.Typer) -> None:
             str | None,
             typer.Option("--now", help="the clock freshness is judged against, ISO date (default: now)"),
         ] = None,
+        weights: Annotated[
+            Path | None,
+            typer.Option(
+                "--weights", help="engine weights, [ranking.weights] (calibrate's); with --compare: B's only"
+            ),
+        ] = None,
         as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
         as_markdown: Annotated[bool, typer.Option("--markdown", help="Markdown tables")] = False,
     ) -> None:
@@ -138,6 +145,12 @@ def register(app: typer.Typer) -> None:
         if as_json and as_markdown:
             fail("--json and --markdown are two output formats: choose one")
         output = "json" if as_json else "markdown" if as_markdown else "table"
+        if weights is not None:  # the file's weights as knobs, so the configuration's label names them
+            knobs = [f"weights.{engine}={w:g}" for engine, w in _read_weights(weights).items()]
+            if compare_specs:
+                compare_specs = (compare_specs[0], ",".join([compare_specs[1], *knobs]))
+            else:
+                settings = [*(settings or []), *knobs]
         options = RecordingBenchOptions(
             replay=replay,
             qrels=qrels,
@@ -155,6 +168,15 @@ def register(app: typer.Typer) -> None:
         except BenchError as exc:
             fail(str(exc))
         show(outcome, output)
+
+
+def _read_weights(path: Path) -> dict[str, float]:
+    from serpfuse.settings import ConfigError, read_weights_file
+
+    try:
+        return read_weights_file(path)
+    except ConfigError as exc:
+        fail(str(exc))
 
 
 def show(outcome: Any, output: str) -> None:

@@ -34,6 +34,7 @@ def _table(report: dict[str, Any], *, with_why: bool, compact: bool) -> Table:
         title=f"serpfuse doctor · {len(report['queries'])} queries · {report['checkedAt']}",
         box=box.SIMPLE_HEAD if compact else box.HEAVY_HEAD,
         pad_edge=not compact,
+        padding=(0, 0, 0, 1) if compact else (0, 1),  # at 80 columns one space between columns is enough
     )
     for name in ("engine", "status", *NUMBERS):
         table.add_column(name, justify="left" if name in ("engine", "status") else "right", no_wrap=True)
@@ -81,6 +82,11 @@ def render(report: dict[str, Any], console: Console) -> None:
     console.print(
         f"independent indexes answered: {indexes['answered']} ({', '.join(indexes['groups']) or 'none'})"
     )
+    if report["offline"]:
+        console.print(
+            "[red]no engine could be reached (no HTTP answer from any): is this machine online, or its proxy "
+            "up? The other queries were not asked.[/red]"
+        )
     if report["brokenPrimaries"]:
         console.print(f"[red]broken default primaries: {', '.join(report['brokenPrimaries'])}[/red]")
     else:
@@ -144,7 +150,8 @@ def register(app: typer.Typer) -> None:
                 proxy=settings.proxy,
                 impersonate=settings.impersonate,
                 timeout_s=settings.timeout_s,
-                base_urls=_base_urls(base_url),
+                base_urls={**settings.engine_base_urls, **_base_urls(base_url)},
+                contacts=settings.engine_contacts,
                 cooldowns=cooldowns(),
             )
         except (SourceError, UnknownEngine) as exc:

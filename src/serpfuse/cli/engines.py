@@ -1,5 +1,5 @@
-"""`serpfuse engines`: every engine with its tier, weight, group, region, transport, key status and cooldown
-state."""
+"""`serpfuse engines`: every engine with its tier, weight, group, region, transport, key status, base URL and
+cooldown state."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from serpfuse.cli.errors import fail
 from serpfuse.config import RankingConfig
 from serpfuse.models import SearchRequest
 from serpfuse.secrets import KeysFileError, KeyStore
-from serpfuse.settings import ConfigError, Settings, load_settings
+from serpfuse.settings import ConfigError, Settings, load_settings, mask_url
 from serpfuse.sources.live import LiveSource
 from serpfuse.sources.transport import Transport
 from serpfuse.state import UnusableStore, open_stores
@@ -25,7 +25,7 @@ _ANY_REQUEST = SearchRequest(query="serpfuse engines")  # no time range, no date
 
 
 async def engine_rows(source: LiveSource, ranking: RankingConfig) -> list[dict[str, Any]]:
-    """One JSON-ready dict per engine. Key status only: a key itself never appears."""
+    """One JSON-ready dict per engine. Key status only: a key itself never appears, nor a base URL's password."""
     weights, groups = ranking.consensus.weights, ranking.consensus.groups
     now = time.time()
     rows = []
@@ -44,12 +44,14 @@ async def engine_rows(source: LiveSource, ranking: RankingConfig) -> list[dict[s
                 "tier": info.tier,
                 "weight": round(float(weights.get(slot.name, 1.0)), 4),
                 "group": groups.get(slot.name, slot.name),
+                "ownIndex": info.own_index,
                 "region": info.region,
                 "kind": info.kind,
                 "transport": info.transport,
                 "timeRange": info.time_range_support,
                 "challengeCooldownS": info.challenge_cooldown_s,
                 "key": source.keys.status(slot.name),
+                "baseUrl": mask_url(base) if (base := source.base_url(slot.name)) else None,
                 "status": status,
                 "reason": reason,
                 "cooldownRemainingS": round(state.remaining_s(now), 1) if state else None,
@@ -66,8 +68,10 @@ KEY_NOTES = {"not needed": "", "configured": ", key set", "missing": ", no key"}
 
 
 def access(row: dict[str, Any]) -> str:
-    """How an engine is asked, in one narrow cell: its transport, and its key when it takes one."""
-    return row["transport"] + KEY_NOTES.get(row["key"], f", key {row['key']}")
+    """How an engine is asked, in one narrow cell: its transport, its key when it takes one, and where its
+    requests go when the operator set a base URL."""
+    cell = row["transport"] + KEY_NOTES.get(row["key"], f", key {row['key']}")
+    return f"{cell}, at {row['baseUrl']}" if row.get("baseUrl") else cell
 
 
 def render(rows: list[dict[str, Any]], console: Console) -> None:
@@ -85,7 +89,7 @@ def render(rows: list[dict[str, Any]], console: Console) -> None:
             row["engine"],
             row["tier"],
             f"{row['weight']:.2f}",
-            row["group"],
+            row["group"] if row.get("ownIndex", True) else f"{row['group']} (no index of its own)",
             row["region"],
             access(row),
             f"[{colour}]{row['status']}[/{colour}]",
@@ -107,7 +111,13 @@ async def _collect(settings: Settings, keys: KeyStore) -> list[dict[str, Any]]:
     process's own (empty). Raises UnusableStore, or StoreUnreachable when Redis did not answer."""
     stores = open_stores(settings, use_cache=False)
     # No request is sent: the transport's client is created only on first use.
-    source = LiveSource(keys, stores.cooldowns, Transport(trust_env=False), timeout_s=settings.timeout_s)
+    source = LiveSource(
+        keys,
+        stores.cooldowns,
+        Transport(trust_env=False),
+        base_urls=settings.engine_base_urls,
+        timeout_s=settings.timeout_s,
+    )
     try:
         rows = await engine_rows(source, settings.ranking_config)
     finally:

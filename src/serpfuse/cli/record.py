@@ -251,7 +251,8 @@ def register(app: typer.Typer) -> None:
                 proxy=settings.proxy,
                 impersonate=settings.impersonate,
                 timeout_s=settings.timeout_s,
-                base_urls=_base_urls(base_url),
+                base_urls={**settings.engine_base_urls, **_base_urls(base_url)},
+                contacts=settings.engine_contacts,
             )
         except (SourceError, UnknownEngine) as exc:
             fail(str(exc))

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from serpfuse import service
 from serpfuse.cli.errors import EXIT_NO_RESULTS, fail, validation_message
 from serpfuse.config import DEFAULT_STRATEGY
 from serpfuse.engines import ENGINES
@@ -26,15 +27,8 @@ from serpfuse.settings import ConfigError, load_settings, read_weights_file
 from serpfuse.sources.base import SourceError
 from serpfuse.sources.fanout import UnknownEngine
 
-NO_ANSWER_HINT = (
-    "serpfuse: no engine answered; check the network connection (and any proxy settings), "
-    "or search a recording with --replay FILE"
-)
-# Every engine refused, cooled down or was not set up: the network is not what to check.
-NOT_REACHED_HINT = (
-    "serpfuse: no engine answered (each line says why; serpfuse engines shows keys and cooldowns), "
-    "or search a recording with --replay FILE"
-)
+NO_ANSWER_HINT = "serpfuse: " + service.NO_ANSWER_HINT
+NOT_REACHED_HINT = "serpfuse: " + service.NOT_REACHED_HINT
 # An engine skipped for want of set-up (a key, a base URL), in the live source's own words.
 NOT_SET_UP = {"no API key": "key", "no base URL": "base URL"}
 BACKUP_NOT_NEEDED = "fallback tier not needed"
@@ -137,8 +131,7 @@ def report_failure(resp: SearchResponse, *, named: bool) -> None:
         print(f"serpfuse: {e.engine}: {e.status}: {e.reason or 'no answer'}", file=sys.stderr)
     if summary:
         print(f"serpfuse: {summary}", file=sys.stderr)
-    failed = any(e.status in ("error", "timeout") for e in resp.engines)
-    print(NO_ANSWER_HINT if failed else NOT_REACHED_HINT, file=sys.stderr)
+    print("serpfuse: " + (service.no_answer_hint(resp) or service.NOT_REACHED_HINT), file=sys.stderr)
 
 
 def render_explain(resp: SearchResponse, console: Console) -> None:

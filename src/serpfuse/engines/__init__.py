@@ -80,6 +80,27 @@ def get_engine(name: str) -> ModuleType:
         raise UnknownEngine(f"unknown engine {name!r}; valid engines: {', '.join(sorted(ENGINES))}") from None
 
 
+def env_name(name: str) -> str:
+    """An engine's name as an environment variable spells it: upper case, ``-`` as ``_`` (``BRAVE_WEB``)."""
+    return name.upper().replace("-", "_")
+
+
+def name_from_env(spelled: str) -> str:
+    """The engine name an environment variable (or a settings table) spells: ``BRAVE_WEB`` -> ``brave-web``.
+    No engine name holds ``_``, so the way back is unambiguous."""
+    return spelled.strip().lower().replace("_", "-")
+
+
+def option_env(name: str, option: str) -> str:
+    """The variable that sets one of an engine's options: ``SERPFUSE_ENGINES__BRAVE_WEB__BASE_URL``."""
+    return f"SERPFUSE_ENGINES__{env_name(name)}__{option.upper()}"
+
+
+def base_url_env(name: str) -> str:
+    """The variable that sets an engine's base URL: ``SERPFUSE_ENGINES__BRAVE_WEB__BASE_URL``."""
+    return option_env(name, "base_url")
+
+
 def classifier(engine: ModuleType) -> Callable[[int, Mapping[str, str], bytes], EngineError | None]:
     """The status mapper to use for an engine's responses: its own ``classify`` or the central one."""
     return getattr(engine, "classify", classify_http)

@@ -21,7 +21,8 @@ An engine whose request needs something only a first page holds (Startpage's ``s
 declares that page: ``build_preflight(q) -> RequestSpec`` names the request, and ``build_request(q, preflight)``
 receives its answer as a ``Reply`` (status, headers, body) that has passed the status mapper. It raises
 ``ChallengeDetected`` or ``ParseFailure`` when that page is a block page or lacks what it needs. Only the second
-answer goes to ``parse``, so a recorded answer re-parses like any single-request engine's.
+answer goes to ``parse``, so a recorded answer re-parses like any single-request engine's. An engine whose first
+page stays good for a while says so in ``INFO.preflight_reuse_s``: the live source then keeps the page that long.
 
 A multi-step engine (one that needs several round trips, like Exa's keyless MCP endpoint) instead defines
 ``async def run(client: EngineClient, q: EngineQuery) -> Reply``. ``client.send(spec)`` sends one request and
@@ -29,6 +30,10 @@ returns ``(status, headers, body)`` unclassified; it raises ``EngineError`` (e.g
 transport failures. ``run`` classifies each step itself with ``classify_http`` and returns the last reply,
 which ``parse`` reads like any engine's answer (off the event loop, under the parse budget); what ``run``
 reads itself on the loop it keeps small.
+
+Every engine builds its requests for its own site. An operator's base URL for it (``[engines.NAME] base_url``)
+replaces the scheme, host and port of each one in the live source, paths, parameters and headers kept, so a
+module never looks at ``EngineQuery.base_url`` unless it has no site of its own (SearXNG).
 
 What parsers share lives beside this module: ``engines.rows`` (row building), ``engines.bodies`` (decoding,
 HTML tree, JSON), ``engines.dates`` (published dates, time ranges), ``engines.locale`` (region and language).
@@ -81,9 +86,12 @@ class EngineInfo:
     timeout_s: float = 15.0
     min_interval_s: float = 0.0  # per-engine rate limit: calls queue to keep this gap (Brave free: 1 req/s)
     group: str | None = None  # informational (correlated index); ranking groups are data
+    # False for a router that answers from other engines' indexes (AnySearch): one voter however many sources
+    # it asks, and its group is never an index of its own (``serpfuse engines`` says so).
+    own_index: bool = True
     accepts_key: bool = False  # keyless engine that also uses a key when one is configured (anysearch)
-    needs_base_url: bool = False  # self-hosted (searxng): unusable without EngineQuery.base_url
-    base_url_envs: tuple[str, ...] = ()
+    needs_base_url: bool = False  # self-hosted (searxng): unusable without a base URL
+    base_url_envs: tuple[str, ...] = ()  # older variables that also set it (SERPFUSE_SEARXNG_URL)
     read_error_body: bool = (
         True  # False: a non-2xx body is never downloaded (AnySearch's 402 can hold credentials)
     )
@@ -93,6 +101,12 @@ class EngineInfo:
     # What the engine searches: the web, or news articles (a news endpoint is its own engine module). A search
     # asks only the engines of its category.
     category: Category = "general"
+    # The engine's usage policy asks for the operator's contact in the User-Agent (Wikimedia's): the live source
+    # hands it the one configured ([engines.NAME] contact) in EngineQuery.contact.
+    user_agent_contact: bool = False
+    # How long a preflight page may serve later calls (Startpage's sc token); 0: fetched for every call. The
+    # live source drops it when a search built from it fails, and sends the search as the browser that got it.
+    preflight_reuse_s: float = 0.0
 
 
 @dataclass
@@ -109,7 +123,12 @@ class EngineQuery:
     include_domains: tuple[str, ...] = ()
     exclude_domains: tuple[str, ...] = ()
     api_key: str | None = field(default=None, repr=False)
-    base_url: str | None = None  # searxng instance, or a test server override
+    # The operator's base URL for this engine. The live source rebases every request onto it (urls.rebase_url),
+    # so only a self-hosted engine, which has no address of its own (searxng), reads it.
+    base_url: str | None = None
+    contact: str | None = (
+        None  # the operator's contact, for an engine whose INFO.user_agent_contact asks for it
+    )
 
 
 # Header and body field names whose values are secrets: masked in RequestSpec's repr.

@@ -33,10 +33,9 @@ from serpfuse.engines.base import (
 )
 from serpfuse.engines.bodies import html_tree, node_text, results_page_without_rows
 from serpfuse.engines.dates import parse_published
-from serpfuse.engines.locale import split_locale
+from serpfuse.engines.locale import accept_language, script_language, split_locale
 from serpfuse.engines.rows import RowFields, is_ad_click, rows_from_items
 from serpfuse.models import EngineRow
-from serpfuse.text import is_cjk
 
 INFO = EngineInfo(
     name="bing",
@@ -84,19 +83,11 @@ SNIPPETS = (
 DATE = "span.news_dt"
 
 
-def _script_language(text: str) -> str:
-    if any("\u3040" <= c <= "\u30ff" for c in text):
-        return "ja"
-    if any("\uac00" <= c <= "\ud7af" for c in text):
-        return "ko"
-    return "zh" if any(is_cjk(c) for c in text) else "en"
-
-
 def market(q: EngineQuery, default_country: str | None = None) -> tuple[str, str | None]:
     """(setlang like "en" or "zh-hans", cc like "de" or None) for the query."""
     country, lang = split_locale(q.region, q.language)
     country = country or default_country
-    lang = lang or _script_language(q.text)
+    lang = lang or script_language(q.text) or "en"
     if lang == "zh":
         lang = "zh-hant" if country in TRADITIONAL_CHINESE else "zh-hans"
     return lang, (country if country and country not in NO_CC else None)
@@ -108,7 +99,10 @@ def request_for(url: str, q: EngineQuery, default_country: str | None = None) ->
     params["setlang"] = setlang
     if cc:
         params["cc"] = cc
-    return RequestSpec(method="GET", url=q.base_url or url, params=params)
+    # The region's browser, too: Bing weighs Accept-Language beside cc (and a US browser's header otherwise).
+    language = accept_language(q.region, q.language)
+    headers = {"Accept-Language": language} if language else None
+    return RequestSpec(method="GET", url=url, params=params, headers=headers)
 
 
 def build_request(q: EngineQuery) -> RequestSpec | None:

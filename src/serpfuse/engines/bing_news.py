@@ -27,6 +27,7 @@ from serpfuse.engines.base import (
     shows_challenge,
 )
 from serpfuse.engines.dates import parse_published
+from serpfuse.engines.locale import accept_language
 from serpfuse.engines.rows import RowFields, rows_from_items
 from serpfuse.models import EngineRow
 
@@ -59,7 +60,10 @@ def build_request(q: EngineQuery) -> RequestSpec | None:
         params["cc"] = cc
     if q.time_range:
         params["qft"] = f'interval="{TIME_RANGE[q.time_range]}"'
-    return RequestSpec(method="GET", url=q.base_url or URL, params=params)
+    # The region's browser, as for the web search (SearXNG's bing news sets it from the region too).
+    language = accept_language(q.region, q.language)
+    headers = {"Accept-Language": language} if language else None
+    return RequestSpec(method="GET", url=URL, params=params, headers=headers)
 
 
 def article_url(link: str | None) -> str | None:

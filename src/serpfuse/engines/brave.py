@@ -3,13 +3,20 @@
 GET https://api.search.brave.com/res/v1/web/search with ``q``, ``count`` (1..20) and ``freshness``
 (pd|pw|pm|py or YYYY-MM-DDtoYYYY-MM-DD). Rows are ``web.results[]`` with ``title``, ``url``,
 ``description``, ``page_age`` (ISO) and ``age`` ("3 days ago" or "May 12, 2023").
+
+``search_lang`` and ``country`` take Brave's own enums (data/brave_locales.json), and Brave answers 422 to any
+other value: the caller's language is spelt Brave's way (``zh-hans``/``zh-hant`` for Chinese by script or
+country, ``jp`` for Japanese, ``pt-br``/``pt-pt``, ``nb`` for Norwegian, ``en-gb`` in the United Kingdom), the
+country upper case with ``GB`` for ``uk``, and whatever Brave does not list is left out rather than sent.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
+from functools import cache
 
+from serpfuse import data
 from serpfuse.engines.base import EngineInfo, EngineQuery, ParseFailure, RequestSpec, check_status, clamp
 from serpfuse.engines.bodies import json_body
 from serpfuse.engines.dates import parse_published
@@ -44,6 +51,40 @@ def freshness(q: EngineQuery, today: dt.date) -> str | None:
     return None
 
 
+TRADITIONAL_CHINESE = frozenset({"tw", "hk", "mo"})
+COUNTRY_ALIASES = {"uk": "gb"}
+
+
+@cache
+def _enums() -> tuple[frozenset[str], frozenset[str]]:
+    table = data.json("brave_locales.json")
+    return frozenset(table["search_lang"]), frozenset(table["country"])
+
+
+def search_lang(language: str | None, country: str | None) -> str | None:
+    """Brave's ``search_lang`` for a language ("zh-TW", "ja", "pt") in a country, or None outside Brave's enum."""
+    languages, _ = _enums()
+    tag = (language or "").strip().lower().replace("_", "-")
+    lang = tag.split("-", 1)[0]
+    if lang == "zh":
+        script = "hant" if "hant" in tag or country in TRADITIONAL_CHINESE else "hans"
+        wanted = f"zh-{script}"
+    elif lang == "pt":
+        wanted = "pt-br" if country == "br" else "pt-pt"
+    elif lang == "en" and country == "gb":
+        wanted = "en-gb"
+    else:
+        wanted = {"ja": "jp", "no": "nb", "nn": "nb"}.get(lang, lang)
+    return wanted if wanted in languages else None
+
+
+def country_code(country: str | None) -> str | None:
+    """Brave's ``country`` (upper case, ``GB`` for ``uk``), or None outside Brave's enum."""
+    _, countries = _enums()
+    code = COUNTRY_ALIASES.get(country or "", country or "").upper()  # "uk" is how people write GB
+    return code if code in countries and code != "ALL" else None
+
+
 def build_request(q: EngineQuery) -> RequestSpec | None:
     if not q.api_key:
         return None
@@ -56,12 +97,14 @@ def build_request(q: EngineQuery) -> RequestSpec | None:
     if fresh:
         params["freshness"] = fresh
     country, lang = split_locale(q.region, q.language)
-    if country:
-        params["country"] = country.upper()
-    if lang:
-        params["search_lang"] = lang
+    country = COUNTRY_ALIASES.get(country or "", country)
+    if code := country_code(country):
+        params["country"] = code
+    # The language tag as given ("zh-Hant" names a script split_locale would read as a country).
+    if language := search_lang(q.language or lang, country):
+        params["search_lang"] = language
     headers = {"Accept": "application/json", "X-Subscription-Token": q.api_key}
-    return RequestSpec(method="GET", url=q.base_url or URL, params=params, headers=headers)
+    return RequestSpec(method="GET", url=URL, params=params, headers=headers)
 
 
 def _pick(item: dict) -> RowFields:

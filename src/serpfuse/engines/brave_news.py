@@ -58,10 +58,10 @@ def build_request(q: EngineQuery) -> RequestSpec | None:
     country, _ = split_locale(q.region, q.language)
     return RequestSpec(
         method="GET",
-        url=q.base_url or URL,
+        url=URL,
         params={"q": q.text, "source": "web"},
         headers=dict(brave_web.HEADERS),
-        cookies={"useLocation": "0", "country": country or "all"},
+        cookies={"useLocation": "0", "summarizer": "0", "country": country or "all"},
     )
 
 

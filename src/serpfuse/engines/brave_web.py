@@ -1,9 +1,13 @@
 """Brave Search's own web results page (keyless): Brave's independent index, read from its HTML.
 
 GET https://search.brave.com/search?q=...&source=web, as the search box sends it; ``tf`` (pd|pw|pm|py) filters
-by time. The region goes in the ``country`` cookie, and ``useLocation=0`` keeps Brave from guessing it from the
-IP. Brave answers browsers with brotli and checks the Sec-Fetch-* headers a navigation carries: the browser
-transport sends both (curl_cffi decodes brotli).
+by time. The region goes in the ``country`` cookie, ``useLocation=0`` keeps Brave from guessing it from the
+IP, and ``summarizer=0`` turns off the AI summary (SearXNG's brave engine sends both). Brave answers browsers
+with brotli and checks the Sec-Fetch-* headers a navigation carries: the browser transport sends both (curl_cffi
+decodes brotli).
+
+A 429 (with or without ``Retry-After``) is a rate limit: the engine cools down for what Retry-After says
+(at least 10 s) or 180 s, and is not asked again in the same search.
 
 Each web result is a ``div[data-type="web"]``. Two layouts are read: the 2022 one (``a.result-header``,
 ``.snippet-title``, ``p.snippet-description``; the real captures in ../shared/data/aql-serps) and the current
@@ -44,6 +48,9 @@ INFO = EngineInfo(
     time_range_support=True,
     rows_per_request=20,
     group="brave",
+    # Brave answers a burst from one address with 429: a query's variants go a second apart, and one queued
+    # behind a 429 is not sent at all (the live source re-checks the cooldown after the queue).
+    min_interval_s=1.0,
 )
 
 URL = "https://search.brave.com/search"
@@ -77,10 +84,8 @@ def build_request(q: EngineQuery) -> RequestSpec | None:
     if q.time_range:
         params["tf"] = TIME_RANGE[q.time_range]
     country, _ = split_locale(q.region, q.language)
-    cookies = {"useLocation": "0", "country": country or "all"}
-    return RequestSpec(
-        method="GET", url=q.base_url or URL, params=params, headers=dict(HEADERS), cookies=cookies
-    )
+    cookies = {"useLocation": "0", "summarizer": "0", "country": country or "all"}
+    return RequestSpec(method="GET", url=URL, params=params, headers=dict(HEADERS), cookies=cookies)
 
 
 def _first(item: LexborNode, selectors: tuple[str, ...]) -> LexborNode | None:

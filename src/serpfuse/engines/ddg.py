@@ -1,9 +1,11 @@
 """DuckDuckGo's no-JavaScript HTML endpoint (keyless; Microsoft's index under DuckDuckGo's ranking).
 
 POST https://html.duckduckgo.com/html/ as the site's own search form sends it: ``q``, ``b`` (empty), ``kl``
-(region, ``wt-wt`` for none) and ``df`` (d/w/m/y), ``kl`` and ``df`` repeated as cookies, ``Referer`` the
-site itself (so Sec-Fetch-Site says "same-origin"). ``kl`` takes DuckDuckGo's own region codes
-(data/ddg_regions.json: ``uk-en``, ``jp-jp``, ``tw-tzh``...), not country-language pairs.
+(region, ``wt-wt`` for none) and ``df`` (d/w/m/y); ``df`` repeated as a cookie, and ``kl`` too when a region is
+chosen (a ``kl=wt-wt`` cookie is a setting nobody saves); ``Origin`` and ``Referer`` the site itself, as a form
+posted from its page carries them (so Sec-Fetch-Site says "same-origin"). ``kl`` takes DuckDuckGo's own region
+codes (data/ddg_regions.json: ``uk-en``, ``jp-jp``, ``tw-tzh``...), not country-language pairs; the region's
+language and country go in ``Accept-Language`` too, from which the page guesses its language.
 
 A word starting with ``!`` would be read as a bang and send the search to another site; such words go
 quoted. DuckDuckGo refuses queries of 500 characters or more: the engine is skipped with that reason (never
@@ -33,7 +35,7 @@ from serpfuse.engines.base import (
     shows_challenge,
 )
 from serpfuse.engines.bodies import html_tree, node_text, results_page_without_rows
-from serpfuse.engines.locale import split_locale
+from serpfuse.engines.locale import accept_language_for, split_locale
 from serpfuse.engines.rows import RowFields, is_ad_click, rows_from_items
 from serpfuse.models import EngineRow
 
@@ -54,7 +56,8 @@ INFO = EngineInfo(
 )
 
 URL = "https://html.duckduckgo.com/html/"
-REFERER = "https://html.duckduckgo.com/"
+ORIGIN = "https://html.duckduckgo.com"
+REFERER = ORIGIN + "/"
 TIME_RANGE = {"day": "d", "week": "w", "month": "m", "year": "y"}
 NO_REGION = "wt-wt"
 MAX_QUERY_CHARS = 499  # DuckDuckGo answers nothing for 500 or more
@@ -72,11 +75,15 @@ SNIPPET = ".result__snippet"
 BANG = re.compile(r"^!\w")
 
 
+Place = tuple[str | None, str | None]  # (ISO country, language) a region code serves
+
+
 @cache
-def _regions() -> tuple[dict[str, str], dict[tuple[str, str], str], dict[str, str], dict[str, str]]:
-    """(codes, (country, language) -> code, country -> default code, country aliases) from the data table."""
+def _regions() -> tuple[dict[str, Place], dict[tuple[str, str], str], dict[str, str], dict[str, str]]:
+    """(code -> (country, language), (country, language) -> code, country -> default code, country aliases)
+    from the data table."""
     table = data.json("ddg_regions.json")
-    codes = {code: code for code in table["regions"]}
+    codes = {code: (country, language) for code, (country, language) in table["regions"].items()}
     by_pair: dict[tuple[str, str], str] = {}
     by_country: dict[str, str] = {}
     for code, (country, language) in table["regions"].items():
@@ -107,12 +114,13 @@ def quote_bangs(query: str) -> str:
     return " ".join(f"'{word}'" if BANG.match(word) else word for word in query.split())
 
 
-def _accept_language(region: str | None, language: str | None) -> str | None:
-    # DuckDuckGo's HTML page guesses the language from Accept-Language (it has no language field).
-    country, lang = split_locale(region, language)
-    if not lang:
-        return None
-    return f"{lang}-{country.upper()},{lang};q=0.9" if country else f"{lang},en;q=0.5"
+def _accept_language(kl: str, language: str | None) -> str | None:
+    # DuckDuckGo's HTML page guesses the language from Accept-Language (it has no language field): the
+    # caller's language, else the one the region code serves, in the region code's country. The region is
+    # read through its code only: DuckDuckGo's "uk-en" is English in the United Kingdom, not Ukrainian.
+    _, lang = split_locale(None, language)
+    country, region_lang = _regions()[0].get(kl, (None, None))
+    return accept_language_for(country, lang or region_lang)
 
 
 def build_request(q: EngineQuery) -> RequestSpec | None:
@@ -122,13 +130,13 @@ def build_request(q: EngineQuery) -> RequestSpec | None:
         raise QueryNotServed(f"query is {len(q.text)} characters; DuckDuckGo takes at most {MAX_QUERY_CHARS}")
     kl = region_code(q.region, q.language)
     form = {"q": quote_bangs(q.text), "b": "", "kl": kl}
-    cookies = {"kl": kl}
+    cookies = {"kl": kl} if kl != NO_REGION else {}
     if q.time_range:
         form["df"] = cookies["df"] = TIME_RANGE[q.time_range]
-    headers = {"Referer": REFERER}
-    if language := _accept_language(q.region, q.language):
+    headers = {"Origin": ORIGIN, "Referer": REFERER}
+    if language := _accept_language(kl, q.language):
         headers["Accept-Language"] = language
-    return RequestSpec(method="POST", url=q.base_url or URL, data=form, headers=headers, cookies=cookies)
+    return RequestSpec(method="POST", url=URL, data=form, headers=headers, cookies=cookies or None)
 
 
 def _non_organic(item: LexborNode) -> bool:

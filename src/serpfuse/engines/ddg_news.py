@@ -61,10 +61,6 @@ FETCH_HEADERS = {
 }
 
 
-def _root(q: EngineQuery) -> str:
-    return (q.base_url or ROOT).rstrip("/")
-
-
 def build_preflight(q: EngineQuery) -> RequestSpec | None:
     if q.date_from or q.date_to or (q.time_range and q.time_range not in TIME_RANGE):
         return None
@@ -72,7 +68,7 @@ def build_preflight(q: EngineQuery) -> RequestSpec | None:
         raise QueryNotServed(
             f"query is {len(q.text)} characters; DuckDuckGo takes at most {ddg.MAX_QUERY_CHARS}"
         )
-    root = _root(q)
+    root = ROOT
     params = {"q": ddg.quote_bangs(q.text), "iar": "news", "t": "h_"}
     return RequestSpec(method="GET", url=root + "/", params=params, headers={"Referer": root + "/"})
 
@@ -92,7 +88,7 @@ def build_request(q: EngineQuery, preflight: Reply) -> RequestSpec | None:
         if shows_challenge(body, ddg.CHALLENGE_MARKERS):
             raise ChallengeDetected("DuckDuckGo bot challenge")
         raise ParseFailure("DuckDuckGo: no vqd token on the results page (layout changed?)")
-    root = _root(q)
+    root = ROOT
     params = {
         "o": "json",
         "q": ddg.quote_bangs(q.text),

@@ -2,7 +2,8 @@
 
 POST https://api.exa.ai/search
 {query, type: "auto", numResults, contents: {highlights: {maxCharacters: 300}}}. ``contents`` is always sent:
-without it Exa returns up to 10,000 characters of text per row, and bills them.
+without it Exa returns up to 10,000 characters of text per row, and bills them. A region's country goes in
+``userLocation`` (ISO code: ``GB`` for ``uk``), as exa-py and SearXNG's exaapi send it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Mapping
 from serpfuse.engines.base import EngineInfo, EngineQuery, RequestSpec, check_status, clamp
 from serpfuse.engines.bodies import json_body
 from serpfuse.engines.dates import parse_published, range_start
+from serpfuse.engines.locale import iso_country
 from serpfuse.engines.rows import RowFields, rows_from_json_list
 from serpfuse.models import EngineRow
 
@@ -60,8 +62,10 @@ def build_request(q: EngineQuery) -> RequestSpec | None:
         body["includeDomains"] = list(q.include_domains)
     if q.exclude_domains:
         body["excludeDomains"] = list(q.exclude_domains)
+    if country := iso_country(q.region, q.language):
+        body["userLocation"] = country
     headers = {"x-api-key": q.api_key, "Content-Type": "application/json", "Accept": "application/json"}
-    return RequestSpec(method="POST", url=q.base_url or URL, headers=headers, json=body)
+    return RequestSpec(method="POST", url=URL, headers=headers, json=body)
 
 
 def _snippet(item: dict) -> str:

@@ -9,6 +9,10 @@ separated by ``---`` lines; a JSON ``{results: [...]}`` text (older servers) is 
 This engine is multi-step, so it defines ``run(client, q)`` instead of ``build_request``: it holds the session
 and returns the ``tools/call`` reply, which ``parse`` reads, live (off the event loop, under the parse budget,
 like any engine's answer) and in replays.
+
+The per-IP rate limit answers any step with HTTP 429 or with a JSON-RPC error saying so ("You've hit Exa's
+free MCP rate limit...", code -32000, on a 2xx or a 4xx); either is ``RateLimited``, which cools the engine
+down for Retry-After or 180 s, instead of a plain error retried 5 s later only to be refused again.
 """
 
 from __future__ import annotations
@@ -26,12 +30,14 @@ from serpfuse.engines.base import (
     EngineInfo,
     EngineQuery,
     ParseFailure,
+    RateLimited,
     Reply,
     RequestSpec,
     check_status,
     clamp,
     classify_http,
     header,
+    retry_after_seconds,
 )
 from serpfuse.engines.bodies import decode_body
 from serpfuse.engines.dates import parse_published
@@ -63,6 +69,7 @@ FIELD = re.compile(
     r"^(Title|URL|Published Date|Published|Author|Highlights|Text|Summary):[ \t]*(.*)$", re.MULTILINE
 )
 SNIPPET_FIELDS = ("Highlights", "Summary", "Text")
+RATE_LIMIT_TEXT = re.compile(r"rate[ -_]?limit|too many requests", re.IGNORECASE)
 
 _ids = itertools.count(1)
 
@@ -78,7 +85,7 @@ def _spec(q: EngineQuery, message: dict[str, Any], session: str | None) -> Reque
     headers = dict(HEADERS)
     if session:
         headers[SESSION_HEADER] = session
-    return RequestSpec(method="POST", url=q.base_url or URL, headers=headers, json=message)
+    return RequestSpec(method="POST", url=URL, headers=headers, json=message)
 
 
 def tool_call(q: EngineQuery) -> dict[str, Any]:
@@ -103,6 +110,38 @@ def rpc_message(headers: Mapping[str, str], body: bytes) -> dict[str, Any]:
         if isinstance(message, dict) and ("result" in message or "error" in message):
             return message
     raise ParseFailure("Exa MCP: no JSON-RPC reply in the response")
+
+
+def rate_limit(status: int, headers: Mapping[str, str], body: bytes) -> RateLimited | None:
+    """The rate limit a reply stands for: HTTP 429, or a JSON-RPC error (or a tool error) that says it is one,
+    whatever the status. Only a small body is read for it: a rate-limit reply is a sentence, not results."""
+    retry_after_s = retry_after_seconds(header(headers, "retry-after"))
+    if status == 429:
+        return RateLimited(retry_after_s=retry_after_s)
+    if not body or len(body) > BODY_HEAD_BYTES:
+        return None
+    try:
+        message = rpc_message(headers, body)
+    except ParseFailure:
+        return None
+    error, result = message.get("error"), message.get("result")
+    if isinstance(error, dict):
+        said = str(error.get("message") or "")
+    elif isinstance(result, dict) and result.get("isError") and isinstance(result.get("content"), list):
+        said = " ".join(str(c.get("text") or "") for c in result["content"] if isinstance(c, dict))
+    else:
+        return None
+    if not RATE_LIMIT_TEXT.search(said):
+        return None
+    return RateLimited("Exa MCP: the keyless rate limit was reached", retry_after_s=retry_after_s)
+
+
+def _check(status: int, headers: Mapping[str, str], body: bytes) -> None:
+    """A rate limit first (its body may ride a 4xx the central mapper would call a plain error), then the rest."""
+    limited = rate_limit(status, headers, body)
+    if limited is not None:
+        raise limited
+    check_status(status, headers, body)
 
 
 def _field_blocks(text: str) -> list[dict[str, str]]:
@@ -149,7 +188,7 @@ def parse_text(text: str) -> list[EngineRow]:
 
 def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) -> list[EngineRow]:
     """Rows of one ``tools/call`` reply."""
-    check_status(status, headers, body)
+    _check(status, headers, body)
     message = rpc_message(headers, body)
     if "error" in message:
         raise EngineError("Exa MCP returned a JSON-RPC error")
@@ -171,7 +210,7 @@ async def run(client: EngineClient, q: EngineQuery) -> Reply:
         "initialize", {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": CLIENT_INFO}
     )
     status, headers, body = await client.send(_spec(q, init, None))
-    check_status(status, headers, body)
+    _check(status, headers, body)
     # Read here, on the event loop: so only as much as an initialize reply holds (a few hundred bytes).
     if len(body) > BODY_HEAD_BYTES:
         raise ParseFailure("Exa MCP: an initialize reply larger than any initialize reply")
@@ -182,7 +221,7 @@ async def run(client: EngineClient, q: EngineQuery) -> Reply:
     status, headers, body = await client.send(
         _spec(q, _rpc("notifications/initialized", {}, notification=True), session)
     )
-    error = classify_http(status, headers, body[:BODY_HEAD_BYTES])
+    error = rate_limit(status, headers, body) or classify_http(status, headers, body[:BODY_HEAD_BYTES])
     if error is not None and error.status != "error":
         raise error
     return await client.send(_spec(q, tool_call(q), session))

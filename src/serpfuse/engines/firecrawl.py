@@ -50,7 +50,7 @@ def build_request(q: EngineQuery) -> RequestSpec | None:
     if country:
         body["country"] = country
     headers = {"Authorization": f"Bearer {q.api_key}", "Content-Type": "application/json"}
-    return RequestSpec(method="POST", url=q.base_url or URL, headers=headers, json=body)
+    return RequestSpec(method="POST", url=URL, headers=headers, json=body)
 
 
 def _pick(item: dict) -> RowFields:

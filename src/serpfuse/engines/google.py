@@ -4,8 +4,8 @@ Google's desktop results page needs JavaScript to show results; the page it serv
 So the request is what an old Nokia sends: GET https://www.google.com/wml/search with ``q``, ``hl`` (interface
 language; the language goes nowhere else), ``lr`` present and empty (no language restriction, as SearXNG #6684
 has it), ``ie``/``oe`` utf8, ``tbs=qdr:d|w|m|y`` for a time range, a Nokia User-Agent, ``Accept: */*`` and
-the ``CONSENT`` cookie that skips the consent interstitial. SearXNG's google engine asks this way since PR #6546
-(2026-08).
+the ``CONSENT`` cookie that skips the consent interstitial; ``sca_esv=1`` rides along, as on every such request
+SearXNG's google engine has sent since PR #6546 (2026-08).
 
 It goes through the plain library client, not the browser one: a feature phone's User-Agent over a desktop
 Chrome's TLS fingerprint and client hints would be a contradiction no phone makes (SearXNG sends it over
@@ -117,7 +117,7 @@ def interface_language(q: EngineQuery) -> str:
 
 def request_params(q: EngineQuery) -> dict[str, str]:
     """The query string every feature-phone page request carries (web and news)."""
-    return {"q": q.text, "hl": interface_language(q), "lr": "", "ie": "utf8", "oe": "utf8"}
+    return {"q": q.text, "sca_esv": "1", "hl": interface_language(q), "lr": "", "ie": "utf8", "oe": "utf8"}
 
 
 def request_headers() -> dict[str, str]:
@@ -135,7 +135,7 @@ def build_request(q: EngineQuery) -> RequestSpec | None:
         params["tbs"] = "qdr:" + TIME_RANGE[q.time_range]
     return RequestSpec(
         method="GET",
-        url=q.base_url or URL,
+        url=URL,
         params=params,
         headers=request_headers(),
         cookies=dict(CONSENT_COOKIE),

@@ -1,8 +1,8 @@
 """Google News, keyless, from the news tab of Google's feature-phone page (``/wml/search?tbm=nws``).
 
-The request is ``engines.google``'s (a Nokia User-Agent, an empty ``lr``, the consent cookie) with
-``tbm=nws``; the news tab takes no time filter there (SearXNG's google news engine sends none), so the engine
-is skipped for time-range searches. Google's "sorry" wall is handled as for the web search.
+The request is ``engines.google``'s (a Nokia User-Agent, the consent cookie) with ``tbm=nws`` and without
+``lr``, as SearXNG's google news sends it; the news tab takes no time filter there (SearXNG's engine sends none),
+so the engine is skipped for time-range searches. Google's "sorry" wall is handled as for the web search.
 
 Each article is one ``/url?q=TARGET`` link holding spans: the title (``span.M3vVJe``, or ``span.CVA68e`` as
 on the web tab), the publisher (``span.dXDvrc``, kept as the row's text) and when it appeared
@@ -49,8 +49,8 @@ def build_request(q: EngineQuery) -> RequestSpec | None:
         return None
     return RequestSpec(
         method="GET",
-        url=q.base_url or google.URL,
-        params={**google.request_params(q), "tbm": "nws"},
+        url=google.URL,
+        params={**{k: v for k, v in google.request_params(q).items() if k != "lr"}, "tbm": "nws"},
         headers=google.request_headers(),
         cookies=dict(google.CONSENT_COOKIE),
     )

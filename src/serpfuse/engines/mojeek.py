@@ -1,4 +1,5 @@
-"""Mojeek, an independent crawler-based index (keyless).
+"""Mojeek, an independent crawler-based index (keyless). A primary: its own crawl is a voice none of the other
+keyless engines repeats (they read Microsoft's, Google's or Brave's), which is what fusion needs first.
 
 GET https://www.mojeek.com/search?q=...; ``since=YYYYMMDD`` filters by date. Never send ``s=0`` on page 1: it
 trips Mojeek's rate limiter. Language and region go in the ``lb`` and ``arc`` cookies.
@@ -28,7 +29,7 @@ from serpfuse.models import EngineRow
 INFO = EngineInfo(
     name="mojeek",
     website="https://www.mojeek.com",
-    tier="fallback",
+    tier="primary",
     region="global",
     kind="html",
     needs_key=False,
@@ -62,7 +63,7 @@ def build_request(q: EngineQuery) -> RequestSpec | None:
         cookies["lb"] = lang
     if country:
         cookies["arc"] = country
-    return RequestSpec(method="GET", url=q.base_url or URL, params=params, cookies=cookies or None)
+    return RequestSpec(method="GET", url=URL, params=params, cookies=cookies or None)
 
 
 def _pick(item: LexborNode) -> RowFields | None:

@@ -30,7 +30,7 @@ URL = "https://api.mwmbl.org/api/v1/search/"
 
 
 def build_request(q: EngineQuery) -> RequestSpec | None:
-    return RequestSpec(method="GET", url=q.base_url or URL, params={"s": q.text})
+    return RequestSpec(method="GET", url=URL, params={"s": q.text})
 
 
 def joined(pieces: Any) -> str:

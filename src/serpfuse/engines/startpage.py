@@ -2,17 +2,21 @@
 
 Two requests, as a person using the site makes them. First the home page: its search form carries a hidden
 ``sc`` token (``form#search input[name=sc]``; newer pages also put it in their bootstrap JSON as
-``search_sc``), and Startpage treats a search without a fresh one as a bot. Then the form's POST to
-``/sp/search`` with ``query``, ``cat=web``, ``t=device``, ``sc``, ``with_date`` (d/w/m/y or empty) and the ``abp``
-flags, plus the ``preferences`` cookie that asks for POST searches. Language and region are left to the
-``Accept-Language`` header: Startpage's own names for them ("english", "en-US") need a table we do not have.
+``search_sc``), and Startpage treats a search without one as a bot. A token stays good for a while, so the live
+source reuses the home page for ``INFO.preflight_reuse_s`` (an hour, as SearXNG caches it) and fetches it again
+after any failed search. Then the form's POST to ``/sp/search``, the form as the page holds it: its hidden inputs
+(``t``, ``lui``, ``cat``, ``sc``...) except ``abp``, which Startpage no longer uses and answers with instant
+blocks, then ``query``, ``with_date`` (d/w/m/y or empty), ``abd``/``abe``, ``qsr=all`` and the family filter
+``qadf``. A language the caller names goes in ``language`` and ``lui`` by Startpage's own names ("deutsch",
+data/startpage_locales.json); the ``preferences`` cookie asks for POST searches and repeats the family filter,
+the language and the results region ("de_DE"). Without them Startpage reads the ``Accept-Language`` header.
 
 The results ride in the page's bootstrap call ``React.createElement(UIStartpage.AppSerpWeb, {...})``: the web
 rows are the ``render.presenter.regions.mainline[]`` blocks whose ``display_type`` is ``web-google``, each row
 ``{clickUrl, title, description}`` with HTML in title and description; ads are other display types. Google's
 snippets may start with their date ("2 Sep 2014 ... ", "5 days ago ... ").
 
-A blocked client is redirected to ``/sp/captcha`` (or shown an Anubis proof-of-work page); the transport
+A blocked client is redirected to ``/sp/captcha`` (or shown an Anubis proof-of-work page); the live source
 follows redirects, so the block shows as a page with those markers and no results, on either request.
 """
 
@@ -22,8 +26,10 @@ import datetime as dt
 import json
 import re
 from collections.abc import Mapping
+from functools import cache
 from typing import Any
 
+from serpfuse import data
 from serpfuse.engines.base import (
     ChallengeDetected,
     EngineInfo,
@@ -36,6 +42,7 @@ from serpfuse.engines.base import (
 )
 from serpfuse.engines.bodies import decode_body, html_tree
 from serpfuse.engines.dates import parse_published
+from serpfuse.engines.locale import split_locale
 from serpfuse.engines.rows import RowFields, clean, rows_from_items
 from serpfuse.models import EngineRow
 
@@ -53,26 +60,37 @@ INFO = EngineInfo(
     # Google's "unusual traffic" wall behind Startpage lasts hours, not minutes: asking again sooner only
     # extends it (SearXNG suspends a reCAPTCHA for 7 days).
     challenge_cooldown_s=6 * 3600.0,
+    preflight_reuse_s=3600.0,  # a home page's sc token serves an hour of searches (SearXNG: sc_code_cache_sec)
 )
 
 ROOT = "https://www.startpage.com"
 SEARCH_PATH = "/sp/search"
 TIME_RANGE = {"day": "d", "week": "w", "month": "m", "year": "y"}
-# Startpage's settings cookie ("nameEEEvalue" pairs joined by "N1N"): POST searches, ten rows, the default family filter.
+# The family filter in the form (qadf) and the cookie (disable_family_filter): none, moderate or heavy. Moderate
+# is the default of the other engines serpfuse asks, and the filter Startpage applies without settings.
+FAMILY_FILTER = "moderate"
+# Fields the home page's form does not carry (its scripts set them) but every search from the page sends.
+FORM_DEFAULTS = {"cat": "web", "t": "device", "abd": "1", "abe": "1"}
+# "abp" marks a client Startpage now blocks at once; the others are this search's own.
+NOT_COPIED = frozenset({"abp", "query", "with_date", "language", "qsr", "qadf"})
+# Startpage's settings cookie ("nameEEEvalue" pairs joined by "N1N"), in the settings page's order.
 PREFERENCES = (
     ("date_time", "world"),
-    ("disable_family_filter", "0"),
+    ("disable_family_filter", FAMILY_FILTER),
     ("disable_open_in_new_window", "0"),
     ("enable_post_method", "1"),
     ("enable_proxy_safety_suggest", "1"),
     ("enable_stay_control", "1"),
     ("instant_answers", "1"),
+    ("lang_homepage", "s/device/en/"),
     ("num_of_results", "10"),
     ("suggestions", "1"),
     ("wt_unit", "celsius"),
 )
+TRADITIONAL_CHINESE = frozenset({"tw", "hk", "mo"})
 NAVIGATE = {"Sec-Fetch-Dest": "document", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-User": "?1"}
 
+FORM = "form#search"
 TOKEN_INPUT = 'form#search input[name="sc"]'
 _TOKEN_JSON = re.compile(r'"search_sc"\s*:\s*"([^"\\]+)"')
 PAYLOAD_MARKER = "React.createElement(UIStartpage.AppSerpWeb,"
@@ -93,14 +111,10 @@ _DATE_PREFIX = re.compile(
 )
 
 
-def _root(q: EngineQuery) -> str:
-    return (q.base_url or ROOT).rstrip("/")
-
-
 def build_preflight(q: EngineQuery) -> RequestSpec | None:
     if q.date_from or q.date_to:
         return None  # with_date takes only d/w/m/y
-    return RequestSpec(method="GET", url=_root(q) + "/", headers={**NAVIGATE, "Sec-Fetch-Site": "none"})
+    return RequestSpec(method="GET", url=ROOT + "/", headers={**NAVIGATE, "Sec-Fetch-Site": "none"})
 
 
 def token(body: bytes, headers: Mapping[str, str]) -> str | None:
@@ -113,6 +127,44 @@ def token(body: bytes, headers: Mapping[str, str]) -> str | None:
     return match.group(1) if match else None
 
 
+def hidden_inputs(body: bytes, headers: Mapping[str, str]) -> dict[str, str]:
+    """The search form's hidden inputs (name -> value), in page order; empty when the page has no form."""
+    form = html_tree(body, headers).css_first(FORM)
+    if form is None:
+        return {}
+    fields = {}
+    for node in form.css('input[type="hidden"]'):
+        name = (node.attributes.get("name") or "").strip()
+        if name:
+            fields[name] = node.attributes.get("value") or ""
+    return fields
+
+
+@cache
+def _locales() -> tuple[dict[str, str], dict[str, str]]:
+    table = data.json("startpage_locales.json")
+    return dict(table["languages"]), dict(table["regions"])
+
+
+def locale(q: EngineQuery) -> tuple[str | None, str | None]:
+    """(Startpage's name for the language, its results region) the caller asked for; None for either that
+    was not asked or that Startpage does not list."""
+    country, lang = split_locale(q.region, q.language)
+    languages, regions = _locales()
+    lang = "nb" if lang == "no" else lang  # Norwegian Bokmål is what Startpage calls "norsk"
+    name = None
+    if lang:
+        script = "zh-hant" if lang == "zh" and country in TRADITIONAL_CHINESE else None
+        name = next((languages[k] for k in (script, f"{lang}-{country}", lang) if k in languages), None)
+    region = None
+    if country:
+        wanted = f"{lang}-{country}" if lang else None
+        region = regions.get(wanted or "") or next(
+            (v for k, v in regions.items() if k.endswith(f"-{country}")), None
+        )
+    return name, region
+
+
 def build_request(q: EngineQuery, preflight: Reply) -> RequestSpec | None:
     _, headers, body = preflight
     sc = token(body, headers)
@@ -120,23 +172,28 @@ def build_request(q: EngineQuery, preflight: Reply) -> RequestSpec | None:
         if shows_challenge(body, CHALLENGE_MARKERS):
             raise ChallengeDetected("Startpage CAPTCHA (home page)")
         raise ParseFailure("Startpage: no sc token on the home page (layout changed?)")
-    root = _root(q)
-    form = {
-        "query": q.text,
-        "cat": "web",
-        "t": "device",
-        "sc": sc,
-        "with_date": TIME_RANGE.get(q.time_range or "", ""),
-        "abp": "1",
-        "abd": "1",
-        "abe": "1",
-    }
+    language, region = locale(q)
+    # In the form's own order, as a browser posts it; the token where the form holds it.
+    form = {"query": q.text}
+    for name, value in hidden_inputs(body, headers).items():
+        if name not in NOT_COPIED:
+            form[name] = sc if name == "sc" else value
+    form.setdefault("sc", sc)
+    for name, value in FORM_DEFAULTS.items():
+        form.setdefault(name, value)
+    form.update(with_date=TIME_RANGE.get(q.time_range or "", ""), qsr="all", qadf=FAMILY_FILTER)
+    preferences = list(PREFERENCES)
+    if language:
+        form["language"] = form["lui"] = language
+        preferences += [("language", language), ("language_ui", language)]
+    if region:
+        preferences.append(("search_results_region", region))
     return RequestSpec(
         method="POST",
-        url=root + SEARCH_PATH,
+        url=ROOT + SEARCH_PATH,
         data=form,
-        headers={**NAVIGATE, "Sec-Fetch-Site": "same-origin", "Origin": root, "Referer": root + "/"},
-        cookies={"preferences": "N1N".join(f"{k}EEE{v}" for k, v in PREFERENCES)},
+        headers={**NAVIGATE, "Sec-Fetch-Site": "same-origin", "Origin": ROOT, "Referer": ROOT + "/"},
+        cookies={"preferences": "N1N".join(f"{k}EEE{v}" for k, v in preferences)},
     )
 
 

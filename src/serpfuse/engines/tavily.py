@@ -55,7 +55,7 @@ def build_request(q: EngineQuery) -> RequestSpec | None:
     if q.exclude_domains:
         body["exclude_domains"] = list(q.exclude_domains[:MAX_EXCLUDE_DOMAINS])
     headers = {"Authorization": f"Bearer {q.api_key}", "Content-Type": "application/json"}
-    return RequestSpec(method="POST", url=q.base_url or URL, headers=headers, json=body)
+    return RequestSpec(method="POST", url=URL, headers=headers, json=body)
 
 
 def _pick(item: dict) -> RowFields:

@@ -87,7 +87,7 @@ def build_request(q: EngineQuery) -> RequestSpec | None:
     params = {"p": q.text, "ei": "UTF-8", "iscqry": ""}
     if q.time_range:
         params["btf"] = TIME_RANGE[q.time_range]
-    url = q.base_url or f"https://{host_for(country)}/search"
+    url = f"https://{host_for(country)}/search"
     return RequestSpec(method="GET", url=url, params=params, cookies={"sB": preferences_cookie(lang)})
 
 

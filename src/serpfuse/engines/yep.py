@@ -57,7 +57,7 @@ def build_request(q: EngineQuery) -> RequestSpec | None:
     _, lang = split_locale(q.region if q.language else None, q.language)
     if lang:
         params["hl"] = lang
-    return RequestSpec(method="GET", url=q.base_url or URL, params=params, headers=dict(FETCH_HEADERS))
+    return RequestSpec(method="GET", url=URL, params=params, headers=dict(FETCH_HEADERS))
 
 
 def _pick(item: dict) -> RowFields | None:

@@ -19,21 +19,16 @@ the HTTP API builds its policy without it whatever a request says.
 
 from __future__ import annotations
 
-import ipaddress
 import re
-import socket
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from serpfuse.reader.models import CallerError
-from serpfuse.urls import _encode_host
-
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+from serpfuse.urls import IPAddress, _encode_host, numeric_host
+from serpfuse.urls import address_refusal as public_address_refusal
 
 DEFAULT_PORTS = frozenset({80, 443})
 SCHEMES = ("http", "https")
-_NAT64 = ipaddress.ip_network("64:ff9b::/96")
-_NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")
 
 
 MAX_URL_CHARS = 8192  # far past any real page's address; servers refuse longer request lines anyway
@@ -72,58 +67,9 @@ class Target:
     literal: IPAddress | None  # the host was an address, in any spelling
 
 
-def numeric_host(host: str) -> IPAddress | None:
-    """The address a host spelled as a number stands for (IPv6 literal, dotted quad, or the C resolver's
-    decimal/octal/hex/short IPv4 forms); None for a name."""
-    bare = host.strip("[]")
-    try:
-        return ipaddress.ip_address(bare.split("%", 1)[0])
-    except ValueError:
-        pass
-    if not bare or not all(c in "0123456789abcdefxABCDEFX." for c in bare) or not bare[0].isdigit():
-        return None  # a name (inet_aton only ever accepts digits, hex digits, x and dots)
-    try:
-        return ipaddress.IPv4Address(socket.inet_aton(bare))
-    except OSError:
-        return None
-
-
-def embedded_ipv4(ip: IPAddress) -> ipaddress.IPv4Address | None:
-    """The IPv4 address an IPv6 address carries (mapped, 6to4, NAT64, Teredo's client), if any."""
-    if not isinstance(ip, ipaddress.IPv6Address):
-        return None
-    if ip.ipv4_mapped is not None:
-        return ip.ipv4_mapped
-    if ip.sixtofour is not None:
-        return ip.sixtofour
-    if ip.teredo is not None:
-        return ip.teredo[1]
-    if ip in _NAT64 or ip in _NAT64_LOCAL:
-        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
-    return None
-
-
 def address_refusal(ip: IPAddress, policy: Policy) -> str | None:
-    """Why this address may not be fetched, or None when it may."""
-    inner = embedded_ipv4(ip)
-    if inner is not None:
-        why = address_refusal(inner, policy)
-        return f"{why} (inside {ip})" if why else None
-    if ip.is_loopback:
-        return None if policy.allow_loopback else f"{ip} is a loopback address"
-    if ip.is_unspecified:
-        return f"{ip} is the unspecified address"
-    if ip.is_multicast:
-        return f"{ip} is a multicast address"
-    if ip.is_link_local:
-        return f"{ip} is a link-local address (cloud metadata lives there)"
-    if ip.is_private:
-        return f"{ip} is a private address"
-    if ip.is_reserved:
-        return f"{ip} is a reserved address"
-    if not ip.is_global:  # CGNAT 100.64.0.0/10 and the other special-purpose ranges
-        return f"{ip} is not a public address"
-    return None
+    """Why this address may not be fetched, or None when it may (``urls.address_refusal`` under the policy)."""
+    return public_address_refusal(ip, allow_loopback=policy.allow_loopback)
 
 
 def check_address(ip: IPAddress, policy: Policy) -> None:

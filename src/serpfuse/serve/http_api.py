@@ -11,7 +11,8 @@ Firecrawl clients.
 - ``POST /v1/read``, ``POST /tavily/extract``, ``POST /v1/scrape``, ``POST /v2/scrape``: the page reader,
   natively and in Tavily's and Firecrawl's (v1 and v2) shapes.
 - ``/healthz``, ``/metrics`` (Prometheus text), ``/openapi.json``.
-- ``/`` and ``/search?q=...`` without ``format``: the web page (``page/``), SearXNG's URL scheme.
+- ``/`` and ``/search?q=...`` without ``format``: the web page (``page/``), SearXNG's URL scheme;
+  ``/opensearch.xml`` its OpenSearch description, so a browser can add it as a search engine.
 
 Every request passes one guard (``guard.Guard``): the bearer token, a per-client token bucket and the body-size
 limit. Bad input is always a 4xx with a one-line JSON error, never a 500. The shapes live beside this module:
@@ -72,6 +73,7 @@ ROUTES = {
     "/metrics": "metrics",
     "/openapi.json": "openapi",
     "/": "page",
+    "/opensearch.xml": "page",
 }
 RECENT_QUERIES = 1024  # GET /v1/search query strings remembered with the request they make
 Handler = Callable[[Request], Awaitable[Response]]
@@ -307,6 +309,7 @@ def create_app(service: SearchService, *, reader: Reader | None = None) -> ASGIA
             Route("/metrics", api.metrics, methods=["GET"]),
             Route("/openapi.json", api.openapi, methods=["GET"]),
             Route("/", api.page.home, methods=["GET", "POST"]),
+            Route("/opensearch.xml", api.page.opensearch, methods=["GET"]),
             Mount("/static", api.page.static),
         ],
         exception_handlers={HTTPException: http_error, Exception: crash},

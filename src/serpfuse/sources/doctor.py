@@ -256,6 +256,8 @@ class DoctorReport:
     engines: list[EngineReport]
     queries: list[DoctorQuery]
     checked_at: str
+    # No engine could be reached on the first query, so the others were not asked.
+    offline: bool = False
 
     @property
     def broken(self) -> list[str]:
@@ -286,6 +288,7 @@ class DoctorReport:
             "ok": self.ok,
             "brokenPrimaries": self.broken,
             "checkedAt": self.checked_at,
+            "offline": self.offline,
             "independentIndexes": {"answered": len(indexes), "groups": indexes},
             "queries": [
                 {
@@ -338,6 +341,7 @@ async def check_engines(
         for slot in source.slots(probe)
     }
     source.on_response = seen
+    offline = False
     try:
         for number, item in enumerate(queries, start=1):
             request = SearchRequest(query=item.query, language=item.language)
@@ -352,10 +356,25 @@ async def check_engines(
                 reports[name].checks.append(check)
             if on_query is not None:
                 on_query(number, item, checks)
+            if number == 1 and _unreachable(checks, last_status, item.query):
+                # Every engine failed before any answer came back: the machine is offline (or its proxy is
+                # dead). The other queries would only repeat that, one timeout each.
+                queries = queries[:1]
+                offline = True
+                break
     finally:
         source.on_response = previous_hook
     return DoctorReport(
         engines=list(reports.values()),
         queries=list(queries),
         checked_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        offline=offline,
+    )
+
+
+def _unreachable(checks: dict[str, QueryCheck], last_status: dict[tuple[str, str], int], query: str) -> bool:
+    """No engine that was asked received any HTTP response, and none answered."""
+    asked = [(name, c) for name, c in checks.items() if c.asked]
+    return bool(asked) and all(
+        c.verdict in ("error", "timeout") and (name, query) not in last_status for name, c in asked
     )

@@ -1,10 +1,16 @@
 """The live source: each ``ask`` is one real engine call, and every way it can fail becomes a status.
 
 One call goes: availability (key, base URL, time-range support, cooldown) -> ``EngineQuery`` -> the engine's
-rate-limit queue -> (the ``build_preflight`` page, for engines that need one) -> ``build_request`` ->
+rate-limit queue -> (the ``build_preflight`` page, for engines that need one, or the one an earlier call
+fetched while it is still good) -> ``build_request`` ->
 ``Transport.send`` -> ``classify_http`` -> ``parse`` (off the loop, under a budget: ``sources.parsing``) ->
 cooldown bookkeeping -> ``EngineAnswer``. The whole call, queue included, runs under the engine's timeout; the fan-out's
 overall deadline cancels it from outside, and cancellation is never swallowed (nothing is left running).
+
+Redirects: an HTML engine's answers are followed here, hop by hop (at most ``MAX_REDIRECTS``), and only to
+http(s) URLs whose every address is public (``urls.address_refusal``: never loopback, private, link-local or
+the other special ranges); the operator's base URL for the engine is the one such host allowed, so a base URL on
+this machine serves the engine's own requests. A refused hop is the engine's error, and nothing is sent there.
 
 Keys: every text that leaves here (reason, log line, rows) goes through ``KeyStore.mask``; a non-2xx body is
 never read for engines whose ``INFO.read_error_body`` is False (AnySearch's 402 can carry generated
@@ -14,18 +20,23 @@ credentials).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import ipaddress
 import logging
 import math
 import os
+import socket
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from types import ModuleType
 from typing import Any
+from urllib.parse import urlencode, urljoin, urlsplit
 
-from serpfuse.engines import ENGINES, classifier, get_engine, has_preflight
+from serpfuse.engines import ENGINES, base_url_env, classifier, get_engine, has_preflight, option_env
 from serpfuse.engines.base import (
     BODY_HEAD_BYTES,
+    ChallengeDetected,
     EngineError,
     EngineQuery,
     EngineTimeout,
@@ -33,6 +44,8 @@ from serpfuse.engines.base import (
     ParseFailure,
     QueryNotServed,
     RateLimited,
+    Reply,
+    RequestSpec,
 )
 from serpfuse.models import EngineAnswer, EngineRow, SearchRequest
 from serpfuse.secrets import KeysFileError, KeyStore
@@ -41,6 +54,7 @@ from serpfuse.sources.base import EngineSlot, SourceError
 from serpfuse.sources.transport import DEFAULT_TIMEOUT_S, HttpResponse, ImpersonationUnavailable, Transport
 from serpfuse.state.cooldown import CooldownState, CooldownStore, InMemoryCooldownStore, fit_to_engine
 from serpfuse.state.ratelimit import Buckets, QueueTooLong, RateLimiter
+from serpfuse.urls import address_refusal, numeric_host, rebase_url, same_origin
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +65,8 @@ PROXY_ENV = "SERPFUSE_PROXY"
 IMPERSONATE_ENV = "SERPFUSE_IMPERSONATE"
 ROWS_WANTED = 10  # rows asked of each engine: fusion needs more candidates than the ~8 it returns
 LATENCY_WEIGHT = 0.3  # of the newest answer time in an engine's moving average
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+MAX_REDIRECTS = 5
 PARSE_BUDGET_S = 2.0  # CPU time one answer may cost to parse; bounded inputs (engines.bounds) need < 0.3 s
 
 
@@ -87,6 +103,7 @@ class LiveSource:
         base_urls: Mapping[str, str] | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         *,
+        contacts: Mapping[str, str] | None = None,
         rate_limiter: RateLimiter | None = None,
         budget: Buckets | None = None,
         on_response: ResponseHook | None = None,
@@ -103,6 +120,7 @@ class LiveSource:
         self.budget = budget  # requests per engine per minute, shared by the fleet through Redis
         self.on_response = on_response
         self._base_urls = dict(base_urls or {})
+        self._contacts = dict(contacts or {})
         self._env = os.environ if env is None else env
         self._clock = clock
         self._owns_transport = owns_transport
@@ -110,6 +128,8 @@ class LiveSource:
         # Sync mirror of the cooldown store for slots(); ask() re-checks the (possibly shared) store itself.
         self._cooling: dict[str, CooldownState] = {}
         self._latency_s: dict[str, float] = {}  # each engine's recent answer time (see expected_s)
+        self._kept_pages: dict[str, KeptPage] = {}  # preflight pages still good (INFO.preflight_reuse_s)
+        self._profiles: dict[str, str | None] = {}  # each browser engine's impersonated release (_profile)
 
     @classmethod
     def from_environment(
@@ -167,13 +187,24 @@ class LiveSource:
     # --- availability ------------------------------------------------------------------------------------
 
     def base_url(self, engine: str) -> str | None:
-        if engine in self._base_urls:
+        """Where the operator sends this engine's requests: the ``base_urls`` given (the settings'
+        ``[engines.NAME] base_url``), else ``SERPFUSE_ENGINES__NAME__BASE_URL``, else an older variable the engine
+        names (``SERPFUSE_SEARXNG_URL``); None for the engine's own address."""
+        if self._base_urls.get(engine):
             return self._base_urls[engine]
         module = self.modules.get(engine)
-        for name in module.INFO.base_url_envs if module else ():
+        for name in (base_url_env(engine), *(module.INFO.base_url_envs if module else ())):
             if self._env.get(name, "").strip():
                 return self._env[name].strip()
         return None
+
+    def contact(self, engine: str) -> str | None:
+        """The operator's contact for an engine whose policy asks for one (Wikimedia's): the ``contacts`` given
+        (the settings' ``[engines.NAME] contact``), else ``SERPFUSE_ENGINES__NAME__CONTACT``."""
+        module = self.modules.get(engine)
+        if module is None or not module.INFO.user_agent_contact:
+            return None
+        return self._contacts.get(engine) or self._env.get(option_env(engine, "contact"), "").strip() or None
 
     def _static_reason(self, module: ModuleType, request: SearchRequest) -> str | None:
         """Why this engine cannot serve this request whatever its cooldown, or None."""
@@ -181,8 +212,8 @@ class LiveSource:
         if info.needs_key and not self.keys.get(info.name):
             return f"no API key ({self.keys.hint(info.name)})"
         if info.needs_base_url and not self.base_url(info.name):
-            envs = info.base_url_envs
-            return f"no base URL (set {envs[0]})" if envs else "no base URL configured"
+            envs = (*info.base_url_envs, base_url_env(info.name))
+            return f"no base URL (set {' or '.join(envs)})"
         if request.time_range and not info.time_range_support:
             return "cannot filter by time range"
         if (request.date_from or request.date_to) and not info.date_range_support:
@@ -245,6 +276,7 @@ class LiveSource:
             exclude_domains=tuple(request.exclude_domains),
             api_key=self.keys.get(info.name) if wants_key else None,
             base_url=self.base_url(info.name),
+            contact=self.contact(info.name),
         )
 
     def _timeout_for(self, module: ModuleType) -> float:
@@ -284,7 +316,14 @@ class LiveSource:
         error: EngineError | None = None
         try:
             async with asyncio.timeout(timeout_s):
-                await self.rate_limiter.wait_turn(engine, module.INFO.min_interval_s, max_wait_s=timeout_s)
+                waited_s = await self.rate_limiter.wait_turn(
+                    engine, module.INFO.min_interval_s, max_wait_s=timeout_s
+                )
+                # A call that queued behind one the engine rate-limited or blocked is not sent after it: the
+                # engine asked for a pause, and a second request in the same search would only lengthen it.
+                if waited_s > 0 and (state := await self.cooldowns.get(engine)) is not None:
+                    self._cooling[engine] = state
+                    return answer("skipped", reason=state.describe(self._clock()))
                 rows = await self._call(
                     module, variant, self._query(module, variant, request), started + timeout_s
                 )
@@ -307,6 +346,9 @@ class LiveSource:
             error = ParseFailure(f"parser failed: {type(exc).__name__}")
 
         if error is not None:
+            if isinstance(error, ChallengeDetected):
+                # The bot check has this browser's fingerprint now: the engine's next call comes as another.
+                self._profiles.pop(engine, None)
             new_state = await self.cooldowns.record_failure(engine, fit_to_engine(module.INFO, error))
             self._cooling[engine] = new_state
             safe_reason = self.keys.mask(error.message)
@@ -335,12 +377,12 @@ class LiveSource:
             "follow_redirects": info.kind == "html",
         }
         if options["browser"]:  # one browser release for the whole call: a preflight's token is tied to it
-            # In a thread: the first pick imports curl_cffi (most of a second), which must not stall the loop.
-            options["profile"] = await asyncio.to_thread(self.transport.pick_profile)
+            options["profile"] = await self._profile(info.name)
         run = getattr(module, "run", None)
         if run is not None:  # a multi-step engine: it holds the conversation, the answer parses like any
             seen = None if hook is None else (lambda response: hook(info.name, variant, response))
-            status, headers, body = await run(self.transport.bind(on_response=seen, **options), q)
+            client = StepClient(lambda spec: self._send(spec, q.base_url, options), seen)
+            status, headers, body = await run(client, q)
             return await self._parse(module, HttpResponse(status, dict(headers), body), q, deadline)
         if has_preflight(module):
             spec = await self._preflight(module, variant, q, options)
@@ -356,11 +398,16 @@ class LiveSource:
                 raise InvalidRequest(f"invalid request: {type(exc).__name__}") from None
         if spec is None:
             raise NothingToSend()
-        response = await self.transport.send(spec, **options)
-        if hook is not None:
-            hook(info.name, variant, response)
-        self._raise_for_status(module, response)
-        return await self._parse(module, response, q, deadline)
+        try:
+            response = await self._send(spec, q.base_url, options)
+            if hook is not None:
+                hook(info.name, variant, response)
+            self._raise_for_status(module, response)
+            return await self._parse(module, response, q, deadline)
+        except Exception:
+            # A search that failed may have failed for its first page (a token gone stale): fetch it anew.
+            self._kept_pages.pop(info.name, None)
+            raise
 
     @staticmethod
     async def _parse(
@@ -375,17 +422,55 @@ class LiveSource:
     ) -> Any:
         """The engine's first page (Startpage's home page and its token), then the request built from it. The
         first page is recorded only when it ends the call, so a recording keeps the page ``parse`` reads."""
+        info = module.INFO
         first = module.build_preflight(q)
         if first is None:
             raise NothingToSend()
-        response = await self.transport.send(first, **options)
+        kept = self._kept_pages.get(info.name)
+        if kept is not None and kept.serves(q.base_url, time.monotonic()):
+            options["profile"] = kept.profile  # the search goes out as the browser the page was given to
+            return module.build_request(q, kept.response)
+        response = await self._send(first, q.base_url, options)
         try:
             self._raise_for_status(module, response)
-            return module.build_request(q, response)
+            spec = module.build_request(q, response)
         except EngineError:
             if self.on_response is not None:
-                self.on_response(module.INFO.name, variant, response)
+                self.on_response(info.name, variant, response)
             raise
+        if info.preflight_reuse_s > 0:
+            until = time.monotonic() + info.preflight_reuse_s
+            self._kept_pages[info.name] = KeptPage(response, options.get("profile"), q.base_url, until)
+        return spec
+
+    async def _profile(self, engine: str) -> str | None:
+        """The browser release this engine is asked as: the same one call after call, as one person's browser
+        (a new fingerprint on every search is what no person has), until the engine challenges it."""
+        if engine not in self._profiles:
+            # In a thread: the first pick imports curl_cffi (most of a second), which must not stall the loop.
+            self._profiles[engine] = await asyncio.to_thread(self.transport.pick_profile)
+        return self._profiles[engine]
+
+    async def _send(self, spec: RequestSpec, base_url: str | None, options: dict[str, Any]) -> HttpResponse:
+        """One request of an engine's call, sent to the operator's base URL when there is one: its scheme, host
+        and port replace the engine's, the path, parameters and headers stay. Redirects, when the call follows
+        them, are followed here, each hop only to a public http(s) address (or the base URL's own host)."""
+        if base_url:
+            try:
+                spec = dataclasses.replace(spec, url=rebase_url(spec.url, base_url))
+            except ValueError:
+                raise InvalidRequest("the engine's base URL is not an http(s) URL") from None
+        follow = options.get("follow_redirects", False)
+        hop_options = {**options, "follow_redirects": False}
+        for _ in range(MAX_REDIRECTS + 1):
+            response = await self.transport.send(spec, **hop_options)
+            location = response.headers.get("location")
+            if not follow or response.status not in REDIRECT_STATUSES or not location:
+                return response
+            target = urljoin(_sent_url(spec), location.strip())
+            await _check_redirect(target, base_url)
+            spec = _redirected(spec, response.status, target)
+        raise EngineError(f"too many redirects ({urlsplit(spec.url).hostname or '?'})")
 
     @staticmethod
     def _raise_for_status(module: ModuleType, response: HttpResponse) -> None:
@@ -402,6 +487,92 @@ class LiveSource:
             if masked != value:
                 update[name] = masked
         return row.model_copy(update=update)
+
+
+@dataclasses.dataclass(frozen=True)
+class KeptPage:
+    """A preflight page kept for later calls: the answer, the browser release it was given to, the base URL it
+    came from, and until when (``time.monotonic``) it serves."""
+
+    response: HttpResponse
+    profile: str | None
+    base_url: str | None
+    until: float
+
+    def serves(self, base_url: str | None, now: float) -> bool:
+        return now < self.until and base_url == self.base_url
+
+
+class StepClient:
+    """The ``EngineClient`` a multi-step engine's ``run`` holds: each step goes out as the live source sends any
+    request of the call (base URL, the call's options), and ``on_response`` sees each answer."""
+
+    def __init__(
+        self,
+        send: Callable[[RequestSpec], Any],
+        on_response: Callable[[HttpResponse], None] | None = None,
+    ) -> None:
+        self._send = send
+        self._on_response = on_response
+
+    async def send(self, spec: RequestSpec) -> Reply:
+        response = await self._send(spec)
+        if self._on_response is not None:
+            self._on_response(response)
+        return response
+
+
+def _sent_url(spec: RequestSpec) -> str:
+    """The URL a request went to, parameters included: what a relative Location is read against."""
+    if not spec.params:
+        return spec.url
+    query = urlencode(spec.params, doseq=True)
+    return f"{spec.url}{'&' if urlsplit(spec.url).query else '?'}{query}"
+
+
+def _redirected(spec: RequestSpec, status: int, target: str) -> RequestSpec:
+    """The next hop as a browser makes it: a 303, or a 301/302 after a POST, becomes a GET without a body; a
+    307/308 repeats the request. The engine's own cookies stay with its own host."""
+    keep_body = status in (307, 308) or spec.method.upper() in ("GET", "HEAD")
+    same_host = urlsplit(target).hostname == urlsplit(spec.url).hostname
+    return dataclasses.replace(
+        spec,
+        url=target,
+        method=spec.method if keep_body else "GET",
+        params=None,
+        data=spec.data if keep_body else None,
+        json=spec.json if keep_body else None,
+        cookies=spec.cookies if same_host else None,
+    )
+
+
+async def _check_redirect(target: str, base_url: str | None) -> None:
+    """Refuse a redirect to anything but a public http(s) address; the operator's base URL is allowed. Raises
+    ``EngineError`` naming the host, before anything is sent there."""
+    try:
+        parts = urlsplit(target)
+        port = parts.port or (443 if parts.scheme.lower() == "https" else 80)
+    except ValueError:
+        raise EngineError("redirect to an invalid URL refused") from None
+    host = (parts.hostname or "").rstrip(".")
+    if parts.scheme.lower() not in ("http", "https") or not host:
+        raise EngineError(
+            f"redirect to a {parts.scheme or 'relative'}: URL refused (only http and https are followed)"
+        )
+    if base_url and same_origin(target, base_url):
+        return  # the operator's own choice of host, loopback included
+    literal = numeric_host(host)
+    if literal is not None:
+        addresses: list[ipaddress.IPv4Address | ipaddress.IPv6Address] = [literal]
+    else:
+        try:
+            infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except (OSError, UnicodeError):
+            raise EngineError(f"redirect to {host} refused: the name does not resolve") from None
+        addresses = [ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in infos]
+    for address in addresses:
+        if (why := address_refusal(address)) is not None:
+            raise EngineError(f"redirect to {host} refused: {why}")
 
 
 class NothingToSend(Exception):

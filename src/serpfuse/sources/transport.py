@@ -28,6 +28,7 @@ import importlib.util
 import random
 import ssl
 from collections.abc import AsyncIterator, Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
@@ -214,6 +215,13 @@ def _too_large(declared: str | None, limit: int) -> bool:
     return bool(declared and declared.strip().isdigit() and int(declared) > limit)
 
 
+@cache
+def _decoding() -> ThreadPoolExecutor:
+    """The threads that inflate bodies: two, so a burst of bombs queues here rather than contending for the
+    GIL with the event loop in as many threads as there are engines."""
+    return ThreadPoolExecutor(max_workers=2, thread_name_prefix="serpfuse-inflate")
+
+
 async def _read_capped(
     status: int,
     headers: dict[str, str],
@@ -231,6 +239,10 @@ async def _read_capped(
     if _too_large(headers.get("content-length"), limit):
         raise too_large
     decoder = decoder_for(headers.get("content-encoding")) if encoded else Identity()
+    # Inflating is CPU work: one 16 KB chunk of a bomb is megabytes of output before the budget stops it, and
+    # eleven engines' at once stalled the event loop (and /healthz) for 300 ms. zlib, brotli and zstd release
+    # the GIL while they inflate, so a thread keeps the loop answering; a plain body needs no thread.
+    threaded = not isinstance(decoder, Identity)
     body = bytearray()
     received = 0
     try:
@@ -238,7 +250,13 @@ async def _read_capped(
             received += len(chunk)
             if received > limit:
                 raise too_large
-            body += decoder.decode(chunk, limit - len(body))
+            room = limit - len(body)
+            if threaded:
+                body += await asyncio.get_running_loop().run_in_executor(
+                    _decoding(), decoder.decode, chunk, room
+                )
+            else:
+                body += decoder.decode(chunk, room)
         body += decoder.flush(limit - len(body))
     except OverBudget:
         raise too_large from None
@@ -397,8 +415,10 @@ class Transport:
             follow_redirects=follow_redirects,
         ) as response:
             headers = _joined_headers(response.headers.multi_items())
+            # The body as sent, decoded by _read_capped within the size cap: httpx's own decoders give a whole
+            # chunk's output at once, however large (a 64 KB deflate chunk can be 64 MB).
             return await _read_capped(
-                response.status_code, headers, response.aiter_bytes, limit, read_error_body
+                response.status_code, headers, response.aiter_raw, limit, read_error_body, encoded=True
             )
 
     def _curl_session(self, profile: str) -> Any:

@@ -1,15 +1,18 @@
 """The web page: serpfuse's answer for a person to read, at ``/`` and SearXNG's ``/search?q=...``.
 
 Server-rendered (Jinja2 templates and one stylesheet, all shipped in this package: no JavaScript, no CDN).
-Two views of one search: the fused results, each with its engine badges and one-line reason, and the explain
-view, every candidate with its score parts and the step that cut it. Both show each engine's status, latency
-and rows, and the form offers the time range and the engines. The API's guard (token, rate limit) sits in
+Two views of one search: the fused results (a page of them; ``pageno`` the next rows of the same fused list),
+each with its domain, date, engine badges, score and one-line reason, and the explain view, every candidate with
+its score parts (and a legend saying what each means) and the step that cut it. Both show each engine's status,
+latency and rows; the form offers the time range and the engines (a recording's: the ones it holds), folded
+away. ``/opensearch.xml`` lets a browser add the page as a search engine. The API's guard (token, rate limit) sits in
 front of the page as in front of every route; bad input is the same one-line message the API gives, shown
 on the page with the API's status code.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -22,9 +25,11 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.staticfiles import StaticFiles
 
-from serpfuse.models import ANSWERED, SearchResponse
+from serpfuse.models import ANSWERED, MAX_LIMIT, FusedResult, SearchResponse
+from serpfuse.ranking.filters.timerange import snippet_date
 from serpfuse.ranking.rankers import UnknownStrategy
-from serpfuse.service import QueryTooLong, SearchService
+from serpfuse.ranking.rankers.parts import legend, meaning
+from serpfuse.service import QueryTooLong, SearchService, no_answer_hint
 from serpfuse.settings import validation_message
 from serpfuse.sources.base import SourceError
 from serpfuse.sources.fanout import UnknownEngine
@@ -41,6 +46,7 @@ SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
+OPENSEARCH_TYPE = "application/opensearchdescription+xml"
 
 _templates = Environment(
     loader=PackageLoader("serpfuse.serve.page", "templates"),
@@ -55,6 +61,10 @@ def _many(values: list[str]) -> list[str]:
     return [part.strip() for v in values for part in v.split(",") if part.strip()]
 
 
+class BadPage(ValueError):
+    """A ``pageno`` the page cannot show: the one-line message, shown as a 400."""
+
+
 @dataclass
 class Ask:
     """What the form asked for, as the page reads it from the URL (or a SearXNG-style POST form)."""
@@ -63,6 +73,7 @@ class Ask:
     time_range: str = ""
     engines: list[str] = field(default_factory=list)
     view: str = "results"
+    pageno: int = 1
 
     @classmethod
     def read(cls, params: Any) -> Ask:
@@ -72,11 +83,15 @@ class Ask:
             time_range=(params.get("time_range") or "").strip().lower(),
             engines=_many(params.getlist("engines")),
             view=view if view in VIEWS else "results",
+            pageno=_pageno(params.get("pageno")),
         )
 
     def href(self, **change: Any) -> str:
-        """This search's URL with ``change`` applied (view=..., engines=[...]), for links between views."""
-        state = {"q": self.query, "time_range": self.time_range, "engines": self.engines, "view": self.view}
+        """This search's URL with ``change`` applied (view=..., engines=[...], pageno=...), for links."""
+        state = {
+            "q": self.query, "time_range": self.time_range, "engines": self.engines, "view": self.view,
+            "pageno": self.pageno,
+        }  # fmt: skip
         state.update(change)
         pairs = [("q", state["q"])]
         if state["time_range"]:
@@ -84,7 +99,59 @@ class Ask:
         pairs += [("engines", e) for e in state["engines"]]
         if state["view"] != "results":
             pairs.append(("view", state["view"]))
+        if state["pageno"] != 1:
+            pairs.append(("pageno", str(state["pageno"])))
         return "/search?" + urlencode(pairs)
+
+    def filters_text(self) -> str:
+        """The folded filters' summary: what is chosen, so a closed fold still says it."""
+        chosen = [f"past {self.time_range}" if self.time_range else "any time"]
+        chosen.append(", ".join(self.engines) if self.engines else "every engine")
+        return " · ".join(chosen)
+
+
+def _pageno(raw: str | None) -> int:
+    if raw is None or raw.strip() in ("", "1"):
+        return 1
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise BadPage(f"pageno must be a whole number from 1, got {raw[:40]!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class Paging:
+    """Which rows of the fused list one page shows: ``size`` a page, the list at most ``most`` long."""
+
+    pageno: int
+    size: int
+    most: int
+
+    @property
+    def pages(self) -> int:
+        return -(-self.most // self.size)
+
+    @property
+    def limit(self) -> int:  # the fused list is asked this long; the page shows its last ``size`` rows
+        return min(self.most, self.pageno * self.size)
+
+    @property
+    def first(self) -> int:  # zero-based index of the page's first row
+        return (self.pageno - 1) * self.size
+
+    def check(self) -> None:
+        if self.pageno > self.pages:
+            raise BadPage(
+                f"pageno {self.pageno} is past the fused list: it is at most {self.most} rows, "
+                f"{self.size} a page, so pageno 1 to {self.pages}"
+            )
+
+    def has_next(self, rows: int) -> bool:
+        """The list filled this page and may go on."""
+        return self.pageno < self.pages and rows >= self.limit
 
 
 def cut_summary(resp: SearchResponse) -> list[tuple[str, int]]:
@@ -97,6 +164,19 @@ def ranks_text(ranks: Mapping[str, int]) -> list[tuple[str, int]]:
     return sorted(ranks.items(), key=lambda t: (t[1], t[0]))
 
 
+def row_date(row: FusedResult, now: dt.datetime) -> tuple[dt.date, str] | None:
+    """A row's date and where it comes from: the engines' date, else the date stamped in its snippet."""
+    if row.published is not None:
+        return row.published.date(), "the engines' date"
+    stamped = snippet_date(row.snippet, now)
+    return (stamped.date(), "the date in the snippet") if stamped is not None else None
+
+
+def parts_legend(resp: SearchResponse) -> list[tuple[str, str]]:
+    """What each part the explain view shows means (it shows the parts that are not zero)."""
+    return legend(part for c in resp.candidates or [] for part, value in c.score_parts.items() if value)
+
+
 class Page:
     """The page's handlers, bound to the service every interface shares."""
 
@@ -104,17 +184,23 @@ class Page:
         self.service = service
         self.static = StaticFiles(packages=[("serpfuse.serve.page", "static")])
 
-    async def engine_choices(self) -> list[tuple[str, str | None]]:
-        """(engine, why it cannot run now or None): every engine is offered; one without a key says so."""
+    async def engine_choices(self, query: str = "") -> list[tuple[str, str | None]]:
+        """(engine, why it cannot run now or None): every engine this search could ask (a recording: the ones
+        it holds for the query); one without a key says so."""
         health = await self.service.engine_status()
-        return sorted((e.engine, None if e.available else e.reason or e.state) for e in health)
+        offered = set(self.service.engine_names(query or None))
+        return sorted(
+            (e.engine, None if e.available else e.reason or e.state) for e in health if e.engine in offered
+        )
 
-    async def render(self, template: str, status: int = 200, **context: Any) -> HTMLResponse:
+    async def render(self, template: str, status: int = 200, *, ask: Ask, **context: Any) -> HTMLResponse:
         html = _templates.get_template(template).render(
             time_ranges=TIME_RANGES,
-            engine_choices=await self.engine_choices(),
+            engine_choices=await self.engine_choices(ask.query),
             answered=ANSWERED,
             ranks_text=ranks_text,
+            meaning=meaning,
+            ask=ask,
             **context,
         )
         return HTMLResponse(html, status_code=status, headers=SECURITY_HEADERS)
@@ -129,27 +215,52 @@ class Page:
             return RedirectResponse("/search" + query, status_code=308)
         return await self.render("home.html", ask=Ask())
 
+    async def opensearch(self, request: Request) -> Response:
+        """The OpenSearch description a browser reads to add serpfuse as a search engine, at this server's URL."""
+        base = str(request.base_url).rstrip("/")
+        xml = _templates.get_template("opensearch.xml").render(base=base)
+        return Response(xml, media_type=OPENSEARCH_TYPE, headers={"X-Content-Type-Options": "nosniff"})
+
     async def search(self, request: Request, params: Any) -> Response:
-        ask = Ask.read(params)
+        try:
+            ask = Ask.read(params)
+        except BadPage as exc:
+            ask = Ask(query=" ".join((params.get("q") or "").split()))
+            return await self.render("search.html", 400, ask=ask, error=str(exc))
         if not ask.query:
             return await self.render("home.html", ask=ask)
+        paging = Paging(ask.pageno, self.service.settings.limit, MAX_LIMIT)
         try:
+            paging.check()
             search_request = self.service.make_request(
-                query=ask.query, time_range=ask.time_range or None, engines=ask.engines or None
+                query=ask.query,
+                time_range=ask.time_range or None,
+                engines=ask.engines or None,
+                limit=paging.limit,
             )
             resp = await self.service.search(search_request, explain=ask.view == "explain", interface="page")
         except ValidationError as exc:
             return await self.render("search.html", 400, ask=ask, error=validation_message(exc))
-        except (QueryTooLong, UnknownStrategy, UnknownEngine) as exc:
+        except (QueryTooLong, UnknownStrategy, UnknownEngine, BadPage) as exc:
             return await self.render("search.html", 400, ask=ask, error=" ".join(str(exc).split()))
         except ReplayError as exc:
-            return await self.render("search.html", 404, ask=ask, error=" ".join(str(exc).split()))
+            recorded = self.service.recorded_queries()
+            return await self.render(
+                "search.html", 404, ask=ask, error=" ".join(str(exc).split()), recorded=recorded
+            )
         except SourceError as exc:
             return await self.render("search.html", 503, ask=ask, error=" ".join(str(exc).split()))
+        now = dt.datetime.now(dt.UTC)
+        rows = resp.results[paging.first :]
         return await self.render(
             "search.html",
             ask=ask,
             resp=resp,
+            rows=[(paging.first + i + 1, r, row_date(r, now)) for i, r in enumerate(rows)],
+            paging=paging,
+            has_next=paging.has_next(len(resp.results)),
+            hint=no_answer_hint(resp),
             cuts=cut_summary(resp),
-            json_href="/search?" + urlencode([("q", ask.query), ("format", "json")]),
+            legend=parts_legend(resp),
+            json_href=ask.href(view="results", pageno=1) + "&format=json",
         )

@@ -1,0 +1,56 @@
+"""The judgments file as ``serpfuse judge`` keeps it: JSON Lines ``{"query", "url", "rel"}``, rewritten whole
+and atomically (a temporary file, fsync, rename) on every grade, so a killed process leaves the last file or
+the new one, never half of one."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from serpfuse.bench.judged_recording import read_judgment_lines
+from serpfuse.sources.replay import normalise_query
+from serpfuse.urls import dedup_key
+
+
+class JudgmentsFile:
+    """(normalised query, dedup key) -> the line's object. Lines already in the file are kept as written (other
+    queries' judgments, extra fields such as a ``qid``); a new grade of a key replaces every line of that key."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._lines: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        if path.exists():
+            judgments = read_judgment_lines(path)  # a bad line: JudgmentsError naming it
+            text = path.read_text(encoding="utf-8").splitlines()
+            for item in judgments:
+                raw = json.loads(text[item.line - 1])
+                self._lines.setdefault((normalise_query(item.query), dedup_key(item.url)), []).append(raw)
+
+    def grade(self, query: str, key: str) -> int | None:
+        """The grade of this row, the highest where two lines fold to one key (as bench reads them)."""
+        lines = self._lines.get((normalise_query(query), key))
+        return max(int(line["rel"]) for line in lines) if lines else None
+
+    def put(self, query: str, url: str, rel: int) -> None:
+        with self._lock:
+            key = (normalise_query(query), dedup_key(url))
+            if key in self._lines:
+                self._lines[key] = [{**line, "rel": rel} for line in self._lines[key]]
+            else:
+                self._lines[key] = [{"query": query, "url": url, "rel": rel}]
+            self._write()
+
+    def _write(self) -> None:
+        text = "".join(
+            json.dumps(line, ensure_ascii=False) + "\n" for lines in self._lines.values() for line in lines
+        )
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        with tmp.open("w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, self.path)

@@ -1,0 +1,145 @@
+"""Redirects an engine answers with: followed hop by hop by the live source, only to public http(s) addresses,
+with the operator's base URL (here a loopback fake) the one other host allowed. Nothing is ever sent to a refused
+target: a second fake server stands where a redirect would lead and must see no request."""
+
+from __future__ import annotations
+
+import pytest
+
+from fakeserver import FakeServer, Reply, fake_engine, ok
+from serpfuse.engines.base import EngineError, RequestSpec
+from serpfuse.models import SearchRequest
+from serpfuse.secrets import KeyStore
+from serpfuse.sources.live import MAX_REDIRECTS, LiveSource, _check_redirect
+from serpfuse.state.cooldown import InMemoryCooldownStore
+
+REQ = SearchRequest(query="rust async runtime")
+
+
+def html_engine(name: str = "page", method: str = "GET"):
+    """A keyless HTML engine (the kind whose redirects are followed) asking ``/{name}`` of its base URL."""
+    engine = fake_engine(name, kind="html")
+    if method == "POST":
+        engine.build_request = lambda q: RequestSpec("POST", f"{q.base_url}/{name}", data={"q": q.text})
+    return engine
+
+
+def source_for(server, transport, tmp_path, *engines) -> LiveSource:
+    return LiveSource(
+        KeyStore(env={}, keys_file=tmp_path / "keys.json"),
+        InMemoryCooldownStore(),
+        transport,
+        engines=list(engines),
+        base_urls={e.INFO.name: server.url for e in engines},
+        timeout_s=5.0,
+    )
+
+
+@pytest.fixture
+def elsewhere():
+    """Another loopback server: where a hostile redirect points. It must never be asked anything."""
+    with FakeServer(lifetime_s=60) as srv:
+        srv.route("/", ok(["https://leak.example/"]))
+        yield srv
+
+
+async def test_a_redirect_on_the_operators_base_host_is_followed(server, transport, tmp_path):
+    server.route("/page", Reply(302, {"Location": "/moved?x=1"}))
+    server.route("/moved", ok(["https://a.example/"]))
+    answer = await source_for(server, transport, tmp_path, html_engine()).ask("page", "q", REQ)
+    assert answer.status == "ok" and [r.url for r in answer.rows] == ["https://a.example/"]
+    assert [s.path for s in server.requests] == ["/page", "/moved"]
+    assert server.requests[1].query == {"x": ["1"]}
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "http://127.0.0.1:{port}/",  # loopback, another port than the operator's
+        "http://localhost:{port}/",  # a name for loopback
+        "http://2130706433:{port}/",  # 127.0.0.1 spelt as one number
+        "http://[::ffff:127.0.0.1]:{port}/",  # loopback inside IPv6
+        "http://10.0.0.7/",
+        "http://192.168.1.1/admin",
+        "http://169.254.169.254/latest/meta-data/",  # cloud metadata
+        "http://100.64.0.1/",  # CGNAT
+        "http://[fd00::1]/",
+        "http://0.0.0.0:{port}/",
+        "file:///etc/passwd",
+        "gopher://127.0.0.1:{port}/",
+        "ftp://ftp.example/",
+    ],
+)
+async def test_a_redirect_off_the_public_web_is_refused_and_never_sent(
+    server, transport, tmp_path, elsewhere, target
+):
+    server.route("/page", Reply(302, {"Location": target.format(port=elsewhere.port)}))
+    answer = await source_for(server, transport, tmp_path, html_engine()).ask("page", "q", REQ)
+    assert answer.status == "error" and "refused" in answer.reason, answer
+    assert "\n" not in answer.reason
+    assert elsewhere.requests == []  # nothing went there
+    assert len(server.requests) == 1
+
+
+async def test_a_hostile_hop_later_in_a_chain_is_refused_too(server, transport, tmp_path, elsewhere):
+    server.route("/page", Reply(301, {"Location": "/step"}))
+    server.route("/step", Reply(307, {"Location": f"http://127.0.0.1:{elsewhere.port}/"}))
+    answer = await source_for(server, transport, tmp_path, html_engine()).ask("page", "q", REQ)
+    assert answer.status == "error" and "loopback" in answer.reason
+    assert [s.path for s in server.requests] == ["/page", "/step"] and elsewhere.requests == []
+
+
+async def test_a_redirect_loop_ends_as_an_error(server, transport, tmp_path):
+    server.route("/page", Reply(302, {"Location": "/page"}))
+    answer = await source_for(server, transport, tmp_path, html_engine()).ask("page", "q", REQ)
+    assert answer.status == "error" and "too many redirects" in answer.reason
+    assert len(server.requests) == MAX_REDIRECTS + 1
+
+
+@pytest.mark.parametrize(
+    ("status", "method", "body"), [(303, "GET", b""), (302, "GET", b""), (307, "POST", b"q=q")]
+)
+async def test_a_posted_form_is_redirected_as_a_browser_does(
+    server, transport, tmp_path, status, method, body
+):
+    server.route("/page", Reply(status, {"Location": "/answer"}))
+    server.route("/answer", ok(["https://a.example/"]))
+    engine = html_engine(method="POST")
+    answer = await source_for(server, transport, tmp_path, engine).ask("page", "q", REQ)
+    assert answer.status == "ok"
+    hop = server.seen("/answer")[0]
+    assert (hop.method, hop.body) == (method, body)
+
+
+async def test_an_api_engine_follows_no_redirect_at_all(server, transport, tmp_path):
+    server.route("/api", Reply(302, {"Location": "/elsewhere"}))
+    engine = fake_engine("api")  # JSON: a key header must never follow a redirect to another host
+    answer = await source_for(server, transport, tmp_path, engine).ask("api", "q", REQ)
+    assert answer.status == "error" and "redirect" in answer.reason
+    assert [s.path for s in server.requests] == ["/api"]
+
+
+async def test_a_public_address_passes_the_check_without_anything_sent() -> None:
+    # Checked only (a literal address needs no lookup): the suite sends nothing beyond loopback.
+    await _check_redirect("https://93.184.216.34/page", None)
+    await _check_redirect("http://[2606:4700:4700::1111]/", None)
+    with pytest.raises(EngineError, match="private"):
+        await _check_redirect("https://10.1.2.3/", "https://10.1.2.4")  # the base URL's host alone is allowed
+    await _check_redirect("http://10.1.2.3:8080/x", "http://10.1.2.3:8080/searx")
+
+
+async def test_the_browser_transport_is_held_to_the_same_guard(server, tmp_path, elsewhere):
+    from serpfuse.sources.transport import Transport
+
+    server.route("/html/", Reply(302, {"Location": f"http://127.0.0.1:{elsewhere.port}/"}))
+    async with Transport(trust_env=False, impersonate=True) as curl:
+        source = LiveSource(
+            KeyStore(env={}, keys_file=tmp_path / "keys.json"),
+            InMemoryCooldownStore(),
+            curl,
+            engines=["ddg"],
+            base_urls={"ddg": server.url},
+        )
+        answer = await source.ask("ddg", "q", REQ)
+    assert answer.status == "error" and "loopback" in answer.reason
+    assert elsewhere.requests == []
