@@ -101,7 +101,11 @@ EXTRACTORS: dict[str, tuple[Extractor, str, str]] = {
     READER: (_reader, "trafilatura", "the shipped reader's text"),
     "trafilatura": (_trafilatura, "trafilatura", "trafilatura.extract() with its defaults"),
     "readability": (_readability, "readability", "readability-lxml's summary as text"),
-    "serpfuse-metadata": (_reader_with_metadata, "trafilatura", "the reader with its metadata (not by default)"),
+    "serpfuse-metadata": (
+        _reader_with_metadata,
+        "trafilatura",
+        "the reader with its metadata (not by default)",
+    ),
 }
 DEFAULT_EXTRACTORS = [READER, "trafilatura", "readability"]
 
@@ -469,15 +473,20 @@ def held_out(
     corpora and metrics), applied to that fold: the reader's held-out text of every page, per corpus."""
     grids = [short_article_texts(r.corpus, r.runs[READER]) for r in results]
     fold_ids = [[fold_of(p.id, folds) for p in r.corpus.pages] for r in results]
+    # every page scored once per threshold and metric; a fold's training score pools the other folds' pages
+    page_scores = [
+        {(n, m.name): [m.score_page(p.truth, t) for p, t in zip(r.corpus.pages, grid[n], strict=True)]
+         for n in GRID for m in r.corpus.metrics}
+        for r, grid in zip(results, grids, strict=True)
+    ]  # fmt: skip
     chosen = []
     for k in range(folds):
 
         def train_score(n: int, k: int = k) -> float:
             total = 0.0
-            for r, grid, ids in zip(results, grids, fold_ids, strict=True):
-                idx = [i for i, f in enumerate(ids) if f != k]
+            for r, scores, ids in zip(results, page_scores, fold_ids, strict=True):
                 for m in r.corpus.metrics:
-                    total += m.pooled([m.score_page(r.corpus.pages[i].truth, grid[n][i]) for i in idx])[0]
+                    total += m.pooled([x for x, f in zip(scores[n, m.name], ids, strict=True) if f != k])[0]
             return total
 
         chosen.append(max(GRID, key=lambda n: (train_score(n), -n)))
