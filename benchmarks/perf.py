@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -271,6 +272,110 @@ def serve_rps(src: Path, recording: Path, workers: int | None, seconds: float, t
     }
 
 
+def served_concurrent(src: Path, port: int, n: int, tmp: Path, salt: str) -> dict[str, float]:
+    """``n`` searches at once through a real ``serve`` app (uvicorn, its ranking and parse workers; the fake
+    engines), against a raw asyncio gather of the same engine requests, best of two each, interleaved; and
+    the server tree's CPU per search and its memory (RSS of every process, sampled under that load)."""
+    from benchmarks.perf_probe import queries, raw_gather, raw_get
+
+    serve_port, home = _free_port(), Path(tempfile.mkdtemp(dir=tmp))
+    args = {"port": port, "latencies": LATENCIES_MS, "serve_port": serve_port, "home": str(home)}
+    cmd = [sys.executable, str(PROBE), "serve", json.dumps(args)]
+    with Process(cmd, _env(src), home) as server:
+        deadline = time.monotonic() + 180
+        while True:  # up, and its workers too: a search waits for nothing a server starts first
+            try:
+                asyncio.run(raw_get(serve_port, "/healthz"))
+                break
+            except OSError:
+                if server.proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"the serve probe did not start under {src}: {server.tail()}"
+                    ) from None
+                time.sleep(0.2)
+        time.sleep(3)  # the ranking and parse workers start in the background
+
+        async def batch(qs: list[str]) -> list[bytes]:
+            return await asyncio.gather(
+                *(raw_get(serve_port, f"/v1/search?q={urllib.parse.quote(q)}&limit=8") for q in qs)
+            )
+
+        asyncio.run(batch(queries(3, f"{salt}-warm")))
+        out: dict[str, float] = {}
+        failed, rss, cpu = 0, 0.0, []
+        for turn in ("raw", "serve") * 2:
+            qs = queries(n, f"{salt}-{turn}-{time.perf_counter_ns()}")
+            cpu0, t0 = _tree_cpu_s(server.proc.pid), time.perf_counter()
+            if turn == "raw":
+                asyncio.run(raw_gather(port, LATENCIES_MS, qs))
+            else:
+                sampler = _RssSampler(server.proc.pid)
+                with sampler:
+                    bodies = asyncio.run(batch(qs))
+                rss = max(rss, sampler.peak_mb)
+                cpu.append((_tree_cpu_s(server.proc.pid) - cpu0) * 1000 / n)
+                failed += sum(e["status"] != "ok" for b in bodies for e in json.loads(b)["engines"])
+            seconds = time.perf_counter() - t0
+            out[turn] = min(out.get(turn, seconds), seconds)
+    return {
+        "ratio": out["serve"] / out["raw"],
+        "serve_s": out["serve"],
+        "raw_s": out["raw"],
+        "failed": failed,
+        "cpu_ms": min(cpu),
+        "rss_mb": rss,
+    }
+
+
+class _RssSampler:
+    """The peak, over a ``with`` block, of the summed RSS of ``pid`` and every process below it (every 50 ms)."""
+
+    def __init__(self, pid: int) -> None:
+        import threading
+
+        self.pid, self.peak_mb = pid, 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while True:
+            self.peak_mb = max(self.peak_mb, tree_rss_mb(self.pid))
+            if self._stop.wait(0.05):
+                return
+
+    def __enter__(self) -> _RssSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def _tree_pids(pid: int) -> list[int]:
+    pids, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        pids.append(p)
+        try:
+            for task in Path(f"/proc/{p}/task").iterdir():
+                todo += map(int, (task / "children").read_text().split())
+        except (OSError, ValueError):
+            continue
+    return pids
+
+
+def tree_rss_mb(pid: int) -> float:
+    """Resident memory of ``pid`` and every process below it (Linux ``/proc``), MB."""
+    total = 0
+    for p in _tree_pids(pid):
+        try:
+            total += int(Path(f"/proc/{p}/statm").read_text().split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    return total * os.sysconf("SC_PAGE_SIZE") / 1e6
+
+
 def _tree_cpu_s(pid: int) -> float:
     """CPU seconds (user + system) used so far by ``pid`` and every process below it (Linux ``/proc``)."""
     ticks = os.sysconf("SC_CLK_TCK")
@@ -300,6 +405,7 @@ def measure(
     progress: Callable[[str], None] = lambda _: None,
 ) -> tuple[list[Row], float]:
     """Every row, ``repeat`` times, this tree and the baseline interleaved. Returns the rows and peak RSS (MB)."""
+    from benchmarks import oneshot
     from serpfuse.serve.workers import default_workers
 
     recording = (Path(data_dir) / RECORDING).resolve()  # the serve processes run in their own directories
@@ -324,12 +430,28 @@ def measure(
         ),
         # The same batch with what a server starts first (SearchService.start): the ranking worker process and
         # the parse workers. The row above is the library's (serpfuse.asearch), which starts neither.
+        "concurrent_raw": Row("the same batch ÷ a raw asyncio gather of the same requests (the floor)", ""),
         "concurrent_server": Row(
             "the same, with a server's workers started (ranking process, parse workers: serpfuse.start_workers)",
             "≤ 1.2",
         ),
         "concurrent_server_failed": Row("engine answers that failed in that batch", "0", "count"),
+        "concurrent_server_raw": Row("that batch ÷ the raw asyncio gather", ""),
+        # The whole server: uvicorn, HTTP requests in and JSON out, its ranking and parse workers.
+        "served": Row(
+            "100 concurrent searches through serve (1 worker, no result cache) ÷ a raw asyncio gather of the "
+            "same engine requests",
+            "≤ 1.5",
+        ),
+        "served_failed": Row("engine answers that failed in those searches", "0", "count"),
+        "served_cpu": Row("serve's CPU per search in that batch (its whole process tree)", "", "ms"),
+        "served_rss": Row("serve's memory under that load (RSS summed over its process tree)", "", "MB"),
         "ranking": Row("ranking step (rank_answers), default, median per crw56 query", "≤ 1", "ms"),
+        "ranking_cold": Row(
+            "ranking step, cold: each query with every memo emptied first (its rows, words and hosts new)",
+            "≤ 3",
+            "ms",
+        ),
         # The row above is the best of three calls, when every per-text memo is warm; this is the first call.
         "ranking_first": Row(
             "ranking step, the first call of each query (its rows new to the process), median", "", "ms"
@@ -341,6 +463,12 @@ def measure(
         "help": Row(
             "serpfuse --help ÷ importing typer+rich+pydantic+pydantic-settings (interleaved)", "≤ 1.0"
         ),
+        "oneshot": Row(
+            "a one-shot serpfuse search --replay crw56 (fresh result cache), whole process, median of 3",
+            "≤ 0.5",
+            "s",
+        ),
+        "oneshot_rss": Row("its peak RSS", "≤ 80", "MiB"),
         "hit": Row("in-process cache hit: SearchService.search (decoded)", "≤ 0.2", "ms"),
         "hit_json": Row(
             "in-process cache hit: search_json (stored bytes, what /v1/search sends)", "≤ 0.2", "ms"
@@ -395,11 +523,21 @@ def measure(
                     conc = run_probe(src, "concurrent", {**fake, "n": 100})
                     note("concurrent", label, conc["ratio"])
                     note("concurrent_failed", label, conc["failed_answers"])
+                    if "raw_s" in conc:
+                        note("concurrent_raw", label, conc["ratio_raw"])
                     served = run_probe(src, "concurrent", {**fake, "n": 100, "server": True})
                     note("concurrent_server", label, served["ratio"])
                     note("concurrent_server_failed", label, served["failed_answers"])
+                    if "raw_s" in served:
+                        note("concurrent_server_raw", label, served["ratio_raw"])
+                    whole = served_concurrent(src, port, 100, tmp, f"{label}{rep}")
+                    note("served", label, whole["ratio"])
+                    note("served_failed", label, whole["failed"])
+                    note("served_cpu", label, whole["cpu_ms"])
+                    note("served_rss", label, whole["rss_mb"])
                     ranking = run_probe(src, "ranking", {"recording": str(recording), "repeat": 3})
                     note("ranking", label, ranking["ranking_ms"])
+                    note("ranking_cold", label, ranking["cold_ms"])
                     if "first_ms" in ranking:
                         note("ranking_first", label, ranking["first_ms"])
                     if "candidates_ms" in ranking:
@@ -417,6 +555,9 @@ def measure(
                     if "search_json_ms" in hit:
                         note("hit_json", label, hit["search_json_ms"])
                     note("help", label, help_ratio(src))
+                    once = oneshot.measure(recording, {label: src}, runs=3)[label]
+                    note("oneshot", label, once["search_s"])
+                    note("oneshot_rss", label, once["rss_mib"])
                     if runs:
                         note("fuse", label, fuse_seconds(src, runs))
                     if common and label == "this":  # ranx does not change with the tree: this one's ratio
@@ -444,7 +585,7 @@ def _cell(values: list[float] | None, unit: str, stages: bool = False) -> str:
         return "–"
     if stages:
         return " / ".join(f"{v:.2f}" for v in values)
-    digits = 0 if unit in ("req/s", "count") else 3
+    digits = 0 if unit in ("req/s", "count", "MB", "MiB") else 3
     return f"{statistics.median(values):.{digits}f} (min {min(values):.{digits}f})"
 
 

@@ -124,6 +124,39 @@ def queries(n: int, salt: str) -> list[str]:
     return [f"{topics[i % len(topics)]} {salt} {i}" for i in range(n)]
 
 
+async def raw_get(port: int, target: str) -> bytes:
+    """One GET on a new loopback connection with bare asyncio streams: the floor any HTTP client adds to."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n".encode())
+        head = await reader.readuntil(b"\r\n\r\n")
+        if head[9:12] != b"200":
+            raise RuntimeError(f"GET {target} answered {head[9:12].decode()}")
+        length = next(
+            int(line.split(b":", 1)[1])
+            for line in head.split(b"\r\n")
+            if line[:15].lower() == b"content-length:"
+        )
+        return await reader.readexactly(length)
+    finally:
+        writer.close()
+
+
+async def raw_gather(port: int, latencies: dict[str, int], qs: list[str]) -> None:
+    """Every engine request of ``qs``'s searches at once, on bare asyncio streams (the real floor)."""
+    from urllib.parse import quote
+
+    await asyncio.gather(
+        *(raw_get(port, f"/{ms}/{name}?q={quote(q)}") for q in qs for name, ms in latencies.items())
+    )
+
+
+def pool_limits(transport: Any) -> tuple[int, int]:
+    """The live transport's connection pool (max connections, keep-alive), in whichever form this version has it."""
+    limits = getattr(transport, "limits", None)
+    return (limits.max_connections, limits.max_keepalive_connections) if limits else (100, 20)
+
+
 def recorded_queries(recording: str) -> list[str]:
     with open(recording, encoding="utf-8") as f:
         return [e["query"] for e in json.load(f)]
@@ -203,8 +236,9 @@ def start_as_server(source: Any) -> Any:
 
 
 async def probe_concurrent(args: dict) -> dict:
-    """``n`` searches at once, against a bare httpx gather of the same engine requests (same client settings).
-    With ``server``: the workers a server starts are started first (``start_as_server``)."""
+    """``n`` searches at once, against a bare httpx gather of the same engine requests (the live transport's pool
+    limits) and a raw asyncio gather of them (the floor). With ``server``: the workers a server starts are
+    started first (``start_as_server``)."""
     import httpx2
 
     from serpfuse.config import RankingConfig
@@ -219,14 +253,17 @@ async def probe_concurrent(args: dict) -> dict:
     failed = 0  # over both serpfuse turns: a failed answer comes back fast and makes a batch look cheap
     try:
         await search(SearchRequest(query="warm up"), source=source, config=config)
-        # The live transport's pool and timeout, so both sides queue for the same 100 connections.
-        limits = httpx2.Limits(max_connections=100, max_keepalive_connections=20)
+        # The live transport's pool and timeout, so both sides queue for the same connections.
+        most, keep = pool_limits(source.transport)
+        limits = httpx2.Limits(max_connections=most, max_keepalive_connections=keep)
         async with httpx2.AsyncClient(trust_env=False, limits=limits, timeout=httpx2.Timeout(15.0)) as client:
             await client.get(f"{base}/0/warm", params={"q": "warm"})
-            for turn in ("bare", "serpfuse", "bare", "serpfuse"):  # interleaved, best of two each
+            for turn in ("raw", "bare", "serpfuse") * 2:  # interleaved, best of two each
                 qs = queries(args["n"], f"{args['salt']}-{turn}-{time.perf_counter_ns()}")
                 t0 = time.perf_counter()
-                if turn == "bare":
+                if turn == "raw":
+                    await raw_gather(args["port"], args["latencies"], qs)
+                elif turn == "bare":
                     await asyncio.gather(
                         *(
                             client.get(f"{base}/{ms}/{name}", params={"q": q})
@@ -244,8 +281,31 @@ async def probe_concurrent(args: dict) -> dict:
     finally:
         await source.aclose()
         stop()
-    ratio = out["serpfuse"] / out["bare"]
-    return {"serpfuse_s": out["serpfuse"], "bare_s": out["bare"], "ratio": ratio, "failed_answers": failed}
+    return {
+        "serpfuse_s": out["serpfuse"],
+        "bare_s": out["bare"],
+        "raw_s": out["raw"],
+        "ratio": out["serpfuse"] / out["bare"],
+        "ratio_raw": out["serpfuse"] / out["raw"],
+        "failed_answers": failed,
+    }
+
+
+def clear_memos() -> int:
+    """Empty every bounded memo (``functools.lru_cache`` with a size) of the loaded serpfuse modules: what was
+    learnt about texts, words, URLs and hosts seen before, so the next ranking meets its rows as new. The
+    unbounded ``@cache`` ones (tables, parsed lists) stay, as a process keeps them. Returns how many."""
+    import functools
+
+    cleared = 0
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("serpfuse") or module is None:
+            continue
+        for value in vars(module).values():
+            if isinstance(value, functools._lru_cache_wrapper) and value.cache_parameters()["maxsize"]:
+                value.cache_clear()
+                cleared += 1
+    return cleared
 
 
 def _replay_answers(recording: str) -> tuple[Any, list]:
@@ -272,7 +332,8 @@ def _replay_answers(recording: str) -> tuple[Any, list]:
 def probe_ranking(args: dict) -> dict:
     """``rank_answers`` per crw56 query (best of ``repeat``), median over the queries; and its stages. Also the
     first call per query (``first_ms``): its rows' texts seen for the first time by this process, what a search
-    with new rows pays, since the best of ``repeat`` finds every per-text memo warm."""
+    with new rows pays, since the best of ``repeat`` finds every per-text memo warm; and each query's call with
+    every memo emptied first (``cold_ms``: nothing about its rows known, as in a new process)."""
     from serpfuse.pipeline import rank_answers
     from serpfuse.ranking.candidates import build_candidates
     from serpfuse.ranking.context import FilterContext, RankContext
@@ -282,8 +343,16 @@ def probe_ranking(args: dict) -> dict:
 
     _, cases, config = _replay_answers(args["recording"])
     now = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
-    step, first, stages = [], [], {"candidates": [], "filters": [], "fusion": []}
+    step, first, cold, stages = [], [], [], {"candidates": [], "filters": [], "fusion": []}
     ranker = get_ranker(config.strategy)
+    for request, query, answers in cases:  # cold: every memo emptied first (clear_memos), each query once
+        rank_answers(answers, request, config=config, query=query, now=now)  # its tables loaded
+    for request, query, answers in cases:
+        clear_memos()
+        t0 = time.perf_counter()
+        rank_answers(answers, request, config=config, query=query, now=now)
+        cold.append((time.perf_counter() - t0) * 1000)
+    clear_memos()
     for request, query, answers in cases:
         best = float("inf")
         for i in range(args["repeat"]):
@@ -322,7 +391,11 @@ def probe_ranking(args: dict) -> dict:
                 stages[name].append(seconds * 1000)
         except TypeError:
             pass
-    out = {"ranking_ms": statistics.median(step), "first_ms": statistics.median(first)}
+    out = {
+        "ranking_ms": statistics.median(step),
+        "first_ms": statistics.median(first),
+        "cold_ms": statistics.median(cold),
+    }
     out.update({f"{k}_ms": statistics.median(v) for k, v in stages.items() if v})
     return out
 
@@ -383,6 +456,29 @@ def probe_cache_hit(args: dict) -> dict:
             await service.aclose()
 
     return asyncio.run(run())
+
+
+async def probe_serve(args: dict) -> dict:
+    """A real ``serve`` app (uvicorn, its ranking and parse workers) on ``args["serve_port"]``, searching the fake
+    engines until killed. No result cache: every request searches."""
+    from pathlib import Path
+
+    from serpfuse.serve.http_api import serve
+    from serpfuse.service import SearchService
+    from serpfuse.settings import Settings
+
+    settings = Settings(
+        port=args["serve_port"],
+        cache_dir=Path(args["home"]),
+        rate_limit_burst=10**9,
+        rate_limit_per_min=10**9,
+    )
+    service = SearchService(settings, live_source(args["port"], args["latencies"]))
+    try:
+        await serve(service)
+    finally:
+        await service.aclose()
+    return {}
 
 
 def main() -> None:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import urllib.request
 
 import pytest
 
 from benchmarks import perf
-from benchmarks.perf_probe import rows_for
+from benchmarks.perf_probe import clear_memos, raw_gather, raw_get, rows_for
 from benchmarks.runner import run
 from benchmarks.setups import BenchOptions
 from serpfuse.bench.modes import BenchError
@@ -28,6 +29,47 @@ def test_the_fake_engine_server_answers_after_its_latency_and_stops():
             body = json.loads(response.read())
         assert body["results"] == rows_for("e20", "rust async")
     assert engines.proc.poll() is not None
+
+
+def test_the_raw_gather_asks_every_engine_for_every_query_and_refuses_a_failed_answer():
+    engines, port = perf.start_engines(lifetime_s=30)
+    with engines:
+        body = json.loads(asyncio.run(raw_get(port, "/20/e20?q=rust+async")))
+        assert body["results"] == rows_for("e20", "rust async")
+        asyncio.run(raw_gather(port, {"e10": 10, "e20": 20}, ["a b", "c"]))  # four requests, all answered
+
+    async def refused() -> None:
+        async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await reader.readuntil(b"\r\n\r\n")
+            writer.write(b"HTTP/1.1 503 Busy\r\nContent-Length: 0\r\n\r\n")
+            await writer.drain()
+            writer.close()
+
+        server = await asyncio.start_server(answer, "127.0.0.1", 0)
+        async with server:
+            await raw_get(server.sockets[0].getsockname()[1], "/10/e10?q=x")
+
+    with pytest.raises(RuntimeError, match="answered 503"):  # a fast failure would flatter the floor
+        asyncio.run(refused())
+
+
+def test_clearing_the_memos_makes_the_next_ranking_meet_its_words_as_new():
+    from serpfuse.ranking.words import light_stem
+
+    light_stem("hiking")
+    assert light_stem.cache_info().currsize > 0
+    assert clear_memos() > 5
+    assert light_stem.cache_info().currsize == 0
+
+
+def test_the_served_probe_measures_a_real_server_tree(tmp_path):
+    engines, port = perf.start_engines(lifetime_s=120)
+    with engines:
+        got = perf.served_concurrent(perf.THIS_SRC, port, 3, tmp_path, "t")
+    assert (
+        got["failed"] == 0 and got["serve_s"] > 0.3 and got["raw_s"] > 0.3
+    )  # the slowest fake engine: 300 ms
+    assert got["rss_mb"] > 30 and got["cpu_ms"] > 0
 
 
 def test_the_table_shows_before_after_and_their_ratio():

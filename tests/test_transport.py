@@ -262,3 +262,26 @@ async def test_a_gzip_bomb_is_inflated_only_up_to_the_cap(server, transport):
     finally:
         tracemalloc.stop()
     assert peak < 20_000_000, f"{peak:,} bytes allocated while reading a capped gzip bomb"
+
+
+async def test_the_engine_pool_takes_its_limits_from_the_settings(tmp_path) -> None:
+    from serpfuse.service import SearchService
+    from serpfuse.settings import Settings
+
+    settings = Settings(
+        engine_connections=7,
+        engine_idle_connections=3,
+        engine_keepalive_s=2.5,
+        cache="off",
+        cache_dir=tmp_path,
+    )
+    service = SearchService.from_settings(settings)
+    try:
+        limits = service.source.transport.limits
+        assert (limits.max_connections, limits.max_keepalive_connections, limits.keepalive_expiry) == (
+            7,
+            3,
+            2.5,
+        )
+    finally:
+        await service.aclose()

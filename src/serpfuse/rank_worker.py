@@ -53,7 +53,7 @@ async def in_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 
 def ranks_here() -> bool:
     """Whether this process ranks its own searches (no ranking worker started): only then does it need the
-    ranking's tables (66 MB for English) in its own memory."""
+    ranking's tables (memory-mapped, the pages it reads) in its own memory."""
     return not WORKERS.started
 
 

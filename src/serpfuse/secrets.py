@@ -290,9 +290,9 @@ def read_keys_file(path: Path) -> dict[str, str]:
 
 
 def _registry_info(engine: str) -> EngineInfo | None:
-    from serpfuse.engines import ENGINES  # late: the registry imports every engine module
+    from serpfuse.engines import engine_module
 
-    module = ENGINES.get(engine)
+    module = engine_module(engine)
     return getattr(module, "INFO", None) if module is not None else None
 
 
@@ -324,9 +324,9 @@ class KeyStore:
         return _registry_info(engine)
 
     def _known_engines(self) -> set[str]:
-        from serpfuse.engines import ENGINES
+        from serpfuse.engines import ENGINE_NAMES
 
-        return set(self._file_keys) | set(self._infos if self._infos is not None else ENGINES)
+        return set(self._file_keys) | set(self._infos if self._infos is not None else ENGINE_NAMES)
 
     def env_names(self, engine: str) -> list[str]:
         return key_env_names(engine, self.info(engine))

@@ -39,13 +39,18 @@ from pydantic_settings import (
 )
 
 from serpfuse.config import RankingConfig
-from serpfuse.engines import ENGINES, env_name, name_from_env
+from serpfuse.engines import ENGINE_NAMES, engine_registry, env_name, name_from_env
 from serpfuse.models import DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_CHARS, SearchRequest
 from serpfuse.ranking.rankers import available
 from serpfuse.secrets import KEYS_FILE_ENV
 from serpfuse.sources.base import EngineSlot
 from serpfuse.sources.fanout import DEFAULT_DEADLINE_S, UnknownEngine, select_slots
 from serpfuse.sources.replay import ReplaySource
+from serpfuse.sources.transport_limits import (
+    DEFAULT_CONNECTIONS,
+    DEFAULT_IDLE_CONNECTIONS,
+    DEFAULT_KEEPALIVE_S,
+)
 from serpfuse.urls import check_base_url
 
 APP_NAME = "serpfuse"
@@ -133,7 +138,9 @@ def engine_tables_from_env(env: Mapping[str, str]) -> dict[str, Any]:
                     table[key.lower()] = value
             else:  # SERPFUSE_ENGINES__DDG=...: a value where a table belongs, which validation says
                 tables[name.lower()] = value
-    for name, module in ENGINES.items():
+    # The older variables all end in _URL: without one set, no engine module need be imported to look for them.
+    engines = engine_registry() if any(v.upper().endswith("_URL") for v in env) else {}
+    for name, module in engines.items():
         older = next((env[v].strip() for v in module.INFO.base_url_envs if env.get(v, "").strip()), None)
         table = tables.setdefault(env_name(name).lower(), {}) if older else None
         if isinstance(table, dict):
@@ -180,6 +187,15 @@ class Settings(BaseSettings):
     strategy: str | None = None
     deadline_s: float = Field(DEFAULT_DEADLINE_S, gt=0)
     timeout_s: float = Field(15.0, gt=0, description="per-engine HTTP timeout")
+    engine_connections: int = Field(
+        DEFAULT_CONNECTIONS, ge=1, description="connections to the engines one process holds at most"
+    )
+    engine_idle_connections: int = Field(
+        DEFAULT_IDLE_CONNECTIONS, ge=0, description="idle engine connections kept open for reuse"
+    )
+    engine_keepalive_s: float = Field(
+        DEFAULT_KEEPALIVE_S, gt=0, description="how long an idle engine connection is kept for reuse"
+    )
     replay: Path | None = None
 
     # Live transport.
@@ -236,8 +252,10 @@ class Settings(BaseSettings):
         tables: dict[str, Any] = {}
         for spelled, table in value.items():
             name = name_from_env(str(spelled))
-            if name not in ENGINES:
-                raise ValueError(f"unknown engine {spelled!r}; valid engines: {', '.join(sorted(ENGINES))}")
+            if name not in ENGINE_NAMES:
+                raise ValueError(
+                    f"unknown engine {spelled!r}; valid engines: {', '.join(sorted(ENGINE_NAMES))}"
+                )
             tables[name] = table
         return tables
 
@@ -245,8 +263,10 @@ class Settings(BaseSettings):
     @classmethod
     def _contact_where_asked(cls, value: dict[str, EngineOptions]) -> dict[str, EngineOptions]:
         for name, table in value.items():
-            if table.contact is not None and not ENGINES[name].INFO.user_agent_contact:
-                asking = ", ".join(n for n, m in sorted(ENGINES.items()) if m.INFO.user_agent_contact)
+            if table.contact is not None and not engine_registry()[name].INFO.user_agent_contact:
+                asking = ", ".join(
+                    n for n, m in sorted(engine_registry().items()) if m.INFO.user_agent_contact
+                )
                 raise ValueError(f"{name} sends no contact (only {asking} does)")
         return value
 
@@ -440,7 +460,7 @@ def check_environment(env: Mapping[str, str]) -> None:
         and name.upper() not in _known_env()
     )
     if unknown:
-        base_url_envs = {name for m in ENGINES.values() for name in m.INFO.base_url_envs}
+        base_url_envs = {name for m in engine_registry().values() for name in m.INFO.base_url_envs}
         unknown = [name for name in unknown if name.upper() not in base_url_envs]
     if unknown:
         import difflib

@@ -19,13 +19,14 @@ from rich.table import Table
 from serpfuse import service
 from serpfuse.cli.errors import EXIT_NO_RESULTS, fail, validation_message
 from serpfuse.config import DEFAULT_STRATEGY
-from serpfuse.engines import ENGINES
+from serpfuse.engines import ENGINE_NAMES
 from serpfuse.models import ANSWERED, EngineReport, SearchResponse
 from serpfuse.ranking.rankers import UnknownStrategy, available
 from serpfuse.service import QueryTooLong, SearchService
 from serpfuse.settings import ConfigError, load_settings, read_weights_file
 from serpfuse.sources.base import SourceError
 from serpfuse.sources.fanout import UnknownEngine
+from serpfuse.state.metrics import Uncounted
 
 NO_ANSWER_HINT = "serpfuse: " + service.NO_ANSWER_HINT
 NOT_REACHED_HINT = "serpfuse: " + service.NOT_REACHED_HINT
@@ -163,7 +164,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
         engine: Annotated[
             list[str] | None,
-            typer.Option("--engine", "-e", help=f"Engine to ask (repeatable): {', '.join(ENGINES)}."),
+            typer.Option("--engine", "-e", help=f"Engine to ask (repeatable): {', '.join(ENGINE_NAMES)}."),
         ] = None,
         include_domain: Annotated[
             list[str] | None, typer.Option("--include-domain", help="Only these domains.")
@@ -226,7 +227,7 @@ def register(app: typer.Typer) -> None:
 
         async def run() -> SearchResponse:
             started = time.monotonic()
-            service = SearchService.from_settings(settings, use_cache=not no_cache)
+            service = SearchService.from_settings(settings, use_cache=not no_cache, metrics=Uncounted())
             try:
                 request = service.make_request(
                     query=query,

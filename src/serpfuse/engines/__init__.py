@@ -7,62 +7,62 @@ may also define ``classify`` to refine the central status mapper.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterable, Mapping
+from functools import cache
 from types import ModuleType
+from typing import Any
 
-from serpfuse.engines import (
-    anysearch,
-    bing,
-    bing_cn,
-    bing_news,
-    brave,
-    brave_news,
-    brave_web,
-    ddg,
-    ddg_news,
-    exa,
-    exa_free,
-    firecrawl,
-    google,
-    google_news,
-    mojeek,
-    mwmbl,
-    searxng,
-    startpage,
-    tavily,
-    wikipedia,
-    yahoo,
-    yep,
-)
 from serpfuse.engines.base import EngineError, classify_http
 
-ENGINES: dict[str, ModuleType] = {
-    module.INFO.name: module
-    for module in (
-        ddg,
-        bing,
-        bing_cn,
-        yahoo,
-        google,
-        mojeek,
-        brave_web,
-        startpage,
-        yep,
-        mwmbl,
-        wikipedia,
-        anysearch,
-        exa_free,
-        brave,
-        exa,
-        tavily,
-        firecrawl,
-        searxng,
-        ddg_news,
-        bing_news,
-        brave_news,
-        google_news,
-    )
-}
+# The registered engine modules, in the order ENGINES lists them; each engine's name is its module's, with "-"
+# for "_". They are imported when first asked for: a search of a recording, or `serpfuse --help`, needs none of
+# them (importing all 22 costs a tenth of a second).
+MODULES = (
+    "ddg",
+    "bing",
+    "bing_cn",
+    "yahoo",
+    "google",
+    "mojeek",
+    "brave_web",
+    "startpage",
+    "yep",
+    "mwmbl",
+    "wikipedia",
+    "anysearch",
+    "exa_free",
+    "brave",
+    "exa",
+    "tavily",
+    "firecrawl",
+    "searxng",
+    "ddg_news",
+    "bing_news",
+    "brave_news",
+    "google_news",
+)
+ENGINE_NAMES = tuple(m.replace("_", "-") for m in MODULES)
+_MODULE_OF = dict(zip(ENGINE_NAMES, MODULES, strict=True))
+
+
+def engine_module(name: str) -> ModuleType | None:
+    """The registered engine called ``name``, imported now if it was not; None for any other name."""
+    module = _MODULE_OF.get(name)
+    return importlib.import_module(f"serpfuse.engines.{module}") if module else None
+
+
+@cache
+def engine_registry() -> dict[str, ModuleType]:
+    """Every registered engine by name (``ENGINES``), each module imported now if it was not."""
+    return {name: engine_module(name) for name in ENGINE_NAMES}  # type: ignore[misc]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ENGINES":  # ``from serpfuse.engines import ENGINES``: every engine, imported on first use
+        return engine_registry()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 # Engines that hold no general web index of their own: Wikipedia searches one site, AnySearch and SearXNG pass
 # on other engines' results. A count of independent indexes leaves them out.
@@ -74,10 +74,10 @@ class UnknownEngine(ValueError):
 
 
 def get_engine(name: str) -> ModuleType:
-    try:
-        return ENGINES[name]
-    except KeyError:
-        raise UnknownEngine(f"unknown engine {name!r}; valid engines: {', '.join(sorted(ENGINES))}") from None
+    module = engine_module(name)
+    if module is None:
+        raise UnknownEngine(f"unknown engine {name!r}; valid engines: {', '.join(sorted(ENGINE_NAMES))}")
+    return module
 
 
 def env_name(name: str) -> str:
@@ -118,7 +118,7 @@ def has_preflight(engine: ModuleType) -> bool:
 
 def category_of(name: str) -> str:
     """What a registered engine searches ("general", "news"); "general" for any other name (a recording's)."""
-    module = ENGINES.get(name)
+    module = engine_module(name)
     return module.INFO.category if module is not None else "general"
 
 
@@ -126,7 +126,7 @@ def default_keyless_primaries(category: str = "general") -> list[str]:
     """The engines every search of ``category`` asks without any setup: primary tier, no key, no base URL."""
     return [
         name
-        for name, module in ENGINES.items()
+        for name, module in engine_registry().items()
         if module.INFO.tier == "primary"
         and module.INFO.category == category
         and not module.INFO.needs_key

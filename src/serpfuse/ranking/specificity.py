@@ -13,10 +13,21 @@ used: its rule-based fallbacks cost tens of microseconds per unknown word, which
 
 from __future__ import annotations
 
+import contextlib
 import math
+import mmap
+import os
+import struct
 import threading
-from collections.abc import Callable, Mapping
+from array import array
+from collections.abc import Callable, Iterator, Mapping
 from functools import cache, lru_cache
+from pathlib import Path
+from typing import Any
+from zlib import crc32
+
+Ints = array | memoryview  # of unsigned ints ("I"), or of floats ("d") for a table's values
+Bytes = bytes | memoryview
 
 DEFAULT_LANGUAGE = "en"
 
@@ -37,16 +48,138 @@ def _loaded(tables: dict[str, Mapping], lang: str, load: Callable[[str], Mapping
     return table
 
 
-def _load_frequencies(lang: str) -> Mapping[str, float]:
-    import wordfreq  # imported on first use: ~0.3 s, which `serpfuse --help` should not pay
+class WordTable(Mapping[str, Any]):
+    """A word table as flat buffers: the words (UTF-8, end to end), where each starts, each word's value (a
+    float array, or a second text buffer with its own starts), and an open-addressing hash index over them
+    (CRC-32, linear probing), so a lookup is a probe or two (about a µs) and opening one is reading one file
+    (milliseconds; only the pages looked up are read), where building wordfreq's or simplemma's table takes
+    0.3-0.7 s and 25-40 MB, which a one-shot search cannot afford. Ranking is no slower for it: a lookup is a
+    few µs against a dict's 0.3, and the words' stems and lemmas are memoised above it."""
 
-    return wordfreq.get_frequency_dict(lang, wordlist="best")
+    def __init__(self, words: Bytes, starts: Ints, values: Ints | tuple[Bytes, Ints], slots: Ints) -> None:
+        self._words, self._starts, self._values, self._slots = words, starts, values, slots
+        self._n, self._mask = len(starts) - 1, len(slots) - 1
+
+    @classmethod
+    def of(cls, table: Mapping[str, Any]) -> WordTable:
+        keys = list(table)
+        words, starts = _packed(keys)
+        slots = array("I", bytes(4 * (1 << (2 * len(keys)).bit_length())))  # at most half full
+        mask = len(slots) - 1
+        for i, key in enumerate(keys, 1):
+            h = crc32(key.encode()) & mask
+            while slots[h]:
+                h = (h + 1) & mask
+            slots[h] = i
+        if keys and isinstance(table[keys[0]], float):
+            return cls(words, starts, array("d", (table[k] for k in keys)), slots)
+        return cls(words, starts, _packed([table[k] for k in keys]), slots)
+
+    def _word(self, i: int) -> bytes:
+        return self._words[self._starts[i] : self._starts[i + 1]]
+
+    def _value(self, i: int) -> Any:
+        if not isinstance(self._values, tuple):
+            return self._values[i]
+        text, starts = self._values
+        return str(text[starts[i] : starts[i + 1]], "utf-8")
+
+    def __getitem__(self, word: str) -> Any:
+        key = word.encode()
+        slots, mask, h = self._slots, self._mask, crc32(key) & self._mask
+        while i := slots[h]:
+            if self._word(i - 1) == key:
+                return self._value(i - 1)
+            h = (h + 1) & mask
+        raise KeyError(word)
+
+    def __iter__(self) -> Iterator[str]:
+        return (str(self._word(i), "utf-8") for i in range(self._n))
+
+    def __len__(self) -> int:
+        return self._n
+
+    def dump(self) -> bytes:
+        """The buffers end to end after their lengths (``load`` maps them back in place)."""
+        parts = self._values if isinstance(self._values, tuple) else (self._values,)
+        raw = [bytes(p) for p in (self._words, self._starts, self._slots, *parts)]
+        return struct.pack(f"<{len(raw) + 1}Q", len(raw), *map(len, raw)) + b"".join(raw)
+
+    @classmethod
+    def load(cls, path: Path) -> WordTable:
+        """The table ``dump`` wrote, memory-mapped: only the pages a lookup touches are ever read."""
+        with path.open("rb") as f:
+            data = memoryview(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ))
+        (count,) = struct.unpack_from("<Q", data)
+        lengths = struct.unpack_from(f"<{count}Q", data, 8)
+        parts, at = [], 8 * (count + 1)
+        for length in lengths:
+            parts.append(data[at : at + length])
+            at += length
+        if at != len(data) or count not in (4, 5):
+            raise ValueError("not a word table")
+        words, starts, slots, *values = parts
+        parsed = values[0].cast("d") if count == 4 else (values[0], values[1].cast("I"))
+        return cls(words, starts.cast("I"), parsed, slots.cast("I"))
+
+
+def _packed(texts: list[str]) -> tuple[bytes, array]:
+    encoded = [t.encode() for t in texts]
+    starts = array("I", [0])
+    for e in encoded:
+        starts.append(starts[-1] + len(e))
+    return b"".join(encoded), starts
+
+
+def _compact(kind: str, lang: str, build: Callable[[], Mapping[str, Any]]) -> Mapping[str, Any]:
+    """``build()``'s table as a ``WordTable``, kept in the user's cache directory: only a machine's first
+    search builds it (from the library, as before), every later process reads the file. The file's name holds
+    the library's version, so an upgrade builds a new one; a missing or unwritable directory only costs time."""
+    import platformdirs
+
+    from serpfuse.version import __version__
+
+    name = f"{kind}-{lang}-{_library_stamp('wordfreq' if kind == 'freq' else 'simplemma')}-{__version__}.bin"
+    path = platformdirs.user_cache_path("serpfuse") / "word-tables" / name
+    try:
+        return WordTable.load(path)
+    except (OSError, ValueError, struct.error):
+        pass
+    table = WordTable.of(build())
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_bytes(table.dump())
+        os.replace(partial, path)  # whole or absent: another process may be reading it
+    return table
+
+
+def _library_stamp(package: str) -> str:
+    """Which installed copy of a library a table came from (its ``__init__``'s size and mtime), found without
+    importing it (importing wordfreq is a third of a second) or reading its metadata."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(package)
+    st = os.stat(spec.origin) if spec and spec.origin else None
+    return f"{package}{st.st_size}.{st.st_mtime_ns}" if st else package
+
+
+def _load_frequencies(lang: str) -> Mapping[str, float]:
+    def build() -> Mapping[str, float]:
+        import wordfreq  # imported on first use: ~0.3 s, which `serpfuse --help` should not pay
+
+        return wordfreq.get_frequency_dict(lang, wordlist="best")
+
+    return _compact("freq", lang, build)
 
 
 def _load_lemmas(lang: str) -> Mapping[str, str]:
-    from simplemma.strategies.dictionaries.dictionary_factory import DefaultDictionaryFactory
+    def build() -> Mapping[str, str]:
+        from simplemma.strategies.dictionaries.dictionary_factory import DefaultDictionaryFactory
 
-    return DefaultDictionaryFactory().get_dictionary(lang)
+        return DefaultDictionaryFactory().get_dictionary(lang)
+
+    return _compact("lemma", lang, build)
 
 
 def _frequencies(lang: str) -> Mapping[str, float]:
@@ -58,8 +191,8 @@ def _lemma_table(lang: str) -> Mapping[str, str]:
 
 
 def load_tables(language: str | None = None) -> None:
-    """Load the word tables a request's language is judged by, now (each once per process, about 0.3 s in all
-    for English): what the first ranking of a process would otherwise pay after the last engine answered."""
+    """Load the word tables a request's language is judged by, now (each once per process, milliseconds from
+    the compact files): what the first ranking of a process would otherwise pay after the last engine answered."""
     lang = language_of(language)
     _frequencies(lang)
     _lemma_table(lang)
@@ -91,6 +224,7 @@ def language_of(requested: str | None) -> str:
     return primary if primary in frequencies and primary in lemmas else DEFAULT_LANGUAGE
 
 
+@lru_cache(maxsize=1 << 16)  # a lookup in the mapped table costs a few µs, and the pool's words recur
 def zipf(word: str, lang: str = DEFAULT_LANGUAGE) -> float:
     """wordfreq's Zipf frequency of a lowercase word: about 7 for "the", 3.6 for "zurich", 0 when unknown."""
     freq = _frequencies(lang).get(word)

@@ -52,6 +52,11 @@ from serpfuse.secrets import KeysFileError, KeyStore
 from serpfuse.sources import parsing
 from serpfuse.sources.base import EngineSlot, SourceError
 from serpfuse.sources.transport import DEFAULT_TIMEOUT_S, HttpResponse, ImpersonationUnavailable, Transport
+from serpfuse.sources.transport_limits import (
+    DEFAULT_CONNECTIONS,
+    DEFAULT_IDLE_CONNECTIONS,
+    DEFAULT_KEEPALIVE_S,
+)
 from serpfuse.state.cooldown import CooldownState, CooldownStore, InMemoryCooldownStore, fit_to_engine
 from serpfuse.state.ratelimit import Buckets, QueueTooLong, RateLimiter
 from serpfuse.urls import address_refusal, numeric_host, rebase_url, same_origin
@@ -140,6 +145,9 @@ class LiveSource:
         impersonate: bool | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         cooldowns: CooldownStore | None = None,
+        connections: int = DEFAULT_CONNECTIONS,
+        idle_connections: int = DEFAULT_IDLE_CONNECTIONS,
+        keepalive_s: float = DEFAULT_KEEPALIVE_S,
         **options: Any,
     ) -> LiveSource:
         """Keys from env/keys file, proxy from ``$SERPFUSE_PROXY``, impersonation from ``$SERPFUSE_IMPERSONATE``.
@@ -153,6 +161,9 @@ class LiveSource:
                 impersonate=_impersonate_from_env(os.environ.get(IMPERSONATE_ENV))
                 if impersonate is None
                 else impersonate,
+                connections=connections,
+                idle_connections=idle_connections,
+                keepalive_s=keepalive_s,
             )
         except (KeysFileError, ImpersonationUnavailable) as exc:
             raise SourceError(str(exc)) from None

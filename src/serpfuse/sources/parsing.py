@@ -261,8 +261,11 @@ class ParsePool:
         worker.kill()
         worker.reap()
 
-    def _run(self, job: _Job, fn: Parse, args: tuple[Any, ...]) -> tuple[str, Any]:
+    def _run(
+        self, job: _Job, fn: Parse, args: tuple[Any, ...], began: Callable[[], None] = lambda: None
+    ) -> tuple[str, Any]:
         """In a pool thread: one parse on an idle worker (each pool thread finds one while all are up)."""
+        began()
         with self._lock:
             if job.abandoned or not self._idle:
                 raise _NoWorker()
@@ -299,8 +302,10 @@ class ParsePool:
         if not self.ready or threads is None:
             raise _NoWorker()
         job = _Job()
-        future = asyncio.get_running_loop().run_in_executor(threads, self._run, job, fn, args)
+        began, signal = _beginning()
+        future = asyncio.get_running_loop().run_in_executor(threads, self._run, job, fn, args, signal)
         try:
+            await asyncio.wait((began, future), return_when=asyncio.FIRST_COMPLETED)
             async with asyncio.timeout(max(0.0, budget_s)):
                 kind, value = await future
         except TimeoutError:
@@ -402,12 +407,33 @@ async def parse_answer(fn: Parse, args: tuple[Any, ...], budget_s: float) -> lis
 async def parse_in_thread(parse: Callable[[], Iterable[EngineRow]], budget_s: float) -> list[EngineRow]:
     """``parse()`` in a parser thread; ``ParseOverrun`` when it is not done within ``budget_s``. The thread is
     abandoned, not stopped (Python cannot stop one): the input bounds keep what it has left to do short."""
-    future = asyncio.get_running_loop().run_in_executor(_THREADS, lambda: list(parse()))
+    began, signal = _beginning()
+
+    def run() -> list[EngineRow]:
+        signal()
+        return list(parse())
+
+    future = asyncio.get_running_loop().run_in_executor(_THREADS, run)
+    await asyncio.wait((began, future), return_when=asyncio.FIRST_COMPLETED)
     try:
         async with asyncio.timeout(max(0.0, budget_s)):
             return await future
     except TimeoutError:
         raise ParseOverrun(f"parsing the answer took over {max(0.0, budget_s):.2g} s; abandoned") from None
+
+
+def _beginning() -> tuple[asyncio.Future[None], Callable[[], None]]:
+    """A future set when a job begins, and the call (from any thread) that sets it. A parse's budget starts
+    there: it bounds the parse's own work, not its wait behind the others (a burst of answers, a hundred
+    searches at once, queues for the few parse threads; the search's deadline bounds that wait)."""
+    loop = asyncio.get_running_loop()
+    began: asyncio.Future[None] = loop.create_future()
+
+    def set_began() -> None:
+        if not began.done():
+            began.set_result(None)
+
+    return began, lambda: loop.call_soon_threadsafe(set_began)
 
 
 def _by_reference(fn: Callable[..., Any]) -> bool:

@@ -90,10 +90,10 @@ def reparse(engine: str, variant: str, raw: dict, root: Path) -> list[EngineRow]
     Returns the rows, an error answer when today's parser rejects the page, or None when there is nothing to
     re-parse (no raw body kept, a multi-step engine, an engine serpfuse no longer has).
     """
-    from serpfuse.engines import ENGINES, is_multi_step
+    from serpfuse.engines import engine_module, is_multi_step
     from serpfuse.engines.base import EngineError, EngineQuery
 
-    module = ENGINES.get(engine)
+    module = engine_module(engine)
     raw_file, status = raw.get("raw_file"), raw.get("http_status")
     if module is None or is_multi_step(module) or not raw_file or not status or raw.get("raw_files"):
         return None
@@ -196,6 +196,28 @@ def load_recording(path: str | Path) -> dict[str, RecordedQuery]:
     return {normalise_query(r.query): r for r in recorded}
 
 
+_LOADED: dict[tuple[str, int, int], dict[str, RecordedQuery]] = {}  # see recording_at
+_LOADED_MAX = 8
+
+
+def recording_at(path: str | Path) -> dict[str, RecordedQuery]:
+    """``load_recording(path)``, read once per process while the file stays as it was (its path, size and mtime;
+    a folder's ``index.json``'s): ``serpfuse.asearch(q, replay=PATH)`` opens a source per call, and reading
+    the crw56 recording costs ten times a replayed search. Nothing edits a loaded recording."""
+    p = Path(path)
+    try:
+        st = (p / "index.json" if p.is_dir() else p).stat()
+    except OSError:
+        return load_recording(p)  # it raises the one-line error
+    key = (str(p.resolve()), st.st_size, st.st_mtime_ns)
+    recording = _LOADED.get(key)
+    if recording is None:
+        recording = _LOADED[key] = load_recording(p)
+        if len(_LOADED) > _LOADED_MAX:
+            del _LOADED[next(iter(_LOADED))]
+    return recording
+
+
 @lru_cache(maxsize=256)
 def _main_variant(query: str) -> str:
     """The variant the fan-out asks first: what a SearXNG recording (one variant only) answered."""
@@ -209,7 +231,7 @@ class ReplaySource:
 
     def __init__(self, path: str | Path, recording: dict[str, RecordedQuery] | None = None):
         self.path = Path(path)
-        self.recording = recording if recording is not None else load_recording(path)
+        self.recording = recording if recording is not None else recording_at(path)
         # (query key, engine, variant) -> the recorded rows marked with the variant asked: copied once, not on
         # every search (a copy of every row per engine and variant cost about a tenth of a replayed search).
         # The rows are shared between the answers given; nothing downstream edits a row.

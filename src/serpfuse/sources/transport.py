@@ -37,6 +37,11 @@ import httpx2
 
 from serpfuse.engines.base import EngineError, EngineTimeout, InvalidRequest, ParseFailure, RequestSpec
 from serpfuse.sources.content_coding import Identity, OverBudget, UndecodableBody, decoder_for
+from serpfuse.sources.transport_limits import (
+    DEFAULT_CONNECTIONS,
+    DEFAULT_IDLE_CONNECTIONS,
+    DEFAULT_KEEPALIVE_S,
+)
 from serpfuse.urls import registrable_domain
 from serpfuse.version import __version__ as _version
 
@@ -283,6 +288,9 @@ class Transport:
         max_bytes: int = DEFAULT_MAX_BYTES,
         verify: bool = True,
         mock: httpx2.AsyncBaseTransport | None = None,
+        connections: int = DEFAULT_CONNECTIONS,
+        idle_connections: int = DEFAULT_IDLE_CONNECTIONS,
+        keepalive_s: float = DEFAULT_KEEPALIVE_S,
     ) -> None:
         if impersonate and importlib.util.find_spec("curl_cffi") is None:
             raise ImpersonationUnavailable()
@@ -292,6 +300,11 @@ class Transport:
         self.max_bytes = max_bytes
         self._verify = verify
         self._mock = mock
+        self.limits = httpx2.Limits(
+            max_connections=connections,
+            max_keepalive_connections=idle_connections,
+            keepalive_expiry=keepalive_s,
+        )
         self._curl: dict[str, Any] = {}  # one curl_cffi session per impersonated browser release
         # Built now, so the fan-out's first engine task does not build it while the others wait.
         self._client: httpx2.AsyncClient | None = self._new_client()
@@ -314,7 +327,7 @@ class Transport:
             verify=_ssl_context(self.trust_env) if self._verify else False,
             transport=self._mock,
             timeout=httpx2.Timeout(DEFAULT_TIMEOUT_S),
-            limits=httpx2.Limits(max_connections=100, max_keepalive_connections=20),
+            limits=self.limits,
         )
 
     @property
