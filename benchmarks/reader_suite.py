@@ -497,6 +497,36 @@ def held_out(
     return runs, chosen
 
 
+def pooled_gain(results: Sequence[CorpusResult], held: dict[str, Run], resamples: int, seed: int) -> Gain:
+    """The held-out reader's gain over the better plain extractor of each corpus and metric (the one with the
+    higher score on all its pages), averaged over every corpus and metric, with a bootstrap that resamples the
+    pages of each corpus (stratified) and scores all of them on the same draw."""
+    cells = []  # (corpus result, metric, the better other run)
+    for r in results:
+        others = [run for name, run in r.runs.items() if name != READER]
+        for m in r.corpus.metrics:
+            cells.append((r, m, max(others, key=lambda run, m=m: run.scores[m.name][0])))
+
+    def mean_gain(draws: dict[str, list[int]]) -> float:
+        total = 0.0
+        for r, m, other in cells:
+            idx = draws[r.corpus.name]
+            mine, theirs = held[r.corpus.name].per_page[m.name], other.per_page[m.name]
+            total += m.pooled([mine[i] for i in idx])[0] - m.pooled([theirs[i] for i in idx])[0]
+        return total / len(cells)
+
+    rng = random.Random(seed)
+    full = {r.corpus.name: list(range(len(r.corpus.pages))) for r in results}
+    deltas = sorted(
+        mean_gain({name: [rng.randrange(len(idx)) for _ in idx] for name, idx in full.items()})
+        for _ in range(resamples)
+    )
+    wins = sum(held[r.corpus.name].scores[m.name][0] > other.scores[m.name][0] for r, m, other in cells)
+    return Gain(
+        mean_gain(full), _percentile(deltas, 0.025), _percentile(deltas, 0.975), wins, len(cells) - wins
+    )
+
+
 # --- speed side by side -------------------------------------------------------------------------------------
 
 
@@ -666,6 +696,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(document)
     else:
         print(markdown(results, held, held_gains))
+        if held and len(results) > 1:
+            g = pooled_gain(results, held, args.resamples, args.seed)
+            print(
+                f"\nHeld out, pooled over corpora and metrics, minus the better plain extractor of each: "
+                f"{g.delta:+.4f} [{g.low:+.4f}, {g.high:+.4f}] ({g.wins} of {g.wins + g.losses} cells above it)."
+            )
         if chosen:
             print(
                 f"\nHeld out: {args.folds} folds by page id; the short-article threshold each fold's other folds chose: {chosen}."
