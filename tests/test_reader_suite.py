@@ -73,6 +73,7 @@ def test_the_suite_runs_end_to_end_on_a_few_pages(data_dir, tmp_path):
     table = proc.stdout
     for corpus in suite.CORPORA:
         assert f"\n{corpus} (3 pages)\n" in table
+    assert "Held out, pooled over corpora and metrics" in table
     # 3 corpora (each scored by BoW too) x 3 pages x 3 extractors
     assert "BoW scorer checked against bow_f1.py on 27 page scores: identical." in table
     results = json.loads(saved.read_text())
@@ -124,3 +125,15 @@ def test_missing_data_is_one_line_and_exit_2(tmp_path):
         capture_output=True, text=True, cwd=REPO, timeout=120,
     )  # fmt: skip
     assert bad.returncode == 2 and "--limit must be at least 1" in bad.stderr
+
+
+def test_the_pooled_gain_is_zero_against_itself_and_positive_against_nothing(data_dir):
+    corpus = suite.load("dragnet", data_dir, limit=6)
+    truth = suite.scored(corpus, suite.READER, [p.truth for p in corpus.pages])
+    nothing = suite.scored(corpus, "nothing", [""] * 6)
+    same = suite.CorpusResult(corpus, {suite.READER: truth, "copy": truth}, {})
+    tie = suite.pooled_gain([same], {"dragnet": truth}, 100, 1)
+    assert tie.delta == tie.low == tie.high == 0.0 and tie.wins == 0
+    against = suite.CorpusResult(corpus, {suite.READER: truth, "nothing": nothing}, {})
+    gain = suite.pooled_gain([against], {"dragnet": truth}, 100, 1)
+    assert gain.delta == pytest.approx(1.0) and gain.low > 0.9 and gain.wins == 2  # both metrics
