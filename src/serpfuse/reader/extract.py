@@ -1,15 +1,16 @@
 """Main content of a document as markdown, plain text and HTML, with its metadata.
 
 HTML: readability-lxml finds the article; trafilatura cleans and converts it as it does readability's output in
-its own fallback, into structure (headings, lists, tables, code, links), and reads the metadata. One rule on top, and it is the fast path too:
+its own fallback, into structure (headings, lists, tables, code, links), and reads the metadata. One rule on top,
+and it is the fast path too:
 
 - **A short article gets a second reading.** When readability's article has fewer than ``SHORT_ARTICLE`` words,
   it has usually settled on one small block of a page it could not score (a teaser, a caption, a byline), so
   trafilatura (fast mode, comments off) reads the page as well and the longer of the two texts is kept. Every
   other page is read by readability alone.
 
-Each choice was measured on three dev corpora (scrapinghub's article-extraction half, Dragnet, L3S-GN1) against
-trafilatura's and readability's own defaults, tuned on folds and reported held out: ``python -m
+Measured on three dev corpora (scrapinghub's article-extraction half, Dragnet, L3S-GN1) against trafilatura's and
+readability's own defaults, the threshold chosen on folds and reported held out: ``python -m
 benchmarks.reader_suite`` (BENCHMARKS.md, "Page reader"). Trimming trafilatura's edge blocks, what the reader did
 before, lost text at the edges of articles on pages it had not been fitted to. PDF goes through pypdf, plain text
 passes through.
@@ -40,7 +41,7 @@ logging.getLogger("trafilatura").setLevel(logging.ERROR)
 logging.getLogger("readability").setLevel(logging.ERROR)
 
 # Fewer words than this is not an article but a block readability settled on: trafilatura reads the page too.
-# Chosen on folds of the dev corpora from 0 (never), 25, 50, 100 and 200 (benchmarks/reader_suite.py).
+# Chosen on folds of the dev corpora from 0 (never), 25, 50 and 100 (benchmarks/reader_suite.py).
 SHORT_ARTICLE = 25
 
 # One token per CJK character (no spaces between words there), one per run of other word characters.
