@@ -11,7 +11,7 @@ SERPFUSE_DATA ?= ../shared/data
 export SERPFUSE_DATA
 
 .PHONY: setup test lint search bench bench-suite bench-crw56 bench-mq2008 bench-consensus bench-reader bench-robustness \
-	bench-cost bench-perf install screenshots readme-output clean
+	bench-cost bench-perf bench-ablation install screenshots readme-output clean
 
 $(BIN)/pip:
 	$(PYTHON) -m venv $(VENV)
@@ -75,6 +75,10 @@ bench-cost: $(RUN_STAMP)
 # every strategy against the best plain method on every corpus and setup, the default chosen cross-validated
 bench-suite: $(RUN_STAMP)
 	$(BIN)/python -m benchmarks.suite $(ARGS)
+
+# every rule and knob of the default switched off alone, on every corpus and robustness setup (minutes)
+bench-ablation: $(RUN_STAMP)
+	$(BIN)/python -m benchmarks.ablation $(ARGS)
 
 # README.md's "real output" blocks, each made again by running the command it names on the recording in
 # SERPFUSE_DATA (tests/test_readme.py fails when one is stale)

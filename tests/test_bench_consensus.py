@@ -164,12 +164,12 @@ def cli():
 
 
 def test_cli_bench_consensus(cli, data_dir: Path, folder: Path) -> None:
-    result = cli("--corpus", "consensus", "--data", str(data_dir), "--json")
+    result = cli("--corpus", "consensus", "--strategy", "consensus", "--data", str(data_dir), "--json")
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)["report"]
     print_agreement("CliRunner", report)
     check_reproduced(report)
-    table = cli("--corpus", "consensus", "--data", str(data_dir))
+    table = cli("--corpus", "consensus", "--strategy", "consensus", "--data", str(data_dir))
     assert table.exit_code == 0 and "10 of 12 cases" in table.stdout
 
 
@@ -184,7 +184,18 @@ def test_cli_without_the_baselines_exits_2(cli, tmp_path: Path) -> None:
 def test_real_command_line(data_dir: Path, folder: Path) -> None:
     """One real process, as BENCHMARKS.md's command runs it: ``python -m benchmarks`` from the repository root."""
     proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks", "--corpus", "consensus", "--data", str(data_dir), "--json"],
+        [
+            sys.executable,
+            "-m",
+            "benchmarks",
+            "--corpus",
+            "consensus",
+            "--strategy",
+            "consensus",
+            "--data",
+            str(data_dir),
+            "--json",
+        ],  # fmt: skip
         capture_output=True,
         text=True,
         timeout=120,

@@ -150,7 +150,7 @@ def test_random_subsets_markdown_prints_both_tables(cli, synthetic) -> None:
     assert result.exit_code == 0, result.stderr
     text = result.stdout
     assert text.startswith(
-        "| subset | engines@depth | rrf (plain) | combmnz | borda | best single | adaptive |"
+        "| subset | engines@depth | rrf (plain) | combmnz | borda | best single | combmnz |"  # the default last
     )
     assert "| rankers 1-5 | 1-5@10 |" in text and f"**1.0000 (r{PERFECT})**" in text
     assert "| method | mean gap | worst gap | best gap | at or above best |" in text

@@ -14,7 +14,7 @@ import pytest
 from pydantic import ValidationError
 
 import serpfuse.config as config_module
-from serpfuse.config import RankingConfig
+from serpfuse.config import DEFAULT_STRATEGY, RankingConfig
 from serpfuse.engines.base import RateLimited
 from serpfuse.models import SearchRequest, SearchResponse
 from serpfuse.service import SearchService
@@ -155,7 +155,7 @@ def test_the_remembered_fingerprint_follows_every_copy_and_assignment():
     config.strategy = "consensus"  # an assignment forgets what was remembered, copies included
     assert config.fingerprint() == RankingConfig(strategy="consensus").fingerprint() != plain
     assert config.with_strategy("rrf").fingerprint() == rrf.fingerprint()
-    assert config.with_strategy("adaptive").fingerprint() == plain
+    assert config.with_strategy(DEFAULT_STRATEGY).fingerprint() == plain
 
 
 # --- SQLite -------------------------------------------------------------------------------------------------------

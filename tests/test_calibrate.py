@@ -98,7 +98,7 @@ def test_the_recorded_fusion_with_mmr_is_the_pipelines_own(data_dir):
     runner = jr.PipelineRunner(judged.recording, NOW)
     by_qid = {q.qid: q for q in judged.queries}
     for weights in ({}, {"bing": 4.0, "ddg": 0.5, "google": 0.25}, {"google": 8.0, "bing": 0.125}):
-        config = RankingConfig(weights=weights)
+        config = cal.default_config().model_copy(update={"weights": weights})  # the fusion calibrate models
         real = []
         for c in problem.caches:
             q = by_qid[c.qid]
@@ -158,7 +158,7 @@ def test_the_mmr_replica_is_the_selection_stages_own():
     from serpfuse.urls import dedup_key
 
     rng = random.Random(7)
-    config = RankingConfig()
+    config = cal.default_config()
     queries = []
     for q in range(8):
         rows, request = _mmr_query(rng, single_site=q % 2 == 1)
@@ -174,7 +174,7 @@ def test_the_mmr_replica_is_the_selection_stages_own():
         for i, (rows, ctx, d, g) in enumerate(queries)
     ]
     problem = cal.Problem(caches, config)
-    ranker = get_ranker("adaptive")
+    ranker = get_ranker(config.strategy)
     for weights in ({}, {"e1": 4.0, "e2": 0.25}, {"e3": 8.0, "e4": 0.5, "e1": 0.125}):
         real = []
         for rows, ctx, demoted, grades in queries:

@@ -119,7 +119,7 @@ def test_search_help_names_the_engines_and_the_default_strategy(tmp_path):
     proc = run(["search", "--help"], tmp_path, columns=400, offline=False)
     text = " ".join(proc.stdout.split())
     assert all(f" {name}," in text or f" {name}." in text for name in ENGINES), text
-    assert "(default adaptive)" in text
+    assert "(default combmnz)" in text
 
 
 def test_search_read_prints_a_page_it_could_not_read_without_markup(tmp_path):

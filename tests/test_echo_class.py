@@ -32,6 +32,12 @@ ECHOES = {
     "a results path": ("https://finder.example/search/best-ramen-in-tokyo", "Finder", "Related searches."),
     "the misspelling repeated with the other words": ("https://farm.example/x", "Tokyo eats",
                                                       "Looking for the best raen in tokyo? Best raen picks."),
+    "the query and a site name": ("https://boards.example/q/best-raen", "best raen in tokyo - AskBoards",
+                                  "A thread."),
+    "the query as typed, repeated in the snippet": ("https://mirror.example/p/1", "Best Raen in Tokyo",
+                                                    "best raen in tokyo. Best raen in Tokyo: best raen in tokyo."),
+    "the query as the slug, no listing path": ("https://www.pages.example/best-raen-in-tokyo",
+                                               "Tokyo ideas", "Collections."),
 }  # fmt: skip
 
 
@@ -57,3 +63,34 @@ def test_a_real_page_named_like_the_query_is_not_an_echo(title: str, url: str) -
     """Correctly spelt and outside a listing path, a title or slug that says the query is an article's."""
     for q in ("things to do in kyoto in autumn", "best ramen in tokyo"):
         assert echo_verdict(title, "A guide by a local writer.", analyze_query(q), url=url) is None
+
+
+def test_no_relevant_crw56_row_is_cut_by_the_echo_rule(data_dir) -> None:
+    """Every judged crw56 query (dev and test) through the filters, with the echo rule on and off: the rows it
+    cuts (cut as junk only while it is on) hold none judged relevant."""
+    import asyncio
+
+    from benchmarks.crw56 import RECORDED_AT
+    from benchmarks.setups import load_crw56
+    from serpfuse.config import FilterConfig, RankingConfig
+    from serpfuse.models import SearchRequest
+    from serpfuse.pipeline import ranking_inputs
+    from serpfuse.sources.fanout import fan_out
+    from serpfuse.sources.replay import ReplaySource
+
+    corpus = load_crw56(data_dir)
+    source = ReplaySource(corpus.recording)
+    on, off = RankingConfig(), RankingConfig(filters=FilterConfig(echo=False))
+    relevant = 0
+    for q in (q for q in corpus.split("all") if q.judged):
+        request, query = SearchRequest(query=q.query), analyze_query(q.query)
+        answers = asyncio.run(fan_out(source, request, query)).answers
+
+        def junk(config: RankingConfig, answers=answers, request=request, query=query) -> set[str]:
+            outcome = ranking_inputs(answers, request, config=config, query=query, now=RECORDED_AT).outcome
+            return {key for key, c in outcome.cut.items() if c.step == "junk"}
+
+        good = {key for key, grade in q.judged.items() if grade >= 1}
+        relevant += len(good)
+        assert not (junk(on) - junk(off)) & good, q.query
+    assert relevant > 100  # the judged relevant rows were all looked at

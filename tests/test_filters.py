@@ -30,6 +30,10 @@ from serpfuse.urls import host_of
 
 # --- junk ---------------------------------------------------------------------------------------------------
 
+# Every opt-in rule on (the default has the junk rules, geo, the CJK gate and the fallback off): these tests are
+# about what each rule does, not about which are on by default.
+ALL_ON = FilterConfig(junk=True, geo=True, cjk_gate=True, fallback_when_empty=True, weak_term_weight=0.5)
+
 
 @pytest.mark.parametrize(
     ("title", "url", "rule"),
@@ -128,7 +132,8 @@ def test_junk_filter_object() -> None:
     row = cand("https://dictionary.cambridge.org/dictionary/english/top", "TOP | English meaning - Cambridge")
     assert JUNK.name == "junk"
     assert (
-        JUNK.check(row, filter_ctx("top gaming laptops")) == "dictionary page (3-word title with 'meaning')"
+        JUNK.check(row, filter_ctx("top gaming laptops", ALL_ON))
+        == "dictionary page (3-word title with 'meaning')"
     )
     assert JUNK.check(cand("https://www.rtings.com/monitor", "Best monitors"), filter_ctx("monitors")) is None
 
@@ -465,7 +470,8 @@ def test_chain_falls_back_to_non_junk_rows() -> None:
         cand("https://culturedcode.com/things/", "Things - To-Do List App", "plan your day"),
     ]
     outcome = apply_filters(
-        rows, filter_ctx("things to do in kyoto in autumn", FilterConfig(coverage_rule="exact"))
+        rows,
+        filter_ctx("things to do in kyoto in autumn", ALL_ON.model_copy(update={"coverage_rule": "exact"})),
     )
     assert outcome.fallback_used
     assert [c.url for c in outcome.kept] == [rows[1].url, rows[2].url]  # upstream order kept
@@ -476,7 +482,7 @@ def test_chain_falls_back_to_non_junk_rows() -> None:
         rows,
         filter_ctx(
             "things to do in kyoto in autumn",
-            FilterConfig(coverage_rule="exact", fallback_when_empty=False),
+            ALL_ON.model_copy(update={"coverage_rule": "exact", "fallback_when_empty": False}),
         ),
     )
     assert off.kept == [] and not off.fallback_used
@@ -489,7 +495,7 @@ def test_chain_never_falls_back_to_junk() -> None:
         cand("https://www.merriam-webster.com/dictionary/best", "BEST Definition & Meaning"),
         cand("https://www.bestbuy.com/", "Best Buy | Official Online Store | Shop Now & Save"),
     ]
-    outcome = apply_filters(rows, filter_ctx("best ramen in tokyo"))
+    outcome = apply_filters(rows, filter_ctx("best ramen in tokyo", ALL_ON))
     assert outcome.kept == [] and not outcome.fallback_used
     assert {c.step for c in outcome.cut.values()} == {"junk"}
     assert outcome.warnings == ["all 2 results were junk; none is shown"]
@@ -504,7 +510,7 @@ def test_hard_drops_have_no_fallback() -> None:
         rows, filter_ctx("things to do in kyoto in autumn", exclude_domains=["example.com"])
     )
     assert outcome.kept == [] and not outcome.fallback_used and outcome.warnings == []
-    cjk = apply_filters([cand("https://x.example/", "李在东")], filter_ctx(POLICY_QUERY))
+    cjk = apply_filters([cand("https://x.example/", "李在东")], filter_ctx(POLICY_QUERY, ALL_ON))
     assert cjk.kept == [] and cjk.cut["https://x.example/"].step == "cjk_gate"
 
 
@@ -515,9 +521,9 @@ def test_filters_can_be_switched_off() -> None:
         cand("https://y.example/b", "Restaurants in Belgrad", ""),
     ]
     query = "top restaurants in belgrad"
-    everything = apply_filters(rows, filter_ctx(query))
+    everything = apply_filters(rows, filter_ctx(query, ALL_ON))
     assert [c.url for c in everything.kept] == [rows[2].url]
     nothing = FilterConfig(junk=False, coverage=False, geo=False, cjk_gate=False)
     assert [c.url for c in apply_filters(rows, filter_ctx(query, nothing)).kept] == [r.url for r in rows]
-    no_geo = apply_filters(rows, filter_ctx(query, FilterConfig(geo=False)))
+    no_geo = apply_filters(rows, filter_ctx(query, ALL_ON.model_copy(update={"geo": False})))
     assert [c.url for c in no_geo.kept] == [rows[1].url, rows[2].url]

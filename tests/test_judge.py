@@ -252,12 +252,14 @@ def test_judge_bench_calibrate_loop_on_four_crw56_queries(small, tmp_path) -> No
     # bench with the learned weights: B of --compare, named in its label and its fingerprint
     learned = read_weights_file(weights)
     args = ["bench", "--replay", str(recording), "--qrels", str(out), "--now", "2026-05-31", "--json"]
-    result = CliRunner().invoke(app, [*args, "--compare", "adaptive", "adaptive", "--weights", str(weights)])
+    result = CliRunner().invoke(
+        app, [*args, "--compare", "consensus", "consensus", "--weights", str(weights)]
+    )
     assert result.exit_code == 0, result.output
     compared = json.loads(result.stdout)
-    label = ",".join(["adaptive", *(f"weights.{e}={w:g}" for e, w in learned.items())])
-    assert compared["a"]["config"] == "adaptive" and compared["b"]["config"] == label
-    weighted = RankingConfig(weights={e: float(f"{w:g}") for e, w in learned.items()})
+    label = ",".join(["consensus", *(f"weights.{e}={w:g}" for e, w in learned.items())])
+    assert compared["a"]["config"] == "consensus" and compared["b"]["config"] == label
+    weighted = RankingConfig(strategy="consensus", weights={e: float(f"{w:g}") for e, w in learned.items()})
     assert compared["b"]["fingerprint"] == weighted.fingerprint()
     assert compared["a"]["summary"]["nDCG@8"] == pytest.approx(ours["summary"]["nDCG@8"])
     bad = tmp_path / "bad.toml"

@@ -209,10 +209,16 @@ class Run:
 
 def run_lexical(query: Query, limit: int = 8) -> Run:
     """Filters then the lexical ranker, analysing the query after seed 001's cleaning."""
-    # seed 001's own gates: its exact-token coverage rule and fallback, not serpfuse's relevance guard
-    config = RankingConfig(
-        strategy="lexical", lexical={"searxng_weights": CRW56_WEIGHTS}, filters={"coverage_rule": "exact"}
-    )
+    # seed 001's own gates: its exact-token coverage rule, junk rules, geo guard, CJK gate and fallback (opt-in in
+    # serpfuse now), not serpfuse's relevance guard
+    seed = {
+        "coverage_rule": "exact",
+        "junk": True,
+        "geo": True,
+        "cjk_gate": True,
+        "fallback_when_empty": True,
+    }
+    config = RankingConfig(strategy="lexical", lexical={"searxng_weights": CRW56_WEIGHTS}, filters=seed)
     request = SearchRequest(query=query.text, limit=limit)
     analysis = analyze_query(clean_query(query.text))
     outcome = apply_filters(candidates_of(query), FilterContext(request, analysis, config.filters, NOW))

@@ -257,10 +257,10 @@ def test_the_explain_view_has_a_legend_for_the_parts_it_shows(api: ServeProcess)
     named = dict((_text(n), _text(m)) for n, m in re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", legend, re.S))
     shown = {k.split("=")[0] for k in re.findall(r"<span[^>]*>([\w:]+=[^<]+)</span>", html)}
     kinds = {re.sub(r":.*", ":ENGINE", k) for k in shown}
-    assert set(named) == kinds and {"M", "consensusBoost", "content:ENGINE", "weight:ENGINE"} <= kinds
-    assert named["M"].startswith("the best single engine") and "ENGINE" in named["content:ENGINE"]
-    assert f'title="{escape(meaning("content:google"), quote=True)}">content:google=' in html.replace(
-        "&#39;", "&#x27;"
+    assert set(named) == kinds and {"combsum", "hits"} <= kinds  # the default's parts: plain CombMNZ
+    assert named["hits"] == meaning("hits") and "engines" in named["combsum"]
+    assert re.search(
+        rf'title="{re.escape(escape(meaning("hits"), quote=True))}">hits=', html.replace("&#39;", "&#x27;")
     )
 
 

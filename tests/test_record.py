@@ -14,6 +14,7 @@ from serpfuse.api import asearch
 from serpfuse.cli import engines as engines_cli
 from serpfuse.cli import record as record_cli
 from serpfuse.cli.record import query_slug, read_queries, record_queries
+from serpfuse.config import RankingConfig
 from serpfuse.engines import get_engine
 from serpfuse.secrets import KeyStore
 from serpfuse.sources.live import LiveSource
@@ -98,7 +99,9 @@ async def test_recording_holds_rows_statuses_raw_bodies_and_replays(server, tmp_
     # The lead's replay source reads it back, and a search over it gives the recorded rows.
     recording = load_recording(out)
     assert set(recording["rust async runtime"].engines) == {"good", "bad", "fb"}
-    response = await asearch("rust async runtime", source=ReplaySource(out), deadline_s=5)
+    # the fake rows do not mention the query: the non-junk fallback (opt-in) shows them instead of nothing
+    shown = RankingConfig(filters={"fallback_when_empty": True})
+    response = await asearch("rust async runtime", source=ReplaySource(out), deadline_s=5, config=shown)
     assert {r.url for r in response.results} >= {"https://a.example/1", "https://b.example/2"}
     assert {e.engine: e.status for e in response.engines}["bad"] == "error"
 

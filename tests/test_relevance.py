@@ -420,7 +420,7 @@ BAIT = [
 
 
 def test_pool_verdict_is_final_no_fallback() -> None:
-    outcome = apply_filters(BAIT, filter_ctx("how to install python on macos"))
+    outcome = apply_filters(BAIT, filter_ctx("how to install python on macos", FilterConfig(junk=True)))
     assert outcome.kept == [] and not outcome.fallback_used
     assert outcome.cut[BAIT[0].key].step == "junk"
     verdict = "no result mentions python: the engines answered another question"
@@ -439,7 +439,9 @@ THINGS = [
 
 def test_seed_001_rule_still_falls_back() -> None:
     query = "things to do in kyoto in autumn"
-    seed = apply_filters(THINGS, filter_ctx(query, FilterConfig(coverage_rule="exact")))
+    seed = apply_filters(
+        THINGS, filter_ctx(query, FilterConfig(coverage_rule="exact", fallback_when_empty=True))
+    )
     assert seed.fallback_used and seed.kept == THINGS
     ours = apply_filters(THINGS, filter_ctx(query))
     assert ours.kept == [] and not ours.fallback_used
@@ -470,7 +472,9 @@ def test_relevant_pool_keeps_its_relevant_rows_in_order() -> None:
 
 
 def test_switched_off_coverage_runs_neither_guard() -> None:
-    outcome = apply_filters(BAIT, filter_ctx("how to install python on macos", FilterConfig(coverage=False)))
+    outcome = apply_filters(
+        BAIT, filter_ctx("how to install python on macos", FilterConfig(coverage=False, junk=True))
+    )
     assert [c.url for c in outcome.kept] == [BAIT[1].url, BAIT[2].url]
 
 

@@ -49,7 +49,7 @@ def test_defaults_without_any_file():
     s = load_settings()
     assert s == Settings()
     assert s.host == "127.0.0.1" and s.limit == 8 and s.cache_backend == "sqlite"
-    assert s.ranking_config.strategy == "adaptive"
+    assert s.ranking_config.strategy == "combmnz"
 
 
 def test_precedence_file_then_environment_then_flags(isolated, monkeypatch):

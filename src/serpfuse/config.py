@@ -40,22 +40,27 @@ def _aliases() -> dict[str, str]:
 
 
 class FilterConfig(Model):
-    """The CJK gate and the junk, coverage and geo filters (each can be switched off)."""
+    """The CJK gate and the junk, coverage and geo filters (each can be switched off).
 
-    junk: bool = True
+    On by default are only the rules the ablation (benchmarks/ablation.py, BENCHMARKS.md) finds earned on crw56:
+    the coverage guard with its pool gate, evidence guard and anchor demotion, the pool's spellings and the echo
+    rule. The junk rules, the geo guard, the CJK gate, the weak-term discount and the non-junk fallback changed
+    nothing measurable there, so they are opt-in."""
+
+    junk: bool = False
     coverage: bool = True
     min_coverage: float = Field(0.5, ge=0, le=1)
-    geo: bool = True
-    cjk_gate: bool = True
+    geo: bool = False
+    cjk_gate: bool = False
     cjk_gate_units: int = Field(2, ge=1)
     # The non-junk fallback: when coverage/geo leave nothing, fall back to the non-junk rows.
-    fallback_when_empty: bool = True
+    fallback_when_empty: bool = False
     # Which coverage guard runs: "relevance" (filters/relevance.py: stems, weak terms, the pool gate) or
     # "exact" (exact tokens). The fallback never overrides the relevance guard's pool gate.
     coverage_rule: Literal["relevance", "exact"] = "relevance"
     pool_gate: bool = True  # drop every row when none mentions the query's key terms together
     # What a weak term (a year, "latest", "guide", "speed") counts in a row's coverage; a key term counts 1.
-    weak_term_weight: float = Field(0.5, ge=0, le=1)
+    weak_term_weight: float = Field(1.0, ge=0, le=1)  # 0.5 was the discount; opt-in
     # A kept row lacking the query's most specific word (the anchor) that the rest of the pool carries, or a
     # key term its engine's list left out while the other engines' rows carry it, has its score multiplied
     # by this, so it ranks below the rows that carry it; 1 = no demotion.
@@ -83,11 +88,13 @@ class FilterConfig(Model):
     partial_min_rows: int = Field(3, ge=1)
     # A typed word reads as a pool word one or two slips away that the pool uses this many times as often; it
     # is a typo when wordfreq finds it typo_zipf_gap (Zipf units) rarer than the pool's spelling.
+    pool_spellings: bool = True  # False: the query's words are read only as typed (no spellings, no lemmas)
     spelling_majority: float = Field(2.0, ge=1)
     typo_zipf_gap: float = Field(1.0, ge=0)
     min_fixable: int = Field(5, ge=1, description="the shortest word whose inflection the pool may teach")
     # An echo page: titled with the query and saying it echo_repeats times in its snippet (queries of at least
-    # echo_min_words words).
+    # echo_min_words words). echo and junk switch off apart: either alone still reports its rows as junk.
+    echo: bool = True
     echo_repeats: int = Field(3, ge=1)
     echo_min_words: int = Field(3, ge=1)
     cjk_ascii_units: int = Field(2, ge=1, description="CJK gate: what an ASCII query word found is worth")
@@ -213,7 +220,8 @@ class SelectionConfig(Model):
 
 
 # The one default ranker of every face (search, fuse, bench, HTTP, MCP): each takes it from RankingConfig.
-DEFAULT_STRATEGY = "adaptive"
+# Plain CombMNZ: no adaptive weighting earned its place on two corpora (benchmarks/ablation.py, BENCHMARKS.md).
+DEFAULT_STRATEGY = "combmnz"
 
 
 def _not_bool(value: object) -> object:

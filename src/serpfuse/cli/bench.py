@@ -5,10 +5,10 @@ they are.
                                                                           # own order for a SearXNG recording)
     serpfuse bench --replay REC --qrels J.jsonl --strategy rrf --set rrf.rrf_constant=40
     serpfuse bench --replay REC --qrels J.jsonl --strategy all            # every ranker, one table
-    serpfuse bench --replay REC --qrels J.jsonl --compare baseline adaptive   # per-query deltas, paired bootstrap
+    serpfuse bench --replay REC --qrels J.jsonl --compare baseline combmnz    # per-query deltas, paired bootstrap
     serpfuse bench --replay REC --qrels J.jsonl --sweep --strategy rrf    # a grid: marginal means, best vs default
     serpfuse bench --replay REC --qrels J.jsonl --json                    # machine-readable, per query
-    serpfuse bench --replay REC --qrels J.jsonl --compare adaptive adaptive --weights W.toml  # learned weights
+    serpfuse bench --replay REC --qrels J.jsonl --compare consensus consensus --weights W.toml  # learned weights
 
 Judgments are one JSON object a line, ``{"query": "...", "url": "...", "rel": 0|1|2}``, matched to the recording by
 query text and canonical URL. A configuration is written ``NAME[,section.knob=value...]`` (``--compare``) or

@@ -1,4 +1,4 @@
-"""`serpfuse calibrate`: learn one weight per engine for the default fusion from judged queries.
+"""`serpfuse calibrate`: learn one weight per engine for consensus-v2.1's fusion from judged queries.
 
     serpfuse calibrate RUN... --qrels QRELS [--depth N] [-o weights.toml]    # TREC runs, one per engine (stem)
     serpfuse calibrate --replay REC.json --qrels JUDGED.jsonl [-o weights.toml]
@@ -6,8 +6,9 @@
 Judgments are TREC qrels (``qid 0 docid rel``) or JSON Lines (``{"query", "url", "rel"}``). With runs, a JSON Lines
 ``query`` is the qid and ``url`` the docid; with a recording, a TREC qid is the 0-based position of the query in
 it. The weights are written as a settings file's ``[ranking.weights]`` (each with its bootstrap interval as a
-comment): use it with ``serpfuse fuse --weights``, ``serpfuse search --weights``, or put the table in the settings
-file for the HTTP API and the MCP server. How they are fitted: ``serpfuse.bench.calibrate``.
+comment): use it with ``serpfuse fuse --strategy consensus --weights``, ``serpfuse search --strategy consensus
+--weights``, or put the table (and ``strategy = "consensus"``) in the settings file for the HTTP API and the MCP
+server. How they are fitted: ``serpfuse.bench.calibrate``.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def register(app: typer.Typer) -> None:
         ] = 20,
         as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
     ) -> None:
-        """Learn engine weights for the default fusion from judged queries; print or write them as TOML."""
+        """Learn engine weights for consensus-v2.1 from judged queries; print or write them as TOML."""
         from serpfuse.bench import calibrate as cal
         from serpfuse.cli.fuse import load_runs
 

@@ -231,6 +231,8 @@ def learn_spellings(
     starts with the same letter."""
     from rapidfuzz.distance import OSA
 
+    if not cfg.pool_spellings:
+        return list(terms), {}
     owns = [
         row_count(rows, t.forms) if not t.weak and len(t.text) >= 4 and t.text.isalpha() else len(rows)
         for t in terms

@@ -61,7 +61,7 @@ def enabled_filters(ctx: FilterContext) -> tuple[list[Filter], list[Filter], lis
     """(hard, junk, relevance) filters switched on by the config, each group in running order."""
     cfg = ctx.config
     hard: list[Filter] = [DOMAINS, TIMERANGE, *([CJK_GATE] if cfg.cjk_gate else [])]
-    junk: list[Filter] = [JUNK] if cfg.junk else []
+    junk: list[Filter] = [JUNK] if cfg.junk or cfg.echo else []  # the echo rule is reported as junk
     guard: Filter = RELEVANCE if cfg.coverage_rule == "relevance" else COVERAGE
     relevance: list[Filter] = [*([guard] if cfg.coverage else []), *([GEO] if cfg.geo else [])]
     return hard, junk, relevance
@@ -104,7 +104,7 @@ def judge(screened: Screened, ctx: FilterContext) -> FilterOutcome:
     cut = dict(screened.cut)
     warnings: list[str] = []
     before_junk, rows = screened.listed, screened.kept
-    if junk:
+    if ctx.config.echo:
         rows = _run(ECHO, rows, ctx, cut)
     non_junk = rows
     verdicts: list[str] = []

@@ -145,7 +145,7 @@ def junk_verdict(
         return JunkVerdict("asset-url", reason)
     if reason := _shop_homepage(title, url, host, query):
         return JunkVerdict("shop-homepage", reason)
-    if reason := echo_verdict(title, snippet, query, cfg=cfg, url=url):
+    if cfg.echo and (reason := echo_verdict(title, snippet, query, cfg=cfg, url=url)):
         return JunkVerdict("echo", reason)
     listed = _listed_host(host)
     if listed and not (definition_query and listed[1] == "dictionary"):
@@ -170,7 +170,9 @@ class JunkFilter:
         verdict = junk_verdict(
             candidate.title, candidate.url, candidate.host, ctx.query, candidate.snippet, ctx.config
         )
-        return verdict.reason if verdict else None
+        if verdict is None or (not ctx.config.junk and verdict.rule != "echo"):  # echo pages alone
+            return None
+        return verdict.reason
 
 
 class EchoFilter:

@@ -1,4 +1,5 @@
-"""The default ranker: consensus-v2.1 whose engine weights adapt, per query, to how much the others back them.
+"""consensus-v2.1 whose engine weights adapt, per query, to how much the others back them (opt-in: none of its
+weighting components earned a place in the default on two corpora, BENCHMARKS.md).
 
 consensus-v2.1 scores a page by the evidence of every engine that returned it, with correlated
 engines grouped and a bounded metadata correction, then picks a diverse list. Its engine weights are fixed
@@ -19,8 +20,9 @@ than the query's commonest term: a list that matches only the words every page n
 Each weight is also multiplied by the engine's ``ranking.weights`` entry (learned from judgments by
 ``serpfuse calibrate``; 1 when not named), so an engine known to be better counts more whatever the query.
 
-Measured (BENCHMARKS.md): equal to consensus on crw56; on MQ2008-agg's metasearch protocol it beats consensus
-on every setup and matches the best of RRF/CombMNZ/Borda/best-single chosen in hindsight, without being told.
+Measured (BENCHMARKS.md, benchmarks/ablation.py): equal to consensus on crw56; on MQ2008-agg it beats plain
+CombMNZ, through the list-length weight alone (MQ2008's weak rankers leave documents out), which does nothing on
+the web corpus.
 """
 
 from __future__ import annotations

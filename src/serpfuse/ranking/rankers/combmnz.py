@@ -2,7 +2,8 @@
 
 Each engine's list, cut to ``depth``, is scored by rank: ``(n - rank + 1) / n`` with n the length of that engine's
 shown list (1 at the top, 1/n at its end), the rank-based normalisation that suits engines reporting no
-comparable scores.
+comparable scores. An engine's scores are multiplied by its ``ranking.weights`` entry (1 when not named: plain
+CombMNZ); an engine weighted 0 casts nothing and is not counted among the lists holding the item.
 """
 
 from __future__ import annotations
@@ -37,7 +38,11 @@ class CombMNZRanker:
         sizes = list_sizes(candidates, ctx, depth)
         scored = []
         for cand in candidates:
-            parts = {e: rank_score(r, sizes[e]) for e, r in cand.engine_ranks.items() if r <= sizes[e]}
+            parts = {
+                e: ctx.config.weight_of(e) * rank_score(r, sizes[e])
+                for e, r in cand.engine_ranks.items()
+                if r <= sizes[e] and ctx.config.weight_of(e) > 0
+            }
             total = math.fsum(parts.values()) * len(parts)
             scored.append(
                 Scored(
