@@ -139,7 +139,11 @@ def _newspaper4k(html: str, url: str) -> str:
 
 # name -> (extractor, the module it needs, one line on what it is)
 CANDIDATES: dict[str, tuple[Extractor, str, str]] = {
-    "serpfuse": (_serpfuse, "trafilatura", "the reader: trafilatura's blocks, edges trimmed by readability"),
+    "serpfuse": (
+        _serpfuse,
+        "trafilatura",
+        "the reader: readability's article, trafilatura's when that is short",
+    ),
     "trafilatura": (_trafilatura(), "trafilatura", "trafilatura.extract() with its defaults"),
     "trafilatura-precision": (_trafilatura(favor_precision=True), "trafilatura", "favor_precision=True"),
     "trafilatura-recall": (_trafilatura(favor_recall=True), "trafilatura", "favor_recall=True"),

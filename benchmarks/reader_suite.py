@@ -2,23 +2,24 @@
 
 Corpora, read from ``$SERPFUSE_DATA`` (default ``../shared/data`` beside the repository), never shipped:
 
-- ``scrapinghub``: article-extraction/, the benchmark's dev half (91 pages), scored by the benchmark's own
-  ``evaluate.py``, imported from there: 4-gram shingle F1 of the corpus's mean precision and mean recall.
-- ``dragnet`` and ``l3s-gn1``: extraction-wceb-dev/, the pages with ``gt_tokens >= 10``, scored as WCEB scores
-  them: bag-of-words F1 per page, then the mean. The scorer here is checked page by page against the reference
-  ``bow_f1.py`` beside the data, and the run stops if the two ever differ.
+- ``scrapinghub``: article-extraction/, the benchmark's dev half (91 pages).
+- ``dragnet`` and ``l3s-gn1``: extraction-wceb-dev/, the pages with ``gt_tokens >= 10``.
 
-Extractors: ``serpfuse`` (the shipped reader: ``extract_html(...).text``, what ``serpfuse read --format text``
-prints), ``trafilatura`` (``trafilatura.extract`` with its defaults) and ``readability`` (readability-lxml's
-summary as text; the ``bench`` extra). For each corpus: F1, precision, recall, pages per second and its ratio to
-the reader's (same run, one process), and the reader's gain over each other extractor, as the pooled metric of
-the reader minus the other's, with a paired bootstrap over pages (both scored on the same resample; 95 %
-percentile interval) and the pages each wins.
+Every corpus is scored both ways: WCEB's bag-of-words F1 per page, then the mean (checked page by page against
+the reference ``bow_f1.py`` beside the data; the run stops if the two ever differ), and the 4-gram shingle F1 of
+scrapinghub's own ``evaluate.py``, imported from there (F1 of the mean precision and the mean recall).
+
+Extractors: ``serpfuse`` (the shipped reader's text, metadata off as trafilatura.extract() reads none),
+``trafilatura`` (``trafilatura.extract`` with its defaults) and ``readability`` (readability-lxml's summary as
+text). For each corpus and metric: F1, pages per second and its ratio to the reader's, and the reader's gain over
+each other extractor with a paired bootstrap over pages (95 % percentile interval) and the pages each wins.
+
+Held out (``--folds``, default 5, by page id): the reader's one threshold (``SHORT_ARTICLE``) is chosen from
+``GRID`` on the other folds of all three corpora and applied to each fold in turn; the held-out rows score that.
+``--speed`` times the extractors page by page in turn instead (no scores), the fair ratio on a busy machine.
 
     python -m benchmarks.reader_suite [--corpus NAME]... [--offset N] [--limit N] [--jobs N] [--json] [--save FILE]
-
-``reader-or-readability`` is a per-page choice between the reader's text and readability's, scored from the
-two runs' outputs (no third extraction): measured beside them, not shipped.
+    python -m benchmarks.reader_suite --speed [--extractor NAME]... [--limit N]
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from __future__ import annotations
 import argparse
 import collections
 import gzip
+import hashlib
 import importlib.util
 import json
 import os
@@ -48,7 +50,7 @@ READER = "serpfuse"
 RESAMPLES = 2000
 SEED = 20261202  # fixed: an interval printed today is the interval printed tomorrow
 
-Extractor = Callable[[str, str | None], str]  # (html, url) -> plain text
+Extractor = Callable[[str, str | None], Any]  # (html, url) -> plain text, or (text, which reading)
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
@@ -59,7 +61,19 @@ class SuiteError(Exception):
 # --- the extractors -----------------------------------------------------------------------------------------
 
 
-def _reader(html: str, url: str | None) -> str:
+def _reader(html: str, url: str | None) -> tuple[str, str]:
+    """The reader's text and which reading it kept. Metadata off: trafilatura.extract() reads none either."""
+    from serpfuse.reader.extract import ExtractionError, extract_html
+
+    try:
+        page = extract_html(html, url, metadata=False)
+    except ExtractionError:
+        return "", ""
+    return page.text, page.extractor
+
+
+def _reader_with_metadata(html: str, url: str | None) -> str:
+    """What ``serpfuse read`` does per page: the reader with title, author, date and the rest."""
     from serpfuse.reader.extract import ExtractionError, extract_html
 
     try:
@@ -87,30 +101,13 @@ EXTRACTORS: dict[str, tuple[Extractor, str, str]] = {
     READER: (_reader, "trafilatura", "the shipped reader's text"),
     "trafilatura": (_trafilatura, "trafilatura", "trafilatura.extract() with its defaults"),
     "readability": (_readability, "readability", "readability-lxml's summary as text"),
+    "serpfuse-metadata": (
+        _reader_with_metadata,
+        "trafilatura",
+        "the reader with its metadata (not by default)",
+    ),
 }
-
-
-def _words(text: str) -> collections.Counter[str]:
-    return collections.Counter(t.lower() for t in _WORD.findall(text))
-
-
-def readability_when_inside(reader_text: str, readability_text: str) -> str:
-    """A per-page choice between two texts already extracted: readability's when nearly all of its words are
-    in the reader's (the same article, cut more tightly) and it keeps at least a third of the reader's words
-    (it did not lose the article); the reader's otherwise."""
-    mine, theirs = _words(reader_text), _words(readability_text)
-    n_mine, n_theirs = sum(mine.values()), sum(theirs.values())
-    if n_theirs and sum((theirs & mine).values()) >= INSIDE * n_theirs and n_theirs >= KEEPS * n_mine:
-        return readability_text
-    return reader_text
-
-
-INSIDE, KEEPS = 0.8, 1 / 3
-# Choices between extractors already run on the page: name -> (the extractors it needs, the choice). Its time is
-# the sum of theirs. Measured, not shipped: it is here to be compared with the reader on the same pages.
-CHOICES: dict[str, tuple[tuple[str, str], Callable[[str, str], str]]] = {
-    "reader-or-readability": ((READER, "readability"), readability_when_inside),
-}
+DEFAULT_EXTRACTORS = [READER, "trafilatura", "readability"]
 
 
 # --- the corpora and their scorers --------------------------------------------------------------------------
@@ -124,14 +121,19 @@ class Page:
     truth: str
 
 
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    score_page: Callable[[str, str], Any]  # (truth, prediction) -> what the pooled metric is made of
+    pooled: Callable[[Sequence[Any]], tuple[float, float, float]]  # -> (F1, precision, recall)
+    page_f1: Callable[[Any], float]  # one page's own F1 from its score (wins and losses)
+
+
 @dataclass
 class Corpus:
     name: str
-    metric: str
     pages: list[Page]
-    score_page: Callable[[str, str], Any]  # (truth, prediction) -> what the pooled metric is made of
-    pooled: Callable[[Sequence[Any]], tuple[float, float, float]]  # -> (F1, precision, recall)
-    page_f1: Callable[[Any], float] = lambda score: score[2]  # one page's own F1 from its score
+    metrics: list[Metric]  # every corpus is scored both ways: bag-of-words and shingle F1
 
 
 def data_root() -> Path:
@@ -156,33 +158,6 @@ def _gunzip(path: Path) -> str:
         raise SuiteError(f"unreadable page {path}: {exc}") from None
 
 
-def load_scrapinghub(root: Path, limit: int | None = None, offset: int = 0) -> Corpus:
-    base = root / SHINGLE_DIR
-    evaluate = _import(base / "evaluate.py", "article_extraction_evaluate")
-    truth_path = base / "ground-truth-dev.json"
-    if not truth_path.is_file():
-        raise SuiteError(f"{truth_path} is missing (set SERPFUSE_DATA)")
-    truth = json.loads(truth_path.read_text(encoding="utf-8"))
-    ids = sorted(truth)[offset:][:limit]
-    pages = [
-        Page(i, truth[i].get("url") or None, _gunzip(base / "html" / f"{i}.html.gz"), truth[i].get("articleBody", ""))
-        for i in ids
-    ]  # fmt: skip
-
-    def pooled(tp_fp_fns: Sequence[tuple[float, float, float]]) -> tuple[float, float, float]:
-        m = evaluate.metrics_from_tp_fp_fns(list(tp_fp_fns))
-        return m["f1"], m["precision"], m["recall"]
-
-    def score_page(true: str, pred: str) -> tuple[float, float, float]:
-        return evaluate.string_shingle_matching(true=true, pred=pred)
-
-    def page_f1(tp_fp_fn: tuple[float, float, float]) -> float:
-        p, r = evaluate.precision_score(*tp_fp_fn), evaluate.recall_score(*tp_fp_fn)
-        return 2 * p * r / (p + r) if p + r else 0.0
-
-    return Corpus("scrapinghub", "shingle F1 (evaluate.py)", pages, score_page, pooled, page_f1)
-
-
 def bow(truth: str, pred: str) -> tuple[float, float, float]:
     """WCEB's bag-of-words precision, recall and F1 of one page: lower-cased ``\\w+`` tokens as multisets."""
     gold = collections.Counter(t.lower() for t in _WORD.findall(truth))
@@ -202,11 +177,58 @@ def _mean_bow(scores: Sequence[tuple[float, float, float]]) -> tuple[float, floa
     return (sum(s[2] for s in scores) / n, sum(s[0] for s in scores) / n, sum(s[1] for s in scores) / n)
 
 
+BOW = Metric("BoW", bow, _mean_bow, lambda score: score[2])
+
+
+def shingle_metric(root: Path) -> Metric:
+    """scrapinghub's evaluate.py, imported from beside its data: 4-gram shingle F1 of the mean precision and the
+    mean recall over pages."""
+    evaluate = _import(root / SHINGLE_DIR / "evaluate.py", "article_extraction_evaluate")
+
+    def pooled(tp_fp_fns: Sequence[tuple[float, float, float]]) -> tuple[float, float, float]:
+        if not any(tp + fp > 0 for tp, fp, _ in tp_fp_fns) or not any(tp + fn > 0 for tp, _, fn in tp_fp_fns):
+            return (
+                0.0,
+                0.0,
+                0.0,
+            )  # nothing extracted (or nothing to find) on any page: evaluate.py has no mean
+        try:
+            m = evaluate.metrics_from_tp_fp_fns(list(tp_fp_fns))
+        except ZeroDivisionError:  # precision and recall both 0: so is F1
+            return 0.0, 0.0, 0.0
+        return m["f1"], m["precision"], m["recall"]
+
+    def score_page(true: str, pred: str) -> tuple[float, float, float]:
+        return evaluate.string_shingle_matching(true=true, pred=pred)
+
+    def page_f1(tp_fp_fn: tuple[float, float, float]) -> float:
+        p, r = evaluate.precision_score(*tp_fp_fn), evaluate.recall_score(*tp_fp_fn)
+        return 2 * p * r / (p + r) if p + r else 0.0
+
+    return Metric("shingle", score_page, pooled, page_f1)
+
+
+def load_scrapinghub(root: Path, limit: int | None = None, offset: int = 0) -> Corpus:
+    base = root / SHINGLE_DIR
+    metric = shingle_metric(root)
+    truth_path = base / "ground-truth-dev.json"
+    if not truth_path.is_file():
+        raise SuiteError(f"{truth_path} is missing (set SERPFUSE_DATA)")
+    truth = json.loads(truth_path.read_text(encoding="utf-8"))
+    ids = sorted(truth)[offset:][:limit]
+    pages = [
+        Page(i, truth[i].get("url") or None, _gunzip(base / "html" / f"{i}.html.gz"), truth[i].get("articleBody", ""))
+        for i in ids
+    ]  # fmt: skip
+    return Corpus("scrapinghub", pages, [metric, BOW])
+
+
 def load_wceb(root: Path, source: str, limit: int | None = None, offset: int = 0) -> Corpus:
     base = root / WCEB_DIR
     truth_path = base / "ground-truth.jsonl"
     if not truth_path.is_file():
         raise SuiteError(f"{truth_path} is missing (set SERPFUSE_DATA)")
+    metric = shingle_metric(root)
     pages = []
     with truth_path.open(encoding="utf-8") as lines:
         for line in lines:
@@ -216,7 +238,7 @@ def load_wceb(root: Path, source: str, limit: int | None = None, offset: int = 0
             html = _gunzip(base / "html" / source / f"{row['id']}.html.gz")
             pages.append(Page(row["id"], row.get("url") or None, html, row["plaintext"]))
     pages.sort(key=lambda p: p.id)
-    return Corpus(source, "bag-of-words F1 (WCEB)", pages[offset:][:limit], bow, _mean_bow)
+    return Corpus(source, pages[offset:][:limit], [BOW, metric])
 
 
 def load(name: str, root: Path, limit: int | None = None, offset: int = 0) -> Corpus:
@@ -251,24 +273,36 @@ class Run:
     outputs: list[str]
     seconds: float
     errors: int
-    per_page: list[Any] = field(repr=False, default_factory=list)
-    f1: float = 0.0
-    precision: float = 0.0
-    recall: float = 0.0
+    labels: list[str] = field(repr=False, default_factory=list)  # the reader's: which reading each page kept
+    per_page: dict[str, list[Any]] = field(repr=False, default_factory=dict)  # metric -> page scores
+    scores: dict[str, tuple[float, float, float]] = field(default_factory=dict)  # metric -> (F1, P, R)
 
     @property
     def pages_per_s(self) -> float:
         return len(self.outputs) / self.seconds if self.seconds > 0 else 0.0
 
 
-def _timed(name: str, html: str, url: str | None) -> tuple[str, float, bool]:
-    """One page through one extractor: its text, the seconds it took, and whether it crashed (an empty page)."""
+def _timed(name: str, html: str, url: str | None) -> tuple[str, str, float, bool]:
+    """One page through one extractor: its text, which reading (the reader's), the seconds it took, and whether
+    it crashed (an empty page)."""
     started = time.perf_counter()
     try:
-        text, crashed = EXTRACTORS[name][0](html, url), False
+        out, crashed = EXTRACTORS[name][0](html, url), False
     except Exception:  # a crash scores as an empty page, and is counted
-        text, crashed = "", True
-    return text, time.perf_counter() - started, crashed
+        out, crashed = "", True
+    text, label = out if isinstance(out, tuple) else (out, "")
+    return text, label, time.perf_counter() - started, crashed
+
+
+def scored(corpus: Corpus, name: str, outputs: list[str], seconds: float = 0.0, errors: int = 0,
+           labels: list[str] | None = None) -> Run:  # fmt: skip
+    run = Run(name, outputs, seconds, errors, labels or [])
+    for metric in corpus.metrics:
+        run.per_page[metric.name] = [
+            metric.score_page(p.truth, o) for p, o in zip(corpus.pages, outputs, strict=True)
+        ]
+        run.scores[metric.name] = metric.pooled(run.per_page[metric.name])
+    return run
 
 
 def run_extractor(corpus: Corpus, name: str, jobs: int = 1) -> Run:
@@ -282,12 +316,14 @@ def run_extractor(corpus: Corpus, name: str, jobs: int = 1) -> Run:
             results = list(pool.map(_timed, *args, chunksize=8))
     else:
         results = list(map(_timed, *args))
-    outputs = [text for text, _, _ in results]
-    seconds = sum(t for _, t, _ in results)
-    errors = sum(crashed for _, _, crashed in results)
-    per_page = [corpus.score_page(p.truth, out) for p, out in zip(corpus.pages, outputs, strict=True)]
-    f1, precision, recall = corpus.pooled(per_page)
-    return Run(name, outputs, seconds, errors, per_page, f1, precision, recall)
+    return scored(
+        corpus,
+        name,
+        [r[0] for r in results],
+        sum(r[2] for r in results),
+        sum(r[3] for r in results),
+        [r[1] for r in results],
+    )
 
 
 @dataclass(frozen=True)
@@ -317,22 +353,21 @@ def _percentile(ordered: Sequence[float], q: float) -> float:
     return ordered[lower] + (ordered[upper] - ordered[lower]) * (pos - lower)
 
 
-def paired_gain(
-    corpus: Corpus, a: Run, b: Run, page_f1: Callable[[Any], float], resamples: int, seed: int
-) -> Gain:
-    n = len(corpus.pages)
+def paired_gain(metric: Metric, a: Run, b: Run, resamples: int, seed: int) -> Gain:
+    mine_scores, theirs_scores = a.per_page[metric.name], b.per_page[metric.name]
+    n = len(mine_scores)
     rng = random.Random(seed)
     deltas = []
     for _ in range(resamples):
         picks = [rng.randrange(n) for _ in range(n)]
         deltas.append(
-            corpus.pooled([a.per_page[i] for i in picks])[0]
-            - corpus.pooled([b.per_page[i] for i in picks])[0]
+            metric.pooled([mine_scores[i] for i in picks])[0]
+            - metric.pooled([theirs_scores[i] for i in picks])[0]
         )
     deltas.sort()
-    mine, theirs = [page_f1(x) for x in a.per_page], [page_f1(x) for x in b.per_page]
+    mine, theirs = [metric.page_f1(x) for x in mine_scores], [metric.page_f1(x) for x in theirs_scores]
     return Gain(
-        delta=a.f1 - b.f1,
+        delta=a.scores[metric.name][0] - b.scores[metric.name][0],
         low=_percentile(deltas, 0.025),
         high=_percentile(deltas, 0.975),
         wins=sum(x > y for x, y in zip(mine, theirs, strict=True)),
@@ -344,30 +379,30 @@ def paired_gain(
 class CorpusResult:
     corpus: Corpus
     runs: dict[str, Run]
-    gains: dict[str, Gain]  # other extractor -> the reader's gain over it
+    gains: dict[str, dict[str, Gain]]  # other extractor -> metric -> the reader's gain over it
     bow_checked: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         reader = self.runs.get(READER)
         return {
             "corpus": self.corpus.name,
-            "metric": self.corpus.metric,
+            "metrics": [m.name for m in self.corpus.metrics],
             "pages": len(self.corpus.pages),
             "bowPairsChecked": self.bow_checked,
             "extractors": {
                 name: {
-                    "f1": run.f1,
-                    "precision": run.precision,
-                    "recall": run.recall,
+                    "scores": {
+                        m: {"f1": f, "precision": p, "recall": r} for m, (f, p, r) in run.scores.items()
+                    },
                     "pagesPerSecond": run.pages_per_s,
                     "speedVsReader": run.pages_per_s / reader.pages_per_s
-                    if reader and reader.pages_per_s
+                    if reader and reader.pages_per_s and run.seconds
                     else None,
                     "errors": run.errors,
                 }
                 for name, run in self.runs.items()
             },
-            "readerGain": {name: g.as_dict() for name, g in self.gains.items()},
+            "readerGain": {name: {m: g.as_dict() for m, g in by.items()} for name, by in self.gains.items()},
         }
 
 
@@ -377,47 +412,187 @@ def run_corpus(
     for name in extractors:  # imports and first-call setup are not timed
         EXTRACTORS[name][0](corpus.pages[0].html, corpus.pages[0].url)
     runs = {name: run_extractor(corpus, name, jobs) for name in extractors}
-    for name, (needs, choose) in CHOICES.items():
-        if all(n in runs for n in needs):
-            a, b = (runs[n] for n in needs)
-            outputs = [choose(x, y) for x, y in zip(a.outputs, b.outputs, strict=True)]
-            per_page = [corpus.score_page(p.truth, out) for p, out in zip(corpus.pages, outputs, strict=True)]
-            f1, precision, recall = corpus.pooled(per_page)
-            runs[name] = Run(name, outputs, a.seconds + b.seconds, 0, per_page, f1, precision, recall)
     checked = 0
-    if corpus.name != "scrapinghub":
+    if any(m is BOW for m in corpus.metrics):
         checked = check_bow_against_reference(
             root, [(p.truth, run.outputs[i]) for run in runs.values() for i, p in enumerate(corpus.pages)]
         )
-    gains = {}
-    if READER in runs:
-        for name, run in runs.items():
-            if name != READER:
-                gains[name] = paired_gain(corpus, runs[READER], run, corpus.page_f1, resamples, seed)
-    return CorpusResult(corpus, runs, gains, checked)
+    return CorpusResult(corpus, runs, reader_gains(corpus, runs, resamples, seed), checked)
+
+
+def reader_gains(
+    corpus: Corpus, runs: dict[str, Run], resamples: int, seed: int
+) -> dict[str, dict[str, Gain]]:
+    if READER not in runs:
+        return {}
+    return {
+        name: {m.name: paired_gain(m, runs[READER], run, resamples, seed) for m in corpus.metrics}
+        for name, run in runs.items()
+        if name != READER
+    }
+
+
+# --- held out: the short-article threshold chosen on the other folds ----------------------------------------
+
+GRID = (0, 25, 50, 100)  # SHORT_ARTICLE's candidates; 0 is readability alone
+
+
+def short_article_texts(corpus: Corpus, reader: Run) -> dict[int, list[str]]:
+    """The reader's text of every page under each threshold of GRID, from the shipped run's own outputs: the
+    other reading is made (untimed) only on pages where some threshold could have asked for it."""
+    import lxml.html  # noqa: F401  (trafilatura's loader needs it loaded)
+    from trafilatura.utils import load_html
+
+    from serpfuse.reader.extract import longer, readability_reading, tokens, trafilatura_reading
+
+    texts: dict[int, list[str]] = {n: [] for n in GRID}
+    for page, text, label in zip(corpus.pages, reader.outputs, reader.labels, strict=True):
+        if label == "readability" and len(tokens(text)) >= max(GRID):
+            first = second = text
+        else:
+            first = text if label == "readability" else readability_reading(page.html, page.url)[1]
+            tree = load_html(page.html)
+            second = (
+                text
+                if label == "trafilatura"
+                else (trafilatura_reading(tree, page.url)[1] if tree is not None else "")
+            )
+        for n in GRID:
+            texts[n].append(second if longer(first, second, n) else first)
+    return texts
+
+
+def fold_of(page_id: str, folds: int) -> int:
+    return int(hashlib.sha1(page_id.encode()).hexdigest(), 16) % folds  # by id: the same folds in every run
+
+
+def held_out(
+    results: Sequence[CorpusResult], folds: int, resamples: int, seed: int
+) -> tuple[dict[str, Run], list[int]]:
+    """For each fold, the threshold that scores best on the other folds of all the corpora (the mean over
+    corpora and metrics), applied to that fold: the reader's held-out text of every page, per corpus."""
+    grids = [short_article_texts(r.corpus, r.runs[READER]) for r in results]
+    fold_ids = [[fold_of(p.id, folds) for p in r.corpus.pages] for r in results]
+    # every page scored once per threshold and metric; a fold's training score pools the other folds' pages
+    page_scores = [
+        {(n, m.name): [m.score_page(p.truth, t) for p, t in zip(r.corpus.pages, grid[n], strict=True)]
+         for n in GRID for m in r.corpus.metrics}
+        for r, grid in zip(results, grids, strict=True)
+    ]  # fmt: skip
+    chosen = []
+    for k in range(folds):
+
+        def train_score(n: int, k: int = k) -> float:
+            total = 0.0
+            for r, scores, ids in zip(results, page_scores, fold_ids, strict=True):
+                for m in r.corpus.metrics:
+                    total += m.pooled([x for x, f in zip(scores[n, m.name], ids, strict=True) if f != k])[0]
+            return total
+
+        chosen.append(max(GRID, key=lambda n: (train_score(n), -n)))
+    runs = {}
+    for r, grid, ids in zip(results, grids, fold_ids, strict=True):
+        outputs = [grid[chosen[f]][i] for i, f in enumerate(ids)]
+        runs[r.corpus.name] = scored(r.corpus, f"{READER} (held out)", outputs)
+    return runs, chosen
+
+
+def pooled_gain(results: Sequence[CorpusResult], held: dict[str, Run], resamples: int, seed: int) -> Gain:
+    """The held-out reader's gain over the better plain extractor of each corpus and metric (the one with the
+    higher score on all its pages), averaged over every corpus and metric, with a bootstrap that resamples the
+    pages of each corpus (stratified) and scores all of them on the same draw."""
+    cells = []  # (corpus result, metric, the better other run)
+    for r in results:
+        others = [run for name, run in r.runs.items() if name != READER]
+        for m in r.corpus.metrics:
+            cells.append((r, m, max(others, key=lambda run, m=m: run.scores[m.name][0])))
+
+    def mean_gain(draws: dict[str, list[int]]) -> float:
+        total = 0.0
+        for r, m, other in cells:
+            idx = draws[r.corpus.name]
+            mine, theirs = held[r.corpus.name].per_page[m.name], other.per_page[m.name]
+            total += m.pooled([mine[i] for i in idx])[0] - m.pooled([theirs[i] for i in idx])[0]
+        return total / len(cells)
+
+    rng = random.Random(seed)
+    full = {r.corpus.name: list(range(len(r.corpus.pages))) for r in results}
+    deltas = sorted(
+        mean_gain({name: [rng.randrange(len(idx)) for _ in idx] for name, idx in full.items()})
+        for _ in range(resamples)
+    )
+    wins = sum(held[r.corpus.name].scores[m.name][0] > other.scores[m.name][0] for r, m, other in cells)
+    return Gain(
+        mean_gain(full), _percentile(deltas, 0.025), _percentile(deltas, 0.975), wins, len(cells) - wins
+    )
+
+
+# --- speed side by side -------------------------------------------------------------------------------------
+
+
+def interleaved_speed(corpus: Corpus, names: Sequence[str], rounds: int = 1) -> dict[str, float]:
+    """Pages per second of each extractor timed page by page in turn (the order rotating each page), in this one
+    process: load from other work on the machine falls on all of them alike."""
+    for name in names:
+        EXTRACTORS[name][0](corpus.pages[0].html, corpus.pages[0].url)
+    seconds = dict.fromkeys(names, 0.0)
+    for _ in range(rounds):
+        for i, page in enumerate(corpus.pages):
+            for name in names[i % len(names) :] + names[: i % len(names)]:
+                seconds[name] += _timed(name, page.html, page.url)[2]
+    return {name: rounds * len(corpus.pages) / t if t else 0.0 for name, t in seconds.items()}
 
 
 # --- the table ----------------------------------------------------------------------------------------------
 
 
-def markdown(results: Sequence[CorpusResult]) -> str:
-    lines = [
-        "| corpus (metric, pages) | extractor | F1 | precision | recall | pages/s | speed vs reader | reader's gain [95 % CI] | pages won/lost by the reader |",
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |",
-    ]  # fmt: skip
+def markdown(
+    results: Sequence[CorpusResult],
+    held: dict[str, Run] | None = None,
+    held_gains: dict[str, dict[str, dict[str, Gain]]] | None = None,
+) -> str:
+    lines = []
     for result in results:
-        reader = result.runs.get(READER)
-        label = f"{result.corpus.name} ({result.corpus.metric}, {len(result.corpus.pages)})"
-        for name, run in result.runs.items():
-            ratio = f"{run.pages_per_s / reader.pages_per_s:.2f}×" if reader and reader.pages_per_s else ""
-            gain = result.gains.get(name)
-            interval = f"{gain.delta:+.4f} [{gain.low:+.4f}, {gain.high:+.4f}]" if gain else ""
-            record = f"{gain.wins}/{gain.losses}" if gain else ""
-            lines.append(
-                f"| {label} | {name} | {run.f1:.4f} | {run.precision:.4f} | {run.recall:.4f} | "
-                f"{run.pages_per_s:.1f} | {ratio} | {interval} | {record} |"
+        corpus, reader = result.corpus, result.runs.get(READER)
+        metrics = [m.name for m in corpus.metrics]
+        lines += [
+            f"\n{corpus.name} ({len(corpus.pages)} pages)\n",
+            "| extractor | "
+            + " | ".join(f"{m} F1" for m in metrics)
+            + " | pages/s | speed vs reader | "
+            + " | ".join(f"reader's {m} gain [95 %], won/lost" for m in metrics)
+            + " |",
+            "| --- |" + " ---: |" * (len(metrics) + 2) + " --- |" * len(metrics),
+        ]
+        rows = [(name, run, result.gains.get(name, {})) for name, run in result.runs.items()]
+        if held and corpus.name in held:
+            run = held[corpus.name]
+            rows += [(run.extractor, run, {})]
+            rows += [
+                (f"held out vs {other}", run, g)
+                for other, g in (held_gains or {}).get(corpus.name, {}).items()
+            ]
+        for name, run, gains in rows:
+            ratio = (
+                f"{run.pages_per_s / reader.pages_per_s:.2f}×"
+                if reader and reader.pages_per_s and run.seconds
+                else ""
             )
-            label = ""
+            speed = f"{run.pages_per_s:.1f}" if run.seconds else ""
+            shown = "" if name.startswith("held out vs") else None
+            cells = [
+                f"{g.delta:+.4f} [{g.low:+.4f}, {g.high:+.4f}], {g.wins}/{g.losses}"
+                if (g := gains.get(m))
+                else ""
+                for m in metrics
+            ]
+            lines.append(
+                f"| {name} | "
+                + " | ".join(shown if shown is not None else f"{run.scores[m][0]:.4f}" for m in metrics)
+                + f" | {speed} | {ratio} | "
+                + " | ".join(cells)
+                + " |"
+            )
     checked = sum(r.bow_checked for r in results)
     if checked:
         lines.append(f"\nBoW scorer checked against bow_f1.py on {checked:,} page scores: identical.")
@@ -442,8 +617,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--outputs", type=Path, help="write every extractor's text of every page (JSON lines)"
     )
     parser.add_argument("--jobs", type=int, default=1, help="extract in this many processes")
+    parser.add_argument(
+        "--speed", action="store_true", help="only time the extractors page by page in turn (no scores)"
+    )
+    parser.add_argument(
+        "--folds",
+        type=int,
+        default=5,
+        help="held-out folds for the reader's threshold (0: none; needs the reader)",
+    )
     args = parser.parse_args(argv)
-    extractors = args.extractor or list(EXTRACTORS)
+    extractors = args.extractor or DEFAULT_EXTRACTORS
     try:
         if args.limit is not None and args.limit < 1:
             raise SuiteError("--limit must be at least 1")
@@ -453,10 +637,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise SuiteError("--jobs must be at least 1")
         if args.offset < 0:
             raise SuiteError("--offset must not be negative")
+        if args.folds == 1 or args.folds < 0:
+            raise SuiteError("--folds must be 0 or at least 2")
         for name in extractors:
             if importlib.util.find_spec(EXTRACTORS[name][1]) is None:
                 raise SuiteError(f"{name} needs the module {EXTRACTORS[name][1]} (pip install -e '.[bench]')")
         root = data_root()
+        if args.speed:
+            lines = ["| corpus (pages) | " + " | ".join(f"{n} pages/s" for n in extractors) + " | reader ÷ trafilatura |",
+                     "| --- |" + " ---: |" * (len(extractors) + 1)]  # fmt: skip
+            for name in args.corpus or CORPORA:
+                corpus = load(name, root, args.limit, args.offset)
+                speed = interleaved_speed(corpus, extractors)
+                ratio = speed.get(READER, 0) / speed["trafilatura"] if speed.get("trafilatura") else 0
+                cells = " | ".join(f"{speed[n]:.1f}" for n in extractors)
+                lines.append(f"| {name} ({len(corpus.pages)}) | {cells} | {ratio:.2f} |")
+            print("\n".join(lines))
+            return 0
         results = []
         for name in args.corpus or CORPORA:
             corpus = load(name, root, args.limit, args.offset)
@@ -468,16 +665,47 @@ def main(argv: Sequence[str] | None = None) -> int:
                         for page, text in zip(corpus.pages, run.outputs, strict=True):
                             row = {"corpus": name, "id": page.id, "extractor": run.extractor, "text": text}
                             out.write(json.dumps(row, ensure_ascii=False) + "\n")
+        held, held_gains, chosen = {}, {}, []
+        if args.folds and READER in extractors:
+            held, chosen = held_out(results, args.folds, args.resamples, args.seed)
+            for r in results:
+                others = {n: run for n, run in r.runs.items() if n != READER}
+                held_gains[r.corpus.name] = reader_gains(
+                    r.corpus, {READER: held[r.corpus.name], **others}, args.resamples, args.seed
+                )
     except SuiteError as exc:
         print(f"reader_suite: error: {exc}", file=sys.stderr)
         return 2
-    document = json.dumps([r.as_dict() for r in results], indent=2)
+    document = [r.as_dict() for r in results]
+    for r in document:
+        if r["corpus"] in held:
+            r["heldOut"] = {
+                "foldThresholds": chosen,
+                "scores": {
+                    m: {"f1": f, "precision": p, "recall": q}
+                    for m, (f, p, q) in held[r["corpus"]].scores.items()
+                },
+                "gain": {
+                    o: {m: g.as_dict() for m, g in by.items()} for o, by in held_gains[r["corpus"]].items()
+                },
+            }
+    document = json.dumps(document, indent=2)
     if args.save:
         args.save.write_text(document + "\n", encoding="utf-8")
     if args.json:
         print(document)
     else:
-        print(markdown(results))
+        print(markdown(results, held, held_gains))
+        if held and len(results) > 1:
+            g = pooled_gain(results, held, args.resamples, args.seed)
+            print(
+                f"\nHeld out, pooled over corpora and metrics, minus the better plain extractor of each: "
+                f"{g.delta:+.4f} [{g.low:+.4f}, {g.high:+.4f}] ({g.wins} of {g.wins + g.losses} cells above it)."
+            )
+        if chosen:
+            print(
+                f"\nHeld out: {args.folds} folds by page id; the short-article threshold each fold's other folds chose: {chosen}."
+            )
     return 0
 
 

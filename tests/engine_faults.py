@@ -128,8 +128,21 @@ class EngineOutcome:
         self.healthz_ms += other.healthz_ms
 
 
-def play(fault: EngineFault, home: Path) -> EngineOutcome:
-    """One fresh server; one search asking the healthy engine and every faulty one, each served ``fault``."""
+def warm_tables(cache_home: Path) -> None:
+    """Build the word tables a machine builds once (its first search) into ``cache_home``, so the servers
+    measured read them as a user's every later process does, and their peaks are a fault's, not the build's."""
+    import os
+    import subprocess
+
+    code = "from serpfuse.pipeline import load_tables_for; load_tables_for(None)"
+    subprocess.run(
+        [sys.executable, "-c", code], env={**os.environ, "XDG_CACHE_HOME": str(cache_home)}, check=True
+    )
+
+
+def play(fault: EngineFault, home: Path, cache_home: Path | None = None) -> EngineOutcome:
+    """One fresh server; one search asking the healthy engine and every faulty one, each served ``fault``.
+    ``cache_home``: where the word tables are kept (see ``warm_tables``); else the server's own, built anew."""
     engines = faulty_engines()
     with FakeServer(lifetime_s=120) as fake:
         fake.route(f"/{HEALTHY}/w/api.php", healthy_reply())
@@ -139,6 +152,7 @@ def play(fault: EngineFault, home: Path) -> EngineOutcome:
         env = {base_url_env(name): f"{fake.url}/{name}" for name in [HEALTHY, *engines]}
         env |= {"SERPFUSE_DEADLINE_S": str(DEADLINE_S), "SERPFUSE_TIMEOUT_S": str(DEADLINE_S)}
         env |= {"SERPFUSE_CACHE": "off", "NO_PROXY": "127.0.0.1,localhost"}
+        env |= {"XDG_CACHE_HOME": str(cache_home)} if cache_home else {}
         env |= {k: dead for k in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy")}
         server = start_serpfuse(home, [], env)
         try:
@@ -202,8 +216,9 @@ def main() -> None:
           " largest helper | /healthz during (probes, max ms) | healthy rows kept |")  # fmt: skip
     print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
+        warm_tables(Path(tmp) / "cache")
         for n, fault in enumerate(faults()):
-            o = play(fault, Path(tmp) / f"fault-{n}")
+            o = play(fault, Path(tmp) / f"fault-{n}", Path(tmp) / "cache")
             counts: dict[str, int] = {}
             for name in engines:
                 counts[o.engines.get(name, "missing")] = counts.get(o.engines.get(name, "missing"), 0) + 1

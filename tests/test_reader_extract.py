@@ -1,4 +1,4 @@
-"""The reader's extraction: markdown structure, metadata, the agreement rule, PDF and plain text, and the
+"""The reader's extraction: markdown structure, metadata, the short-article rule, PDF and plain text, and the
 article-extraction benchmark command scored by the benchmark's own evaluate.py."""
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 from serpfuse.reader.extract import (
-    MAX_CUT,
+    SHORT_ARTICLE,
     ExtractionError,
-    agreed_span,
     extract_html,
     extract_pdf,
     extract_text,
     links_as_references,
+    longer,
 )
 
 FIXTURES = Path(__file__).parent / "fixtures" / "reader"
@@ -69,35 +69,39 @@ ARTICLE = [
 ]
 
 
-def test_agreed_span_cuts_unsupported_edges_never_the_middle():
-    blocks = [
-        "Related: ten other stories you may like",
-        *ARTICLE[:4],
-        "An aside readability dropped here entirely",
-        *ARTICLE[4:],
-        "Subscribe to our newsletter today for more",
-    ]
-    other = " ".join(ARTICLE)  # readability kept the article, not the furniture, not the aside
-    span = agreed_span(blocks, other)
-    assert blocks[span] == blocks[1:-1]  # the aside in the middle stays
+def test_only_a_short_article_is_replaced_and_only_by_a_longer_text():
+    article, teaser = " ".join(ARTICLE), "Tide tables explained: read the full story"
+    assert len(article.split()) >= SHORT_ARTICLE > len(teaser.split())
+    assert longer(teaser, article)  # readability settled on a teaser: the second reading wins
+    assert not longer(article, article + " " + article)  # an article stands, however long the other text
+    assert not longer(teaser, "a shorter one")
+    assert longer("", "anything at all")
+    assert not longer(teaser, article, short=0)  # 0: never a second reading
 
 
-def test_agreed_span_keeps_everything_when_the_extractors_found_different_articles():
-    blocks = [*ARTICLE, "Subscribe to our newsletter today for more"]
-    assert agreed_span(blocks, "an entirely different text about mountains and their many glaciers") == slice(
-        0, 9
-    )
-    assert agreed_span(blocks, "") == slice(0, 9)
+def _page(body: str) -> str:
+    return f"<html><head><title>Tides</title></head><body>{body}</body></html>"
 
 
-def test_agreed_span_refuses_a_cut_bigger_than_a_third_of_the_words():
-    # readability kept five of eight paragraphs: cutting the other three would lose too much of the article
-    blocks = ARTICLE
-    other = " ".join(ARTICLE[:5])
-    span = agreed_span(blocks, other)
-    cut = 3 / 8
-    assert cut > MAX_CUT and span == slice(0, 8)
-    assert agreed_span(blocks, " ".join(ARTICLE[:6])) == slice(0, 6)  # a quarter: furniture-sized, cut
+def test_a_page_readability_reads_is_not_read_twice(monkeypatch):
+    import serpfuse.reader.extract as extract
+
+    def never(*args, **kwargs):
+        raise AssertionError("trafilatura ran on a page whose article readability found")
+
+    monkeypatch.setattr(extract, "trafilatura_reading", never)
+    page = extract_html(_page("<article>" + "".join(f"<p>{p}</p>" for p in ARTICLE) + "</article>"))
+    assert page.extractor == "readability" and ARTICLE[-1] in page.text
+
+
+def test_a_short_article_falls_back_to_trafilatura_when_it_reads_more(monkeypatch):
+    import serpfuse.reader.extract as extract
+
+    monkeypatch.setattr(extract, "readability_article", lambda html: "<div><p>Read the full story</p></div>")
+    page = extract_html(_page("<article>" + "".join(f"<p>{p}</p>" for p in ARTICLE) + "</article>"))
+    assert page.extractor == "trafilatura" and ARTICLE[0] in page.text and ARTICLE[-1] in page.text
+    monkeypatch.setattr(extract, "readability_article", lambda html: "")
+    assert extract_html(_page("<p>" + ARTICLE[0] + "</p>")).text == ARTICLE[0]
 
 
 def test_empty_and_unreadable_documents_are_errors():
@@ -212,3 +216,20 @@ def test_bench_refuses_an_unknown_extractor_and_missing_data(small_corpus, tmp_p
     empty.mkdir()
     result = cli("--corpus", "article-extraction", "--data", str(empty))
     assert result.exit_code == 2 and "article-extraction corpus incomplete" in result.stderr
+
+
+def test_a_whole_document_back_from_readability_is_read_from_its_body(monkeypatch):
+    import serpfuse.reader.extract as extract
+
+    whole = (
+        "<html><head><title>t</title></head><body>"
+        + "".join(f"<p>{p}</p>" for p in ARTICLE)
+        + "</body></html>"
+    )
+    monkeypatch.setattr(extract, "readability_article", lambda html: whole)
+    page = extract_html(_page("<p>x</p>"))
+    assert page.extractor == "readability" and page.text.splitlines()[0] == ARTICLE[0]
+    monkeypatch.setattr(
+        extract, "readability_article", lambda html: "<html><head><title>only</title></head></html>"
+    )
+    assert extract.readability_reading("<p>x</p>", None) == (None, "")
