@@ -43,7 +43,6 @@ from serpfuse.bench import metrics, trec
 from serpfuse.bench.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Bootstrap
 from serpfuse.config import DEFAULT_STRATEGY, RankingConfig
 from serpfuse.ranking.context import RankContext
-from serpfuse.ranking.rankers.combmnz import DECIMALS as COMBMNZ_DECIMALS
 from serpfuse.ranking.types import Candidate
 
 if TYPE_CHECKING:
@@ -282,7 +281,7 @@ def cache_ranking_inputs(qid: str, inputs: RankingInputs, judged: Mapping[str, i
 # rows with the same votes tie exactly, as they do in the rankers, however the sum is taken.
 SCALE = float(2**40)
 # CombMNZ's total in whole units of its rounding (rankers/combmnz.py); its votes are held unscaled
-UNIT = 10.0**COMBMNZ_DECIMALS
+UNIT = 1e10  # rankers/combmnz.py's rounded: 10 decimals
 
 
 @dataclass

@@ -5,7 +5,7 @@ shown list (1 at the top, 1/n at its end), the rank-based normalisation that sui
 comparable scores. An engine's scores are multiplied by its ``ranking.weights`` entry (1 when not named: plain
 CombMNZ); an engine weighted 0 casts nothing and is not counted among the lists holding the item.
 
-The total is rounded to ``DECIMALS`` places, so rows whose exact totals are equal (1/3 + 1/3 + 1/3 and 1) tie
+The total is rounded to 10 decimal places (``rounded``), so rows whose exact totals are equal (1/3 + 1/3 + 1/3 and 1) tie
 however float rounding fell, broken by key as exact arithmetic would be; ``serpfuse calibrate``'s numpy replica
 of this formula (bench/calibrate.py) rounds the same way, so it orders the rows as this does.
 """
@@ -17,7 +17,9 @@ import math
 from serpfuse.ranking.context import RankContext
 from serpfuse.ranking.types import Candidate, Scored
 
-DECIMALS = 10
+
+def rounded(total: float) -> float:
+    return round(total, 10)  # far above float noise, far below any gap that changes a list
 
 
 def rank_score(rank: int, depth: int) -> float:
@@ -49,7 +51,7 @@ class CombMNZRanker:
                 for e, r in cand.engine_ranks.items()
                 if r <= sizes[e] and ctx.config.weight_of(e) > 0
             }
-            total = round(math.fsum(parts.values()) * len(parts), DECIMALS)
+            total = rounded(math.fsum(parts.values()) * len(parts))
             scored.append(
                 Scored(
                     cand,
