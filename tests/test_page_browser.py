@@ -12,33 +12,20 @@ folder, or to docs/ when SERPFUSE_SCREENSHOTS=docs (`make screenshots`, which re
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 from urllib.parse import quote, urlparse
 
 import pytest
+from playwright.sync_api import Browser, ConsoleMessage, Page, expect
 
+import browser_support  # noqa: F401  (it skips this module where Chromium is missing)
 from conftest import need
 from redis_server import ServeProcess, free_port, start_serpfuse, stop
 from serpfuse.service import NO_ANSWER_HINT
 
-CHROMIUM = Path("/usr/bin/chromium")
-if not CHROMIUM.exists():
-    pytest.skip(
-        "Debian's chromium is not installed at /usr/bin/chromium (apt-get install chromium; .ci/run installs it)",
-        allow_module_level=True,
-    )
-from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright  # noqa: E402
-
-ROOT = Path(__file__).resolve().parent.parent
 QUERY = "top restaurants in belgrad"
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
 VIEWPORTS = {"desktop": {"width": 1100, "height": 760}, "phone": {"width": 390, "height": 844}}
-expect.set_options(timeout=20_000)  # a loaded 2-core machine: generous waits, still bounded
 
 
 @pytest.fixture(scope="module")
@@ -48,21 +35,6 @@ def server(data_dir, tmp_path_factory):
     proc = start_serpfuse(tmp_path_factory.mktemp("browser"), ["--replay", str(recording)], env=env)
     yield proc
     stop(proc.proc)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, timeout=60_000)
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory) -> Path:
-    if os.environ.get("SERPFUSE_SCREENSHOTS") == "docs":
-        return ROOT / "docs"
-    return tmp_path_factory.mktemp("screenshots")
 
 
 class Watched:
