@@ -168,3 +168,26 @@ def redis_url(tmp_path_factory):
     server = start_redis(tmp_path_factory.mktemp("redis"))
     yield server.url
     stop(server.proc)
+
+
+# --- the browser tests (test_page_browser, test_judge_browser; browser_support skips them without Chromium) ---
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    from browser_support import CHROMIUM, CHROMIUM_ARGS
+
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, timeout=60_000)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory) -> Path:
+    """Where the browser tests save their screenshots: ``docs/`` under ``make screenshots``, else a tmp folder."""
+    if os.environ.get("SERPFUSE_SCREENSHOTS") == "docs":
+        return Path(__file__).resolve().parent.parent / "docs"
+    return tmp_path_factory.mktemp("screenshots")

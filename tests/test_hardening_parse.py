@@ -203,7 +203,9 @@ def test_a_library_search_exits_once_its_answer_is_out(server, tmp_path):
 def test_the_cli_refuses_a_page_hiding_its_depth_in_a_comment(server, tmp_path):
     """The real bing module, pointed at the fake with ``--base-url``, answered with "<!-->" and deep markup:
     refused by the check at once (not parsed until the budget runs out), and the process ends with it."""
-    server.route("/bing", Reply(200, HTML, ("<html><body><!-->" + "<div>" * 40_000 + "--></body>").encode()))
+    server.route(
+        "/bing/search", Reply(200, HTML, ("<html><body><!-->" + "<div>" * 40_000 + "--></body>").encode())
+    )
     (tmp_path / "q.txt").write_text("rust async\n")
     args = [sys.executable, "-c", CLI, "record", "-q", "q.txt", "-o", "rec", "-e", "bing"]
     args += ["--base-url", f"bing={server.url}/bing", "--no-core-variant", "--timeout", "10"]

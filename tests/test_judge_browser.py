@@ -10,33 +10,20 @@ Every test fails on a console error, a page error or a failed request.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Browser, Page, expect
 
+import browser_support  # noqa: F401  (it skips this module where Chromium is missing)
 from conftest import crw56_subset
 from redis_server import CLI, free_port, http, isolated_env, stop
 from serpfuse.judge.pool import load_pool
 
-CHROMIUM = Path("/usr/bin/chromium")
-if not CHROMIUM.exists():
-    pytest.skip(
-        "Debian's chromium is not installed at /usr/bin/chromium (apt-get install chromium; .ci/run installs it)",
-        allow_module_level=True,
-    )
-from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
-
-ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
 VIEWPORT = {"width": 1100, "height": 760}
-expect.set_options(timeout=20_000)
 
 
 class Judge:
@@ -83,21 +70,6 @@ class Judge:
 def small(data_dir: Path, tmp_path_factory) -> Path:
     recording, _ = crw56_subset(data_dir, tmp_path_factory.mktemp("small"), 3)
     return recording
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, timeout=60_000)
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory) -> Path:
-    if os.environ.get("SERPFUSE_SCREENSHOTS") == "docs":
-        return ROOT / "docs"
-    return tmp_path_factory.mktemp("screenshots")
 
 
 @pytest.fixture

@@ -12,33 +12,20 @@ folder, or to docs/ when SERPFUSE_SCREENSHOTS=docs (`make screenshots`, which re
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 from urllib.parse import quote, urlparse
 
 import pytest
+from playwright.sync_api import Browser, ConsoleMessage, Page, expect
 
+import browser_support  # noqa: F401  (it skips this module where Chromium is missing)
 from conftest import need
 from redis_server import ServeProcess, free_port, start_serpfuse, stop
 from serpfuse.service import NO_ANSWER_HINT
 
-CHROMIUM = Path("/usr/bin/chromium")
-if not CHROMIUM.exists():
-    pytest.skip(
-        "Debian's chromium is not installed at /usr/bin/chromium (apt-get install chromium; .ci/run installs it)",
-        allow_module_level=True,
-    )
-from playwright.sync_api import Browser, ConsoleMessage, Page, expect, sync_playwright  # noqa: E402
-
-ROOT = Path(__file__).resolve().parent.parent
 QUERY = "top restaurants in belgrad"
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
 VIEWPORTS = {"desktop": {"width": 1100, "height": 760}, "phone": {"width": 390, "height": 844}}
-expect.set_options(timeout=20_000)  # a loaded 2-core machine: generous waits, still bounded
 
 
 @pytest.fixture(scope="module")
@@ -48,21 +35,6 @@ def server(data_dir, tmp_path_factory):
     proc = start_serpfuse(tmp_path_factory.mktemp("browser"), ["--replay", str(recording)], env=env)
     yield proc
     stop(proc.proc)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, timeout=60_000)
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory) -> Path:
-    if os.environ.get("SERPFUSE_SCREENSHOTS") == "docs":
-        return ROOT / "docs"
-    return tmp_path_factory.mktemp("screenshots")
 
 
 class Watched:
@@ -169,9 +141,11 @@ def test_search_from_the_home_page_with_the_keyboard(page: Watched, server: Serv
     expect(first.locator("h2 a")).to_have_text("THE 10 BEST Restaurants in Belgrade (Updated May 2026)")
     expect(first.locator(".site .domain")).to_have_text("tripadvisor.com")  # the domain line
     expect(first.locator(".badge")).to_have_text(["duckduckgo #1", "google #3"])
-    expect(first.locator(".score")).to_have_text("score 1.666")  # labelled, not a bare number
+    expect(first.locator(".score")).to_have_text(
+        re.compile(r"score \d+\.\d{3}")
+    )  # labelled, not a bare number
     expect(first.locator(".why")).to_contain_text("2 engines agree")
-    expect(results.nth(2).locator(".site time")).to_have_text("2024-03-15")  # stamped in its snippet
+    expect(results.locator(".site time", has_text="2024-03-15")).to_have_count(1)  # stamped in its snippet
     report = p.locator(".engines-report tbody tr")
     expect(report).to_have_count(7)
     expect(p.locator(".engines-report tr", has_text="brave")).to_contain_text("rate-limited")
@@ -244,7 +218,7 @@ def test_unfold_the_filters_and_choose_with_the_keyboard(
 
 
 EXPLAIN_SHOTS = {"desktop": "page-explain.png", "phone": "page-explain-phone.png", "phone-dark": None}
-# the picture of a phone's explain view shows cards of cut rows: start at the one before the junk row
+# the picture of a phone's explain view shows cards of cut rows, from the fifth
 PHONE_SHOT_FROM = "tr.cut >> nth=4"
 
 
@@ -261,8 +235,10 @@ def test_the_explain_view_and_its_legend_by_keyboard(
     expect(rows.first).to_be_visible()
     assert rows.count() > 8 and p.locator("tr.kept").count() == 8
     cut = p.locator("tr.cut", has_text="dictionary.cambridge.org")
-    expect(cut.locator(".cutby")).to_contain_text("junk")
-    expect(p.locator("tr.kept").first.locator(".parts")).to_contain_text("evidence=")
+    expect(cut.locator(".cutby")).to_contain_text(
+        "relevance"
+    )  # a dictionary page about none of the key terms
+    expect(p.locator("tr.kept").first.locator(".parts")).to_contain_text("combsum=")  # the default's parts
     expect(p.locator(".summary")).to_contain_text("8 shown")
     # "cut by" is on screen at every width: on a phone each row is a card, each cell labelled
     cut.locator(".cutby").scroll_into_view_if_needed()
@@ -281,10 +257,8 @@ def test_the_explain_view_and_its_legend_by_keyboard(
     legend = p.locator("details.legend")
     _tab_to(p, legend.locator("summary"))
     p.keyboard.press("Enter")
-    expect(legend.locator("dt")).to_contain_text(
-        ["evidence", "M", "consensusBoost", "weight:ENGINE", "content:ENGINE"]
-    )
-    expect(legend.locator("dd").nth(1)).to_contain_text("the best single engine")
+    expect(legend.locator("dt")).to_contain_text(["combsum", "hits"])
+    expect(legend.locator("dd").nth(1)).to_contain_text("how many engines returned the row")
     _within_width(p, legend)
     if name and "phone" not in name:
         _shot(p, shots, name)
