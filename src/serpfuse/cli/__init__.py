@@ -24,7 +24,7 @@ COMMANDS = {
     "judge": "Grade a recording's candidates blind (0, 1, 2 from the keyboard) on a page served on loopback.",
     "bench": "Measure ranking quality on a recording with judgments: overall, per group, per engine, worst queries.",
     "fuse": "Fuse ranked lists given as TREC run files and print the fused run in TREC format.",
-    "calibrate": "Learn engine weights for consensus-v2.1 from judged queries; print or write them as TOML.",
+    "calibrate": "Learn engine weights for the default fusion from judged queries; print or write them as TOML.",
     "serve": "Serve the HTTP API (native, SearXNG-, Tavily- and Firecrawl-shaped routes) and the web page.",
     "mcp": "Run the MCP server (tools: web_search, explain_search, engine_status, read_url).",
     "config": "Show the effective settings; manage engine API keys.",
