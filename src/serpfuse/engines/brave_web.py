@@ -32,7 +32,7 @@ from serpfuse.engines.base import (
     shows_challenge,
 )
 from serpfuse.engines.bodies import html_tree, node_text, results_page_without_rows
-from serpfuse.engines.dates import parse_published
+from serpfuse.engines.dates import leading_date
 from serpfuse.engines.locale import split_locale
 from serpfuse.engines.rows import RowFields, rows_from_items
 from serpfuse.models import EngineRow
@@ -97,12 +97,7 @@ def _first(item: LexborNode, selectors: tuple[str, ...]) -> LexborNode | None:
 
 
 def dated_snippet(text: str) -> tuple[str, dt.datetime | None]:
-    """(snippet without its leading date, the date) when the snippet starts with one, else (text, None)."""
-    match = _DATE_PREFIX.match(text)
-    published = parse_published(match.group("date")) if match else None
-    if match is None or published is None:
-        return text, None
-    return match.group("rest").strip(), published
+    return leading_date(text, _DATE_PREFIX)
 
 
 def _pick(item: LexborNode) -> RowFields | None:

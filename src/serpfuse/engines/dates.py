@@ -158,3 +158,13 @@ def range_start(time_range: str | None, today: dt.date) -> dt.date | None:
     """The first day a relative time range covers (an engine that only takes dates gets this)."""
     days = _RANGE_DAYS.get(time_range or "")
     return today - dt.timedelta(days=days) if days else None
+
+
+def leading_date(text: str, prefix: re.Pattern[str]) -> tuple[str, dt.datetime | None]:
+    """(the snippet without its leading date, the date) when ``prefix`` (groups ``date`` and ``rest``) finds a
+    date the parser reads at its start, else (text, None): the engines that stamp a snippet with its date."""
+    match = prefix.match(text)
+    published = parse_published(match.group("date")) if match else None
+    if match is None or published is None:
+        return text, None
+    return match.group("rest").strip(), published

@@ -43,7 +43,7 @@ from serpfuse.engines.base import (
     shows_challenge,
 )
 from serpfuse.engines.bodies import html_tree, node_text, results_page_without_rows
-from serpfuse.engines.dates import parse_published
+from serpfuse.engines.dates import leading_date
 from serpfuse.engines.locale import split_locale
 from serpfuse.engines.rows import RowFields, rows_from_items
 from serpfuse.models import EngineRow
@@ -162,12 +162,7 @@ def check_google_status(status: int, headers: Mapping[str, str], body: bytes) ->
 
 
 def dated_snippet(text: str) -> tuple[str, dt.datetime | None]:
-    """(snippet without its leading date, the date) when it starts with one, else (text, None)."""
-    match = _DATE_PREFIX.match(text)
-    published = parse_published(match.group("date")) if match else None
-    if match is None or published is None:
-        return text, None
-    return match.group("rest").strip(), published
+    return leading_date(text, _DATE_PREFIX)
 
 
 def is_ad(href: str | None) -> bool:
