@@ -1,4 +1,4 @@
-"""A one-shot search starts fast: the word tables and the Public Suffix List come from compact files in the user's
+"""A one-shot search starts fast: the word tables and the Public Suffix List come from compact files in the
 cache directory (built once, from the libraries, with the same contents), the engine modules are imported only
 when asked for, and a recording is read once per process while its file is unchanged."""
 
@@ -40,6 +40,7 @@ def test_a_file_that_is_not_a_word_table_is_refused(tmp_path: Path) -> None:
 
 
 def test_the_table_is_built_once_then_read_from_the_cache_directory(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv("SERPFUSE_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.setattr(sys, "platform", "linux")
     built = []
@@ -53,6 +54,24 @@ def test_the_table_is_built_once_then_read_from_the_cache_directory(tmp_path: Pa
     assert built == [1] and dict(first.items()) == dict(second.items()) == LEMMAS
     (written,) = (tmp_path / "serpfuse" / "word-tables").iterdir()
     assert written.name.startswith("lemma-xx-simplemma")
+
+
+def test_the_tables_follow_the_cache_directory_the_settings_name(tmp_path: Path, monkeypatch) -> None:
+    from serpfuse.data import derived
+    from serpfuse.settings import load_settings
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("SERPFUSE_CACHE_DIR", str(tmp_path / "env"))
+    monkeypatch.setattr(derived, "_cache_dir", None)
+    assert derived.derived_path("t.bin") == tmp_path / "env" / "word-tables" / "t.bin"
+    settings_file = tmp_path / "serpfuse.toml"
+    settings_file.write_text(f'cache_dir = "{tmp_path / "file"}"\n', encoding="utf-8")
+    monkeypatch.delenv("SERPFUSE_CACHE_DIR")
+    load_settings(settings_file)
+    specificity._compact("lemma", "xx", lambda: LEMMAS)
+    (written,) = (tmp_path / "file" / "word-tables").iterdir()
+    assert written.stat().st_mode & 0o777 == 0o600  # like every file serpfuse keeps
+    assert not (tmp_path / "xdg").exists()
 
 
 def test_the_cached_english_tables_answer_as_the_libraries_do() -> None:

@@ -39,6 +39,7 @@ from pydantic_settings import (
 )
 
 from serpfuse.config import RankingConfig
+from serpfuse.data import derived
 from serpfuse.engines import ENGINE_NAMES, engine_registry, env_name, name_from_env
 from serpfuse.models import DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_CHARS, SearchRequest
 from serpfuse.ranking.rankers import available
@@ -519,9 +520,11 @@ def load_settings(config: str | Path | None = None, **flags: Any) -> Settings:
     )
     with _toml_scope(data):
         try:
-            return Settings(**given)
+            settings = Settings(**given)
         except ValidationError as exc:
             raise ConfigError(f"{origin}: {validation_message(exc)}") from None
+    derived.keep_under(settings.cache_dir)  # the word tables follow the results cache
+    return settings
 
 
 # Secrets never leave the process unmasked: ``config show`` and every log line go through these.

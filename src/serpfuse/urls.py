@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import contextlib
 import ipaddress
 import os
 import re
@@ -18,11 +17,11 @@ import socket
 from functools import cache, lru_cache
 from urllib.parse import parse_qs, unquote, unquote_plus, urlsplit, urlunsplit
 
-import platformdirs
 from publicsuffixlist import PublicSuffixList
 from w3lib.url import canonicalize_url, url_query_cleaner
 
 from serpfuse import data
+from serpfuse.data.derived import derived_path, write_whole
 
 try:  # IDNA 2008 with UTS 46 mapping when the package is present; the stdlib codec (IDNA 2003) otherwise
     import idna as _idna
@@ -311,7 +310,7 @@ def suffix_list() -> PublicSuffixList:
         stamp = f"{st.st_size}.{st.st_mtime_ns}"
     except (AttributeError, OSError):
         return PublicSuffixList()
-    path = platformdirs.user_cache_path("serpfuse") / "word-tables" / f"psl-{stamp}.txt"
+    path = derived_path(f"psl-{stamp}.txt")
     try:
         return PublicSuffixList(path.read_text(encoding="utf-8"), accept_encoded_idn=False)
     except (OSError, UnicodeDecodeError):
@@ -319,11 +318,7 @@ def suffix_list() -> PublicSuffixList:
     psl = PublicSuffixList()
     rules = getattr(psl, "_publicsuffix", None)  # the parsed rules; a version without them is not cached
     if isinstance(rules, frozenset):
-        with contextlib.suppress(OSError):
-            path.parent.mkdir(parents=True, exist_ok=True)
-            partial = path.with_suffix(f".{os.getpid()}.tmp")
-            partial.write_text("\n".join(sorted(rules)), encoding="utf-8")
-            os.replace(partial, path)  # whole or absent: another process may be reading it
+        write_whole(path, "\n".join(sorted(rules)).encode())
     return psl
 
 

@@ -13,7 +13,6 @@ used: its rule-based fallbacks cost tens of microseconds per unknown word, which
 
 from __future__ import annotations
 
-import contextlib
 import math
 import mmap
 import os
@@ -25,6 +24,8 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 from zlib import crc32
+
+from serpfuse.data.derived import derived_path, write_whole
 
 Ints = array | memoryview  # of unsigned ints ("I"), or of floats ("d") for a table's values
 Bytes = bytes | memoryview
@@ -132,25 +133,19 @@ def _packed(texts: list[str]) -> tuple[bytes, array]:
 
 
 def _compact(kind: str, lang: str, build: Callable[[], Mapping[str, Any]]) -> Mapping[str, Any]:
-    """``build()``'s table as a ``WordTable``, kept in the user's cache directory: only a machine's first
-    search builds it (from the library, as before), every later process reads the file. The file's name holds
-    the library's version, so an upgrade builds a new one; a missing or unwritable directory only costs time."""
-    import platformdirs
-
+    """``build()``'s table as a ``WordTable``, kept as a derived file (``serpfuse.data.derived``): only a
+    machine's first search builds it (from the library, as before), every later process reads the file. The
+    file's name holds the library's version, so an upgrade builds a new one."""
     from serpfuse.version import __version__
 
     name = f"{kind}-{lang}-{_library_stamp('wordfreq' if kind == 'freq' else 'simplemma')}-{__version__}.bin"
-    path = platformdirs.user_cache_path("serpfuse") / "word-tables" / name
+    path = derived_path(name)
     try:
         return WordTable.load(path)
     except (OSError, ValueError, struct.error):
         pass
     table = WordTable.of(build())
-    with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_bytes(table.dump())
-        os.replace(partial, path)  # whole or absent: another process may be reading it
+    write_whole(path, table.dump())
     return table
 
 
