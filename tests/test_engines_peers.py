@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -85,6 +85,12 @@ NAVIGATION_SAME_ORIGIN = {
 }
 
 
+def merge(base: Any, changes: Any) -> Any:
+    if not isinstance(base, dict) or not isinstance(changes, dict):
+        return changes
+    return {**base, **{k: merge(base.get(k), v) for k, v in changes.items()}}
+
+
 @dataclass(frozen=True)
 class Pin:
     engine: str
@@ -100,9 +106,62 @@ class Pin:
     ours: dict[str, str] = field(default_factory=dict)  # "params.count" (or "url") -> why ours differs
     step: int = -1  # which request of a several-request engine: 0 its first page, -1 the search
 
+    def but(self, **changes: Any) -> Pin:
+        """This pin for another case of the same request: ``query`` replaced, every other table merged into
+        (nested tables too), so a case states only what it changes."""
+        merged = {k: v if k == "query" else merge(getattr(self, k), v) for k, v in changes.items()}
+        return replace(self, **merged)
+
     def __str__(self) -> str:
         step = "" if self.step == -1 else f" step {self.step}"
         return f"{self.engine}{step} vs {self.peer}"
+
+
+# SearXNG 9fea412 searx/engines/startpage.py request() (no abp since 323ce7600), locale de-DE, week,
+# safesearch 0
+STARTPAGE_DE = Pin(
+    "startpage",
+    "SearXNG 9fea412 searx/engines/startpage.py request()",
+    DE_WEEK,
+    "POST",
+    "https://www.startpage.com/sp/search",
+    form={
+        "query": QUERY,
+        "cat": "web",
+        "t": "device",
+        "sc": "Q7Mt5TRqowKB00",
+        "with_date": "w",
+        "abd": "1",
+        "abe": "1",
+        "qsr": "all",
+        "qadf": "none",
+        "language": "deutsch",
+        "lui": "deutsch",
+    },
+    headers={"Origin": "https://www.startpage.com", "Referer": "https://www.startpage.com/"},
+    cookies={
+        "preferences": {
+            "date_time": "world",
+            "disable_family_filter": "none",
+            "disable_open_in_new_window": "0",
+            "enable_post_method": "1",
+            "enable_proxy_safety_suggest": "1",
+            "enable_stay_control": "1",
+            "instant_answers": "1",
+            "lang_homepage": "s/device/en/",
+            "num_of_results": "10",
+            "suggestions": "1",
+            "wt_unit": "celsius",
+            "language": "deutsch",
+            "language_ui": "deutsch",
+            "search_results_region": "de_DE",
+        }
+    },
+    ours={
+        "form.qadf": "moderate: the filter Startpage applies without settings, not none",
+        "cookies.preferences.disable_family_filter": "moderate, as in the form's qadf",
+    },
+)
 
 
 PINS: tuple[Pin, ...] = (
@@ -386,95 +445,15 @@ PINS: tuple[Pin, ...] = (
         "https://www.startpage.com/",
         step=0,
     ),
-    # SearXNG 9fea412 searx/engines/startpage.py request() (no abp since 323ce7600), locale de-DE, week,
-    # safesearch 0
-    Pin(
-        "startpage",
-        "SearXNG 9fea412 searx/engines/startpage.py request()",
-        DE_WEEK,
-        "POST",
-        "https://www.startpage.com/sp/search",
-        form={
-            "query": QUERY,
-            "cat": "web",
-            "t": "device",
-            "sc": "Q7Mt5TRqowKB00",
-            "with_date": "w",
-            "abd": "1",
-            "abe": "1",
-            "qsr": "all",
-            "qadf": "none",
-            "language": "deutsch",
-            "lui": "deutsch",
-        },
-        headers={"Origin": "https://www.startpage.com", "Referer": "https://www.startpage.com/"},
-        cookies={
-            "preferences": {
-                "date_time": "world",
-                "disable_family_filter": "none",
-                "disable_open_in_new_window": "0",
-                "enable_post_method": "1",
-                "enable_proxy_safety_suggest": "1",
-                "enable_stay_control": "1",
-                "instant_answers": "1",
-                "lang_homepage": "s/device/en/",
-                "num_of_results": "10",
-                "suggestions": "1",
-                "wt_unit": "celsius",
-                "language": "deutsch",
-                "language_ui": "deutsch",
-                "search_results_region": "de_DE",
-            }
-        },
-        ours={
-            "form.qadf": "moderate: the filter Startpage applies without settings, not none",
-            "cookies.preferences.disable_family_filter": "moderate, as in the form's qadf",
-        },
-    ),
+    STARTPAGE_DE,
     # SearXNG 9fea412, locale all: its defaults fall back to the literal "en" (no Startpage language name)
-    Pin(
-        "startpage",
-        "SearXNG 9fea412 searx/engines/startpage.py request()",
-        {},
-        "POST",
-        "https://www.startpage.com/sp/search",
-        form={
-            "query": QUERY,
-            "cat": "web",
-            "t": "device",
-            "sc": "Q7Mt5TRqowKB00",
-            "with_date": "",
-            "abd": "1",
-            "abe": "1",
-            "qsr": "all",
-            "qadf": "none",
-            "language": "en",
-            "lui": "en",
-        },
-        headers={"Origin": "https://www.startpage.com", "Referer": "https://www.startpage.com/"},
-        cookies={
-            "preferences": {
-                "date_time": "world",
-                "disable_family_filter": "none",
-                "disable_open_in_new_window": "0",
-                "enable_post_method": "1",
-                "enable_proxy_safety_suggest": "1",
-                "enable_stay_control": "1",
-                "instant_answers": "1",
-                "lang_homepage": "s/device/en/",
-                "num_of_results": "10",
-                "suggestions": "1",
-                "wt_unit": "celsius",
-                "language": "en",
-                "language_ui": "en",
-                "search_results_region": "en-US",
-            }
-        },
+    STARTPAGE_DE.but(
+        query={},
+        form={"with_date": "", "language": "en", "lui": "en"},
+        cookies={"preferences": {"language": "en", "language_ui": "en", "search_results_region": "en-US"}},
         ours={
-            "form.qadf": "moderate: the filter Startpage applies without settings, not none",
             "form.language": "no language asked: none sent (en is not one of Startpage's language names)",
             "form.lui": "the home page form's own value (english), as a browser posts it",
-            "cookies.preferences.disable_family_filter": "moderate, as in the form's qadf",
             "cookies.preferences.language": "no language asked: Accept-Language decides, as for a new visitor",
             "cookies.preferences.language_ui": "no language asked: Accept-Language decides, as for a new visitor",
             "cookies.preferences.search_results_region": "no region asked: none set (en-US is not a region code)",
