@@ -189,7 +189,7 @@ class Settings(BaseSettings):
     deadline_s: float = Field(DEFAULT_DEADLINE_S, gt=0)
     timeout_s: float = Field(15.0, gt=0, description="per-engine HTTP timeout")
     engine_connections: int = Field(
-        DEFAULT_CONNECTIONS, ge=1, description="connections to the engines one process holds at most"
+        DEFAULT_CONNECTIONS, ge=1, description="engine transfers at once, per client of one process"
     )
     engine_idle_connections: int = Field(
         DEFAULT_IDLE_CONNECTIONS, ge=0, description="idle engine connections kept open for reuse"

@@ -15,8 +15,9 @@ User-Agent, client hints and Sec-Fetch-* in the browser's own order). Bot walls 
 dropped connections) answer a plain Python client's fingerprint, not its User-Agent. Each request picks one of
 a few current browser releases at random; each release has its own session, so one connection never changes
 its fingerprint, and a multi-step engine's calls (``bind``) keep one release throughout. Each session keeps the
-cookies sites set (Yahoo's YBV on a redirect hop), as that browser would. JSON APIs keep httpx2
-and an honest library User-Agent.
+cookies sites set (Yahoo's YBV on a redirect hop), as that browser would. JSON APIs keep an honest library
+User-Agent, through curl_cffi's plain (un-impersonated) session: under a fan-out it costs a third of httpx2's CPU
+per request, and its C pool does not slow as it grows. httpx2 carries everything only with impersonation off.
 """
 
 from __future__ import annotations
@@ -74,6 +75,8 @@ BROWSER_HEADERS = {
     "Sec-Fetch-Dest": "document",
     "Accept-Language": "en-US,en;q=0.9",
 }
+# What the plain client offers (httpx2's own default with brotli and zstandard installed): _read_capped decodes all four.
+ACCEPT_ENCODING = "gzip, deflate, br, zstd"
 API_HEADERS = {"User-Agent": API_USER_AGENT, "Accept": "application/json"}
 IMPERSONATE_HINT = (
     "browser impersonation needs curl_cffi (a serpfuse dependency): pip install 'curl_cffi>=0.17'"
@@ -388,6 +391,12 @@ class Transport:
                         read_error_body,
                         follow_redirects,
                     )
+                if self.impersonate:
+                    # curl_cffi is installed: plain requests go through its un-impersonated session too, which
+                    # costs a third of httpx2's CPU per request under a fan-out (BENCHMARKS.md "Performance").
+                    return await self._send_curl(
+                        spec, None, timeout_s, limit, read_error_body, follow_redirects, browser
+                    )
                 return await self._send_httpx(
                     spec, timeout_s, limit, read_error_body, browser, follow_redirects
                 )
@@ -434,38 +443,53 @@ class Transport:
                 response.status_code, headers, response.aiter_raw, limit, read_error_body, encoded=True
             )
 
-    def _curl_session(self, profile: str) -> Any:
-        session = self._curl.get(profile)
+    def _curl_session(self, profile: str | None) -> Any:
+        """The session of one impersonated release, or (``None``) the plain one that sends only our headers."""
+        key = profile or ""
+        session = self._curl.get(key)
         if session is None:
-            from curl_cffi.const import CurlOpt
-            from curl_cffi.requests import AsyncSession  # imported on first use: API-only runs never load it
+            from curl_cffi.const import CurlMOpt, CurlOpt
+            from curl_cffi.requests import AsyncSession  # on first use: a run sending nothing never loads it
 
-            session = self._curl[profile] = AsyncSession(
+            session = self._curl[key] = AsyncSession(
                 impersonate=profile,
                 proxy=self.proxy,
+                proxies=_uppercase_http_proxy() if self.trust_env and not self.proxy else None,
                 trust_env=self.trust_env,
                 verify=self._verify,
+                # Transfers at once; more wait for a handle. Idle connections kept: curl's cache, in C, costs
+                # nothing per request however many it holds, unlike httpcore's pool.
+                max_clients=self.limits.max_connections,
                 # The body as sent, decoded by _read_capped within the size cap: curl's own decoder inflates a
                 # whole read at once (a 1.6 KB brotli bomb is 1 GiB in one go) before anyone can count it.
                 # The browser's Accept-Encoding is still sent, so the fingerprint is unchanged.
-                curl_options={CurlOpt.HTTP_CONTENT_DECODING: 0},
+                curl_options={
+                    CurlOpt.HTTP_CONTENT_DECODING: 0,
+                    CurlOpt.MAXAGE_CONN: max(1, round(self.limits.keepalive_expiry or 1)),
+                },
             )
+            session.acurl.setopt(CurlMOpt.MAXCONNECTS, self.limits.max_keepalive_connections or 1)
         return session
 
     async def _send_curl(
         self,
         spec: RequestSpec,
-        profile: str,
+        profile: str | None,
         timeout_s: float,
         limit: int,
         read_error_body: bool,
         follow_redirects: bool,
+        browser: bool = True,
     ) -> HttpResponse:
+        session = self._curl_session(profile)
+        if profile is None:  # the plain session: our own headers, cookies in a header as on the httpx2 path
+            return await self._send_curl_plain(
+                session, spec, timeout_s, limit, read_error_body, follow_redirects, browser
+            )
         # The impersonated browser sends its own headers in its own order (User-Agent, client hints, Accept,
         # Sec-Fetch-*); curl replaces a value in place, so only the engine's headers and the navigation's
         # Sec-Fetch-Site go on top.
         headers = {**(spec.headers or {}), "Sec-Fetch-Site": fetch_site(spec)}
-        session = self._curl_session(profile)
         # curl's own timeout bounds a transfer abandoned while still waiting for headers (a cancelled call
         # cannot reach its handle yet); the body phase is cut by _abandon_curl_transfer below.
         response = await session.request(
@@ -496,6 +520,41 @@ class Transport:
         finally:
             _abandon_curl_transfer(session, response)
 
+    async def _send_curl_plain(
+        self,
+        session: Any,
+        spec: RequestSpec,
+        timeout_s: float,
+        limit: int,
+        read_error_body: bool,
+        follow_redirects: bool,
+        browser: bool,
+    ) -> HttpResponse:
+        response = await session.request(
+            spec.method.upper(),
+            spec.url,
+            params=spec.params,
+            headers=_headers_for(spec, browser),
+            data=spec.data,
+            json=spec.json,
+            timeout=timeout_s,
+            allow_redirects=follow_redirects,
+            accept_encoding=ACCEPT_ENCODING,
+            stream=True,
+        )
+        try:
+            headers_out = _joined_headers((k, v or "") for k, v in response.headers.multi_items())
+            return await _read_capped(
+                response.status_code,
+                headers_out,
+                response.aiter_content,
+                limit,
+                read_error_body,
+                encoded=True,
+            )
+        finally:
+            _abandon_curl_transfer(session, response)
+
     def bind(
         self, *, on_response: Callable[[HttpResponse], None] | None = None, **options: Any
     ) -> BoundClient:
@@ -505,6 +564,15 @@ class Transport:
         if options.get("browser") and self.impersonate and not options.get("profile"):
             options["profile"] = self.pick_profile()
         return BoundClient(self, options, on_response)
+
+
+def _uppercase_http_proxy() -> dict[str, str] | None:
+    """``HTTP_PROXY`` for plain-http URLs, which libcurl ignores (it reads only ``http_proxy``, against
+    httpoxy) and httpx2 honours: a proxy set that way keeps carrying the requests it carried before."""
+    import os
+
+    upper = os.environ.get("HTTP_PROXY")
+    return {"http": upper} if upper and not os.environ.get("http_proxy") else None
 
 
 def _abandon_curl_transfer(session: Any, response: Any) -> None:
