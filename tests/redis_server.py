@@ -110,6 +110,12 @@ class ServeProcess:
     proc: subprocess.Popen
     log: Path
 
+    def __enter__(self) -> ServeProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        stop(self.proc)
+
     def get(self, path: str, headers: Mapping[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
         return http("GET", self.base + path, headers=headers)
 

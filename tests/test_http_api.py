@@ -13,7 +13,7 @@ from urllib.parse import quote, urlparse
 import pytest
 
 from conftest import need
-from redis_server import ServeProcess, start_serpfuse, stop
+from redis_server import ServeProcess, start_serpfuse
 from serpfuse.settings import ConfigError, check_bind, is_loopback
 
 QUERY = "top restaurants in belgrad"
@@ -280,8 +280,7 @@ def test_metrics_count_requests_and_cache_and_never_a_500(api: ServeProcess):
 
 
 def test_bearer_token_is_required_when_set(recording, tmp_path):
-    server = start_serpfuse(tmp_path, ["--replay", str(recording)], env={"SERPFUSE_API_TOKEN": TOKEN})
-    try:
+    with start_serpfuse(tmp_path, ["--replay", str(recording)], env={"SERPFUSE_API_TOKEN": TOKEN}) as server:
         status, headers, raw = server.get(f"/v1/search?q={Q}")
         _assert_json_error(status, headers, raw, 401, "bearer token")
         assert headers["www-authenticate"].lower().startswith("bearer")
@@ -296,8 +295,6 @@ def test_bearer_token_is_required_when_set(recording, tmp_path):
         assert server.post("/tavily/search", {"query": QUERY}, headers=ok)[0] == 200
         assert server.get("/metrics")[0] == 401
         assert server.get("/healthz")[0] == 200  # probes need no token
-    finally:
-        stop(server.proc)
 
 
 def test_refuses_a_non_loopback_host_without_a_token():
@@ -320,8 +317,7 @@ def test_rate_limit_allows_a_bounded_burst_then_429(recording, tmp_path):
         "SERPFUSE_RATE_LIMIT_PER_MIN": "1",
         "SERPFUSE_RATE_LIMIT_LOOPBACK": "1",
     }
-    server = start_serpfuse(tmp_path, ["--replay", str(recording)], env=env)
-    try:
+    with start_serpfuse(tmp_path, ["--replay", str(recording)], env=env) as server:
         results = [server.get(f"/v1/search?q={Q}") for _ in range(6)]
         codes = [r[0] for r in results]
         assert codes == [200, 200, 200, 429, 429, 429], codes
@@ -329,5 +325,3 @@ def test_rate_limit_allows_a_bounded_burst_then_429(recording, tmp_path):
         _assert_json_error(status, headers, raw, 429, "rate limit")
         assert int(headers["retry-after"]) >= 1
         assert server.get("/healthz")[0] == 200  # probes are not rate limited
-    finally:
-        stop(server.proc)

@@ -12,7 +12,7 @@ from mcp import Client
 from typer.testing import CliRunner
 
 from conftest import need
-from redis_server import start_serpfuse, stop
+from redis_server import start_serpfuse
 from serpfuse.cli import app
 from serpfuse.config import DEFAULT_STRATEGY, RankingConfig
 from serpfuse.serve.mcp_server import build_server
@@ -58,11 +58,8 @@ def test_bench_defaults_to_it(recording, data_dir):
 
 
 def test_http_api_defaults_to_it(recording, tmp_path):
-    server = start_serpfuse(tmp_path, ["--replay", str(recording)])
-    try:
+    with start_serpfuse(tmp_path, ["--replay", str(recording)]) as server:
         status, _, body = server.json("GET", f"/v1/search?q={quote(QUERY)}&limit=3")
-    finally:
-        stop(server.proc)
     assert status == 200 and body["strategy"] == DEFAULT_STRATEGY
 
 

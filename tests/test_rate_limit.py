@@ -47,8 +47,7 @@ def test_with_loopback_limited_429s_appear_and_each_client_is_logged_once_a_minu
         "SERPFUSE_RATE_LIMIT_BURST": "3",
         "SERPFUSE_RATE_LIMIT_PER_MIN": "1",
     }
-    server = start_serpfuse(tmp_path, ["--replay", str(recording)], env=env)
-    try:
+    with start_serpfuse(tmp_path, ["--replay", str(recording)], env=env) as server:
         first = [_get_from(server, "127.0.0.1", f"/v1/search?q={Q}") for _ in range(8)]
         second = [_get_from(server, "127.0.0.2", f"/v1/search?q={Q}") for _ in range(8)]
         assert first == [200] * 3 + [429] * 5, first
@@ -59,8 +58,6 @@ def test_with_loopback_limited_429s_appear_and_each_client_is_logged_once_a_minu
         for line in lines:  # the settings that refused it, so whoever runs the server knows what to change
             assert "rate_limit_per_min=1" in line and "rate_limit_burst=3" in line
             assert "rate_limit_loopback=true" in line
-    finally:
-        stop(server.proc)
 
 
 def test_a_token_limits_loopback_callers_and_the_log_says_why(recording, tmp_path):
@@ -69,15 +66,12 @@ def test_a_token_limits_loopback_callers_and_the_log_says_why(recording, tmp_pat
         "SERPFUSE_RATE_LIMIT_BURST": "2",
         "SERPFUSE_RATE_LIMIT_PER_MIN": "1",
     }
-    server = start_serpfuse(tmp_path, ["--replay", str(recording)], env=env)
-    try:
+    with start_serpfuse(tmp_path, ["--replay", str(recording)], env=env) as server:
         codes = [server.get(f"/v1/search?q={Q}", {"Authorization": "Bearer tok-3a9"})[0] for _ in range(4)]
         assert codes == [200, 200, 429, 429], codes
         (line,) = _refusal_lines(server)
         assert "a token is set" in line and "rate_limit_loopback" in line
         assert "tok-3a9" not in server.log.read_text()  # the client is named by a hash of its token
-    finally:
-        stop(server.proc)
 
 
 @pytest.mark.parametrize(

@@ -127,8 +127,7 @@ async def test_two_server_processes_share_cache_and_cooldowns(redis_url, client,
 
 def test_searches_survive_a_redis_outage(recording, tmp_path):
     redis = start_redis(tmp_path / "redis")
-    server = start_serpfuse(tmp_path / "serve", ["--replay", str(recording), "--redis", redis.url])
-    try:
+    with start_serpfuse(tmp_path / "serve", ["--replay", str(recording), "--redis", redis.url]) as server:
         assert server.json("GET", f"/v1/search?q={quote(QUERY)}")[0] == 200
         stop(redis.proc)
         status, _, body = server.json("GET", f"/v1/search?q={quote(QUERY)}")
@@ -136,6 +135,4 @@ def test_searches_survive_a_redis_outage(recording, tmp_path):
         assert all(e["status"] != "skipped" or "cooling" not in (e["reason"] or "") for e in body["engines"])
         status, _, health = server.json("GET", "/healthz")
         assert status == 503 and health["redis"] == "unreachable"
-    finally:
-        stop(server.proc)
         stop(redis.proc)
