@@ -466,11 +466,15 @@ def fold_of(page_id: str, folds: int) -> int:
     return int(hashlib.sha1(page_id.encode()).hexdigest(), 16) % folds  # by id: the same folds in every run
 
 
+WITHOUT_RULE = "without the short-article rule"
+
+
 def held_out(
     results: Sequence[CorpusResult], folds: int, resamples: int, seed: int
-) -> tuple[dict[str, Run], list[int]]:
+) -> tuple[dict[str, Run], list[int], dict[str, Run]]:
     """For each fold, the threshold that scores best on the other folds of all the corpora (the mean over
-    corpora and metrics), applied to that fold: the reader's held-out text of every page, per corpus."""
+    corpora and metrics), applied to that fold: the reader's held-out text of every page, per corpus. Also,
+    per corpus, the reader without the rule (readability's article alone), for the rule's own effect."""
     grids = [short_article_texts(r.corpus, r.runs[READER]) for r in results]
     fold_ids = [[fold_of(p.id, folds) for p in r.corpus.pages] for r in results]
     # every page scored once per threshold and metric; a fold's training score pools the other folds' pages
@@ -490,11 +494,12 @@ def held_out(
             return total
 
         chosen.append(max(GRID, key=lambda n: (train_score(n), -n)))
-    runs = {}
+    runs, without = {}, {}
     for r, grid, ids in zip(results, grids, fold_ids, strict=True):
         outputs = [grid[chosen[f]][i] for i, f in enumerate(ids)]
         runs[r.corpus.name] = scored(r.corpus, f"{READER} (held out)", outputs)
-    return runs, chosen
+        without[r.corpus.name] = scored(r.corpus, WITHOUT_RULE, grid[0])
+    return runs, chosen, without
 
 
 def pooled_gain(results: Sequence[CorpusResult], held: dict[str, Run], resamples: int, seed: int) -> Gain:
@@ -667,9 +672,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                             out.write(json.dumps(row, ensure_ascii=False) + "\n")
         held, held_gains, chosen = {}, {}, []
         if args.folds and READER in extractors:
-            held, chosen = held_out(results, args.folds, args.resamples, args.seed)
+            held, chosen, without = held_out(results, args.folds, args.resamples, args.seed)
             for r in results:
                 others = {n: run for n, run in r.runs.items() if n != READER}
+                others[WITHOUT_RULE] = without[r.corpus.name]
                 held_gains[r.corpus.name] = reader_gains(
                     r.corpus, {READER: held[r.corpus.name], **others}, args.resamples, args.seed
                 )

@@ -238,10 +238,14 @@ def test_the_server_answers_healthz_at_once_while_huge_pages_are_extracted(recor
                 time.sleep(0.02)
             for t in readers:
                 t.join(60)
-            for path in ("/table", "/bomb.pdf"):
-                got, reply = answers[path]
-                assert got == 502, reply
-                assert "too large or too slow to read" in reply["error"]["message"]
+            got, reply = answers["/bomb.pdf"]
+            assert got == 502 and "too large or too slow to read" in reply["error"]["message"], reply
+            # The table page costs seconds of extraction: a quiet machine reads it within the 10 s budget, a
+            # loaded one does not. Either answer is right; what this test holds is /healthz meanwhile.
+            got, reply = answers["/table"]
+            assert (got, reply.get("title")) == (200, "Tide table") or (
+                got == 502 and "too large or too slow to read" in reply["error"]["message"]
+            ), reply
             status, _, body = server.json("POST", "/v1/read", {"url": f"{pages.url}/story", "cache": False})
             assert status == 200 and body["title"] == "Harbour news"  # the server is whole, its workers back
         finally:

@@ -85,7 +85,7 @@ def test_the_suite_runs_end_to_end_on_a_few_pages(data_dir, tmp_path):
         assert r["extractors"]["serpfuse"]["speedVsReader"] == 1.0
         held = r["heldOut"]
         assert len(held["foldThresholds"]) == 5 and set(held["foldThresholds"]) <= set(suite.GRID)
-        assert set(held["gain"]) == {"trafilatura", "readability"}
+        assert set(held["gain"]) == {"trafilatura", "readability", suite.WITHOUT_RULE}
 
 
 def test_folds_are_by_page_id_and_the_threshold_is_chosen_without_the_fold(data_dir, monkeypatch):
@@ -99,8 +99,9 @@ def test_folds_are_by_page_id_and_the_threshold_is_chosen_without_the_fold(data_
     texts = {n: [p.truth if n == 25 else "" for p in corpus.pages] for n in suite.GRID}
     monkeypatch.setattr(suite, "short_article_texts", lambda corpus, run: texts)
     result = suite.CorpusResult(corpus, {suite.READER: reader}, {})
-    held, chosen = suite.held_out([result], 5, 50, 1)
+    held, chosen, without = suite.held_out([result], 5, 50, 1)
     assert chosen == [25] * 5 and held["dragnet"].scores["BoW"][0] == pytest.approx(1.0)
+    assert without["dragnet"].scores["BoW"][0] == pytest.approx(0.0)  # threshold 0: the rule never applies
 
 
 def test_offset_and_limit_take_a_slice_by_id(data_dir):
