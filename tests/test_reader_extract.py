@@ -18,6 +18,7 @@ from serpfuse.reader.extract import (
     extract_text,
     links_as_references,
     longer,
+    page_metadata,
 )
 
 FIXTURES = Path(__file__).parent / "fixtures" / "reader"
@@ -152,6 +153,28 @@ def test_every_benchmark_page_extracts_without_a_crash(data_dir):
     for path in pages:
         page = extract_html(gzip.decompress(path.read_bytes()))
         assert page.text.strip(), path.name
+
+
+def test_the_metadata_is_what_trafilaturas_extract_metadata_finds_on_every_benchmark_page(data_dir):
+    """page_metadata skips the fields a reading does not return; title, author, date and URL must not move."""
+    from trafilatura.metadata import extract_metadata
+    from trafilatura.utils import load_html
+
+    base = data_dir / "article-extraction"
+    if not (base / "ground-truth-dev.json").is_file():
+        pytest.skip("article-extraction corpus not found")
+    truth = json.loads((base / "ground-truth-dev.json").read_text(encoding="utf-8"))
+    dated = 0
+    for page_id, row in sorted(truth.items()):
+        tree = load_html(
+            gzip.decompress((base / "html" / f"{page_id}.html.gz").read_bytes()).decode("utf-8", "replace")
+        )
+        theirs = extract_metadata(tree, default_url=row.get("url"), extensive=False)
+        ours = page_metadata(tree, row.get("url"))
+        want = tuple(v or None for v in (theirs.title, theirs.author, theirs.date, theirs.url))
+        assert (ours.title, ours.author, ours.date, ours.url) == want, page_id
+        dated += ours.date is not None
+    assert dated > 45  # the comparison covers dates, not only missing ones
 
 
 # --- python -m benchmarks --corpus article-extraction -------------------------------------------------------------
