@@ -100,9 +100,7 @@ def fused_ndcg(run_text: str, queries: Mapping[str, mq.QueryData], folder: Path)
 
 def evaluate_setup(corpus: mq.Corpus, setup: mq.Setup, work: Path, resamples: int = 0) -> SetupResult:
     started = time.monotonic()
-    per_query: dict[str, dict[str, float]] = {
-        m: {} for m in (*PLAIN, "best single", "default", "calibrated")
-    }
+    per_query: dict[str, dict[str, float]] = {m: {} for m in (*PLAIN, "best single", "default", "calibrated")}
     singles: dict[str, int] = {}
     weights: dict[str, dict[str, float]] = {}
     fixed = {

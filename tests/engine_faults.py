@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import functools
 import json
+import subprocess
 import sys
-import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -170,26 +169,22 @@ def play(fault: EngineFault, home: Path, cache_home: Path | None = None) -> Engi
 
 
 def _search(base: str, fault: EngineFault, asked: str) -> EngineOutcome:
-    done = threading.Event()
-    probes: list[float] = []
-
-    def poll() -> None:
-        while not done.is_set():
-            started = time.monotonic()
-            try:
-                if http("GET", base + "/healthz")[0] == 200 and not done.is_set():
-                    probes.append(round((time.monotonic() - started) * 1000, 1))
-            except OSError:
-                pass
-            done.wait(0.05)
-
-    poller = threading.Thread(target=poll, daemon=True)
-    poller.start()
+    # /healthz from a process of its own: this one's fake engines serving 50 MB bodies hold its GIL
+    prober = subprocess.Popen(
+        [sys.executable, str(HERE / "healthz_probe.py"), base],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
+        assert prober.stdout is not None and prober.stdout.readline().strip() == "ready"
         status, _, raw = http("GET", f"{base}/v1/search?q={QUERY.replace(' ', '+')}&{asked}&cache=false")
+        out, _ = prober.communicate("", timeout=30)
+        probes = json.loads(out)
     finally:
-        done.set()
-        poller.join(timeout=5)
+        if prober.poll() is None:
+            prober.kill()
+            prober.wait()
     body = json.loads(raw)
     answers = body.get("engines", [])
     return EngineOutcome(
@@ -204,8 +199,9 @@ def _search(base: str, fault: EngineFault, asked: str) -> EngineOutcome:
     )
 
 
-def main() -> None:
-    """``python tests/engine_faults.py``: the table, one fresh server per fault."""
+def main(names: list[str]) -> None:
+    """``python tests/engine_faults.py [NAME...]``: the table, one fresh server per fault (those whose name
+    contains a NAME given, each as often as it is given: ``bomb bomb`` plays every bomb twice)."""
     import tempfile
 
     engines = faulty_engines()
@@ -217,7 +213,8 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         warm_tables(Path(tmp) / "cache")
-        for n, fault in enumerate(faults()):
+        chosen = [f for name in names for f in faults() if name in f.name] if names else faults()
+        for n, fault in enumerate(chosen):
             o = play(fault, Path(tmp) / f"fault-{n}", Path(tmp) / "cache")
             counts: dict[str, int] = {}
             for name in engines:
@@ -231,4 +228,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -43,7 +43,9 @@ def test_the_table_is_built_once_then_read_from_the_cache_directory(tmp_path: Pa
     from serpfuse.data import derived
 
     monkeypatch.delenv("SERPFUSE_CACHE_DIR")
-    monkeypatch.setattr(derived, "_cache_dir", None)  # an earlier test's load_settings named a cache directory
+    monkeypatch.setattr(
+        derived, "_cache_dir", None
+    )  # an earlier test's load_settings named a cache directory
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.setattr(sys, "platform", "linux")
     built = []

@@ -114,6 +114,32 @@ async def test_the_cap_stops_a_slow_body_without_waiting_for_the_rest(server, cu
     assert time.monotonic() - started < 4 / 2, "the capped transfer was read to its end"
 
 
+@pytest.mark.parametrize("browser", [True, False])
+async def test_curl_itself_ends_a_body_past_the_transports_cap(server, monkeypatch, browser):
+    """libcurl stops the transfer in C at the cap: the reader never gets more bytes than the cap to count
+    (sixteen engines' 50 MB bodies otherwise went through Python callbacks on the loop first)."""
+    cap = 64 * 1024
+    server.route("/endless", Reply(200, {"Content-Type": "text/html"}, huge_bytes=10 << 20))
+    read = []
+    real = transport_module._read_capped
+
+    async def counting(status, headers, chunks, limit, read_error_body, encoded=False):
+        async def counted():
+            async for chunk in chunks():
+                read.append(len(chunk))
+                yield chunk
+
+        return await real(status, headers, counted, limit, read_error_body, encoded)
+
+    monkeypatch.setattr(transport_module, "_read_capped", counting)
+    async with Transport(trust_env=False, impersonate=True, max_bytes=cap) as t:
+        with pytest.raises(ResponseTooLarge):
+            await t.send(spec(server, "/endless"), browser=browser, timeout_s=10)
+        with pytest.raises(ValueError, match="over the transport's cap"):
+            await t.send(spec(server, "/endless"), browser=browser, timeout_s=10, max_bytes=cap + 1)
+    assert sum(read) <= cap
+
+
 async def test_an_unread_error_body_is_not_downloaded(server, curl):
     server.route("/slow-402", Reply(402, body=b"e" * 4000, drip_interval_s=0.1, drip_chunk=100))
     started = time.monotonic()

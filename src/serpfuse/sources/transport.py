@@ -186,7 +186,7 @@ def _map_httpx_error(exc: httpx2.HTTPError, host: str) -> EngineError:
     return EngineError(f"HTTP transport error: {type(exc).__name__} ({host})")
 
 
-def _map_curl_error(exc: Exception, host: str) -> EngineError:
+def _map_curl_error(exc: Exception, host: str, limit: int) -> EngineError:
     """curl_cffi's failures, by libcurl error code, onto the httpx path's messages, so callers (cooldowns,
     answers, recordings) see one vocabulary whichever client sent the request. Never ``str(exc)``: it quotes
     the URL."""
@@ -216,6 +216,8 @@ def _map_curl_error(exc: Exception, host: str) -> EngineError:
         return EngineError(f"too many redirects ({host})")
     if code == E.BAD_CONTENT_ENCODING:
         return EngineError(f"undecodable response body ({host})")
+    if code == E.FILESIZE_EXCEEDED:  # the session's MAXFILESIZE_LARGE: the transport's own cap
+        return ResponseTooLarge(f"response too large (over {limit} bytes)")
     return EngineError(f"HTTP transport error: {name} ({host})")
 
 
@@ -374,7 +376,11 @@ class Transport:
         ``profile`` (a curl_cffi target) or a release picked at random.
         Redirects are followed only when asked: httpx keeps custom key headers on a cross-host redirect.
         Raises ``EngineError`` (``EngineTimeout``, ``ResponseTooLarge``...) and nothing else for network trouble.
+        ``max_bytes`` narrows the transport's own cap for this call; it cannot widen it (curl holds every
+        transfer to the transport's).
         """
+        if max_bytes is not None and max_bytes > self.max_bytes:
+            raise ValueError(f"max_bytes {max_bytes} is over the transport's cap ({self.max_bytes})")
         limit = self.max_bytes if max_bytes is None else max_bytes
         # A dead proxy fails every engine alike; saying so saves a user from blaming the engines.
         host = f"{_host(spec.url)} via proxy" if self.proxy else _host(spec.url)
@@ -413,7 +419,7 @@ class Transport:
         except Exception as exc:
             if not type(exc).__module__.startswith("curl_cffi"):
                 raise
-            failure = _map_curl_error(exc, host)
+            failure = _map_curl_error(exc, host, self.max_bytes)
         # Raised outside the except blocks, so the original exception (which quotes the URL) is not chained.
         raise failure
 
@@ -465,6 +471,10 @@ class Transport:
                 # The browser's Accept-Encoding is still sent, so the fingerprint is unchanged.
                 curl_options={
                     CurlOpt.HTTP_CONTENT_DECODING: 0,
+                    # libcurl ends a body past the cap itself, in C: sixteen engines' 50 MB bodies otherwise
+                    # pass their megabytes through Python callbacks on the loop before the reader stops each
+                    # (/healthz 100-150 ms). Raw bytes: what is decoded is counted in _read_capped.
+                    CurlOpt.MAXFILESIZE_LARGE: self.max_bytes,
                     CurlOpt.MAXAGE_CONN: max(1, round(self.limits.keepalive_expiry or 1)),
                 },
             )
