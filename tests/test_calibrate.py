@@ -233,7 +233,7 @@ def test_the_default_fusion_fitted_is_what_fuse_weights_writes_on_mq2008(data_di
 def test_calibration_finds_the_better_engine_and_says_what_it_gains(tmp_path):
     runs, qrels = synthetic_runs(60)
     problem, _ = cal.problem_from_runs(runs, qrels)
-    result = cal.calibrate(problem, resamples=10)
+    result = cal.calibrate(problem, resamples=10, alone=False)  # the weighting itself
     good = result.weights["good"]
     assert good > 1 and all(good > w for e, w in result.weights.items() if e != "good")
     low, high = result.intervals["good"]
@@ -243,6 +243,22 @@ def test_calibration_finds_the_better_engine_and_says_what_it_gains(tmp_path):
     written = tmp_path / "weights.toml"
     written.write_text(result.toml(), encoding="utf-8")
     assert read_weights_file(written) == pytest.approx(result.weights, rel=1e-5)
+
+
+def test_an_engine_that_beats_every_weighting_alone_is_chosen_alone():
+    """On these judgments the good engine's list alone beats any weighting of the rest: cross-validation says
+    so, the others weigh 0, and what the fitter scores is what CombMNZ with those weights ranks."""
+    runs, qrels = synthetic_runs(60)
+    problem, _ = cal.problem_from_runs(runs, qrels)
+    result = cal.calibrate(problem, resamples=10)
+    assert result.lam == cal.ALONE
+    assert result.weights == {v: (1.0 if v == "good" else 0.0) for v in problem.voters}
+    assert result.cv_means[cal.ALONE] > max(result.cv_means[lam] for lam in cal.LAMBDAS)
+    assert result.gain.low > 0
+    assert "alone" in result.toml()
+    # the fitter's nDCG@8 under those weights is each engine's own list scored alone
+    alone = problem.ndcg_alone()[problem.voters.index("good")]
+    assert problem.ndcg_of(result.weights) == pytest.approx(alone, abs=1e-12)
 
 
 def test_judgments_that_cannot_tell_engines_apart_keep_every_weight_at_one():
@@ -341,7 +357,7 @@ def test_calibrate_writes_weights_that_fuse_then_uses(tmp_path):
     assert result.exit_code == 0, result.output
     assert "cross-validated gain against equal weights" in result.stdout and "good" in result.stdout
     weights = read_weights_file(out)
-    assert weights["good"] > 1
+    assert weights["good"] > max(w for e, w in weights.items() if e != "good")  # here: alone, the rest 0
 
     def fused_ndcg(*extra: str) -> float:
         fused = _cli("fuse", *paths, *extra)
@@ -371,7 +387,8 @@ def test_calibrate_prints_the_toml_and_reads_json_lines_judgments_for_runs(tmp_p
     assert "[ranking.weights]" in result.stdout and "# 95 % interval" in result.stdout
     printed = tmp_path / "printed.toml"
     printed.write_text(result.stdout, encoding="utf-8")
-    assert read_weights_file(printed)["good"] > 1
+    weights = read_weights_file(printed)
+    assert weights["good"] > max(w for e, w in weights.items() if e != "good")
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,8 @@ so that an engine the judgments say little about stays near the neutral 1.
   the resampling, under a fixed seed: the same judgments give the same weights.
 - ``lam`` is chosen among ``LAMBDAS`` by K-fold cross-validation inside the queries given: the best mean
   out-of-fold nDCG@8, ties to the stronger pull. ``inf`` is equal weights, so judgments that teach nothing
-  give weights of 1.
+  give weights of 1. For CombMNZ one more choice competes, last in the ties: ``ALONE``, the engine whose list
+  alone scores best on the training queries, every other weighted 0.
 - The cross-validated gain: each fold's queries are scored with the weights fitted on the other folds, under
   the ``lam`` that the other folds' out-of-fold scores pick, against equal weights (paired bootstrap interval).
 - Each weight's interval: resample the queries with replacement, refit at the chosen ``lam`` (starting from the
@@ -51,6 +52,11 @@ if TYPE_CHECKING:
 K = 8  # nDCG@8: what an agent is shown
 GRID = tuple(step / 2 for step in range(-6, 7))  # log2 of a weight: 1/8 .. 8
 LAMBDAS = (math.inf, 1e-2, 1e-3, 0.0)  # strongest pull first: each fit starts from the one before
+# One more choice beside the lambdas, for the additive fusion: the engine best alone on the training queries,
+# every other weighted 0 (which CombMNZ counts as not listing the row). The weakest prior, so it wins only a
+# strict gain: when the judgments say one engine beats every weighting of the rest, the weights say that.
+ALONE = "alone"
+Choice = float | str  # a lambda, or ALONE
 MAX_SWEEPS = 6
 LOCAL = 2  # a refining sweep tries this many grid points either side
 COARSE = tuple(i for i, g in enumerate(GRID) if g == int(g))  # the first sweep: whole powers of two
@@ -421,6 +427,11 @@ class Problem:
         """(G, n) scores of every row under each row of ``weights`` (G, V); 0 where a row scores nothing."""
         votes = self.votes(weights[:, :, None], self.x[None, :, :])  # (G, V, n)
         top = votes.max(axis=1)
+        if (
+            self.additive and (weights == 0).any()
+        ):  # an engine weighted 0 is not among the lists holding a row
+            hits = ((self.x[None, :, :] > 0) & (weights[:, :, None] > 0)).sum(axis=1)
+            return np.rint(votes.sum(axis=1) * hits * UNIT) * self.factors
         if self.singletons:
             return self._finish(top, votes.sum(axis=1) - top)
         total = None
@@ -455,6 +466,21 @@ class Problem:
                 dcg = _mmr_dcg(s, gains, block, self.caches[int(block.queries[0])].mmr)
             out[:, block.queries] = dcg
         return out / self.ideal
+
+    def ndcg_alone(self) -> np.ndarray:
+        """(V, Q) nDCG@8 of each query with one engine alone (the rest weighted 0: their rows score nothing and
+        count for no list). Additive fusion only."""
+        scores = np.rint(self.x * UNIT) * self.factors[None, :]
+        return self.ndcg(scores)
+
+    def best_alone(self, counts: np.ndarray | None = None) -> str | None:
+        """The engine whose list alone scores best over these queries, ``counts`` weighing them (ties to the
+        first in ``voters``)."""
+        if not self.additive or not self.voters:
+            return None
+        means = np.average(self.ndcg_alone(), axis=1, weights=counts)
+        top = max(range(len(self.voters)), key=lambda i: (round(float(means[i]), 12), -i))
+        return self.voters[top]
 
     def ndcg_of(self, weights: Mapping[str, float]) -> np.ndarray:
         """(Q,) nDCG@8 of each query under one set of weights (an engine not named weighs 1)."""
@@ -604,17 +630,19 @@ class CrossValidation:
     """Out-of-fold nDCG@8 of each query under each ``lam`` (``inf``: equal weights)."""
 
     folds: list[int]
-    out_of_fold: dict[float, np.ndarray]
+    out_of_fold: dict[Choice, np.ndarray]
 
-    def mean(self, lam: float, mask: np.ndarray | None = None) -> float:
+    def mean(self, lam: Choice, mask: np.ndarray | None = None) -> float:
         values = self.out_of_fold[lam]
         return float(values[mask].mean() if mask is not None else values.mean())
 
-    def best(self, mask: np.ndarray | None = None) -> float:
-        """The ``lam`` with the best mean out-of-fold nDCG@8 (over ``mask``); ties to the stronger pull."""
-        means = {lam: round(self.mean(lam, mask), 12) for lam in LAMBDAS}
+    def best(self, mask: np.ndarray | None = None) -> Choice:
+        """The choice with the best mean out-of-fold nDCG@8 (over ``mask``); ties to the stronger pull, and
+        ``ALONE`` (when offered) last."""
+        choices = list(self.out_of_fold)
+        means = {c: round(self.mean(c, mask), 12) for c in choices}
         top = max(means.values())
-        return next(lam for lam in LAMBDAS if means[lam] == top)
+        return next(c for c in choices if means[c] == top)
 
     def honest(self) -> np.ndarray:
         """Each query's nDCG@8 under the weights fitted without its fold, at the ``lam`` chosen without it."""
@@ -626,14 +654,18 @@ class CrossValidation:
         return out
 
 
-def cross_validate(problem: Problem, folds: int = FOLDS, seed: int = DEFAULT_SEED) -> CrossValidation:
+def cross_validate(
+    problem: Problem, folds: int = FOLDS, seed: int = DEFAULT_SEED, alone: bool = True
+) -> CrossValidation:
+    """Out-of-fold nDCG@8 of every choice: each lambda, and (``alone``, additive fusion) ``ALONE``."""
     if problem.queries < 2 * folds:
         raise CalibrationError(
             f"{folds}-fold cross-validation needs at least {2 * folds} judged queries with a relevant "
             f"document; there are {problem.queries}"
         )
     fold = fold_of(problem.queries, folds, seed)
-    out = {lam: np.zeros(problem.queries) for lam in LAMBDAS}
+    choices: list[Choice] = [*LAMBDAS, *([ALONE] if alone and problem.additive else [])]
+    out = {c: np.zeros(problem.queries) for c in choices}
     for k in range(folds):
         train = [i for i, f in enumerate(fold) if f != k]
         test = [i for i, f in enumerate(fold) if f == k]
@@ -643,7 +675,15 @@ def cross_validate(problem: Problem, folds: int = FOLDS, seed: int = DEFAULT_SEE
             theta = fit(train_problem, lam, start=theta)
             weights = dict(zip(train_problem.voters, 2.0**theta, strict=True))
             out[lam][test] = test_problem.ndcg_of(weights)
+        if ALONE in out:
+            out[ALONE][test] = test_problem.ndcg_of(alone_weights(train_problem))
     return CrossValidation(fold, out)
+
+
+def alone_weights(problem: Problem, counts: np.ndarray | None = None) -> dict[str, float]:
+    """1 for the engine best alone on ``problem``'s queries, 0 for every other."""
+    best = problem.best_alone(counts)
+    return {v: 1.0 if v == best else 0.0 for v in problem.voters}
 
 
 @dataclass
@@ -653,8 +693,8 @@ class Calibration:
     strategy: str
     weights: dict[str, float]  # voter -> weight, by name
     intervals: dict[str, tuple[float, float]]
-    lam: float
-    cv_means: dict[float, float]  # lam -> mean out-of-fold nDCG@8
+    lam: Choice  # a lambda, or ALONE: one engine, the others 0
+    cv_means: dict[Choice, float]  # choice -> mean out-of-fold nDCG@8
     equal: float  # mean nDCG@8 with equal weights
     fitted: float  # with the fitted weights, on the queries they were fitted on
     gain: Bootstrap  # cross-validated: equal weights (a) against calibrated (b), per query
@@ -686,7 +726,7 @@ class Calibration:
 
     def summary_lines(self) -> list[str]:
         g = self.gain
-        lams = ", ".join(_lam_text(lam) for lam in LAMBDAS)
+        lams = ", ".join(_lam_text(lam) for lam in self.cv_means)
         return [
             f"engine weights for {self.fusion()}, learned from {self.queries} judged queries with a relevant "
             "document",
@@ -695,7 +735,7 @@ class Calibration:
             f"({g.mean_a:.4f} -> {g.mean_b:.4f}; {self.folds} folds, paired bootstrap 95 %; "
             f"{g.wins} queries up, {g.losses} down)",
             f"regularisation lambda = {_lam_text(self.lam)}, chosen by {self.folds}-fold cross-validation "
-            f"among {lams} (inf: equal weights)",
+            f"among {lams} (inf: equal weights; alone: the engine best alone, the others 0)",
             *self.notes,
         ]
 
@@ -712,7 +752,9 @@ class Calibration:
         return "\n".join(lines) + "\n"
 
 
-def _lam_text(lam: float) -> str:
+def _lam_text(lam: Choice) -> str:
+    if isinstance(lam, str):
+        return lam
     return "inf" if math.isinf(lam) else f"{lam:g}"
 
 
@@ -754,15 +796,18 @@ def calibrate(
     resamples: int = RESAMPLES,
     seed: int = DEFAULT_SEED,
     progress: Callable[[str], None] | None = None,
+    alone: bool = True,
 ) -> Calibration:
-    """Choose ``lam`` by cross-validation, fit on every query, then the bootstrap intervals."""
+    """Choose ``lam`` (or one engine alone) by cross-validation, fit on every query, then the bootstrap
+    intervals."""
     say = progress or (lambda text: None)
     say("cross-validating")
-    cv = cross_validate(problem, folds, seed)
+    cv = cross_validate(problem, folds, seed, alone)
     lam = cv.best()
     say("fitting")
-    theta = fit(problem, lam)
-    weights = dict(zip(problem.voters, 2.0**theta, strict=True))
+    alone = lam == ALONE
+    theta = np.zeros(len(problem.voters)) if alone else fit(problem, lam)
+    weights = alone_weights(problem) if alone else dict(zip(problem.voters, 2.0**theta, strict=True))
     rng = random.Random(seed)
     draws: dict[str, list[float]] = {v: [] for v in problem.voters}
     for number in range(resamples):
@@ -773,8 +818,12 @@ def calibrate(
             counted[i] = counted.get(i, 0) + 1
         positions = sorted(counted)
         sample = problem.take(positions)
-        drawn = fit(sample, lam, np.array([counted[i] for i in positions], dtype=float), start=theta)
-        drawn_weights = dict(zip(sample.voters, 2.0**drawn, strict=True))
+        counts = np.array([counted[i] for i in positions], dtype=float)
+        if alone:
+            drawn_weights = alone_weights(sample, counts)
+        else:
+            drawn = fit(sample, lam, counts, start=theta)
+            drawn_weights = dict(zip(sample.voters, 2.0**drawn, strict=True))
         for voter in problem.voters:
             draws[voter].append(drawn_weights.get(voter, 1.0))
     intervals = {
@@ -791,7 +840,7 @@ def calibrate(
         weights={v: float(weights[v]) for v in ordered},
         intervals={v: intervals[v] for v in ordered},
         lam=lam,
-        cv_means={lam_: cv.mean(lam_) for lam_ in LAMBDAS},
+        cv_means={choice: cv.mean(choice) for choice in cv.out_of_fold},
         equal=float(equal.mean()),
         fitted=float(problem.ndcg_of(weights).mean()),
         gain=paired_bootstrap(equal, honest, seed=seed),
