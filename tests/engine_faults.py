@@ -65,6 +65,7 @@ class EngineFault:
     reply: Reply
     statuses: tuple[str, ...]  # what every faulty engine may be reported as
     reason: str = ""  # a phrase the reason of every faulty engine reported as an error must carry
+    settings: dict[str, str] = field(default_factory=dict)  # the server's SERPFUSE_* environment for it
 
 
 @functools.cache
@@ -92,6 +93,14 @@ def faults() -> list[EngineFault]:
             Reply(200, HTML, huge_bytes=50 << 20),
             ("error", "timeout"),
             too_large,
+        ),
+        # The same with the cap an operator may lower (engine_max_bytes): less for the loop to read per body.
+        EngineFault(
+            "big body, engine_max_bytes 1 MB",
+            Reply(200, HTML, huge_bytes=50 << 20),
+            ("error", "timeout"),
+            "over 1048576 bytes",
+            {"SERPFUSE_ENGINE_MAX_BYTES": str(1 << 20)},
         ),
         EngineFault("nested-div page (800 KB)", Reply(200, HTML, b"<div>" * 160_000), ("error",)),
         # "<!-->" closes a comment for an HTML parser, so what follows is markup to it, and must be bounded too.
@@ -152,6 +161,7 @@ def play(fault: EngineFault, home: Path, cache_home: Path | None = None) -> Engi
         env |= {"SERPFUSE_DEADLINE_S": str(DEADLINE_S), "SERPFUSE_TIMEOUT_S": str(DEADLINE_S)}
         env |= {"SERPFUSE_CACHE": "off", "NO_PROXY": "127.0.0.1,localhost"}
         env |= {"XDG_CACHE_HOME": str(cache_home)} if cache_home else {}
+        env |= fault.settings
         env |= {k: dead for k in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy")}
         server = start_serpfuse(home, [], env)
         try:

@@ -272,6 +272,7 @@ async def test_the_engine_pool_takes_its_limits_from_the_settings(tmp_path) -> N
         engine_connections=7,
         engine_idle_connections=3,
         engine_keepalive_s=2.5,
+        engine_max_bytes=1 << 20,
         cache="off",
         cache_dir=tmp_path,
     )
@@ -283,5 +284,6 @@ async def test_the_engine_pool_takes_its_limits_from_the_settings(tmp_path) -> N
             3,
             2.5,
         )
+        assert service.source.transport.max_bytes == 1 << 20
     finally:
         await service.aclose()

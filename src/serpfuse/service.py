@@ -193,6 +193,7 @@ class SearchService:
                 connections=settings.engine_connections,
                 idle_connections=settings.engine_idle_connections,
                 keepalive_s=settings.engine_keepalive_s,
+                max_bytes=settings.engine_max_bytes,
                 base_urls=settings.engine_base_urls,
                 contacts=settings.engine_contacts,
                 cooldowns=stores.cooldowns,

@@ -51,6 +51,7 @@ from serpfuse.sources.transport_limits import (
     DEFAULT_CONNECTIONS,
     DEFAULT_IDLE_CONNECTIONS,
     DEFAULT_KEEPALIVE_S,
+    DEFAULT_MAX_BYTES,
 )
 from serpfuse.urls import check_base_url
 
@@ -196,6 +197,9 @@ class Settings(BaseSettings):
     )
     engine_keepalive_s: float = Field(
         DEFAULT_KEEPALIVE_S, gt=0, description="how long an idle engine connection is kept for reuse"
+    )
+    engine_max_bytes: int = Field(
+        DEFAULT_MAX_BYTES, ge=64 * 1024, description="largest engine answer read, after decompression"
     )
     replay: Path | None = None
 

@@ -56,6 +56,7 @@ from serpfuse.sources.transport_limits import (
     DEFAULT_CONNECTIONS,
     DEFAULT_IDLE_CONNECTIONS,
     DEFAULT_KEEPALIVE_S,
+    DEFAULT_MAX_BYTES,
 )
 from serpfuse.state.cooldown import CooldownState, CooldownStore, InMemoryCooldownStore, fit_to_engine
 from serpfuse.state.ratelimit import Buckets, QueueTooLong, RateLimiter
@@ -148,6 +149,7 @@ class LiveSource:
         connections: int = DEFAULT_CONNECTIONS,
         idle_connections: int = DEFAULT_IDLE_CONNECTIONS,
         keepalive_s: float = DEFAULT_KEEPALIVE_S,
+        max_bytes: int = DEFAULT_MAX_BYTES,
         **options: Any,
     ) -> LiveSource:
         """Keys from env/keys file, proxy from ``$SERPFUSE_PROXY``, impersonation from ``$SERPFUSE_IMPERSONATE``.
@@ -164,6 +166,7 @@ class LiveSource:
                 connections=connections,
                 idle_connections=idle_connections,
                 keepalive_s=keepalive_s,
+                max_bytes=max_bytes,
             )
         except (KeysFileError, ImpersonationUnavailable) as exc:
             raise SourceError(str(exc)) from None

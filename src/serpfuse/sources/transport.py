@@ -42,11 +42,11 @@ from serpfuse.sources.transport_limits import (
     DEFAULT_CONNECTIONS,
     DEFAULT_IDLE_CONNECTIONS,
     DEFAULT_KEEPALIVE_S,
+    DEFAULT_MAX_BYTES,
 )
 from serpfuse.urls import registrable_domain
 from serpfuse.version import __version__ as _version
 
-DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 DEFAULT_TIMEOUT_S = 15.0
 
 API_USER_AGENT = f"serpfuse/{_version} (+https://pypi.org/project/serpfuse/)"

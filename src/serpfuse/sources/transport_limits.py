@@ -11,3 +11,7 @@ request it queues, which is why few connections stay idle.
 DEFAULT_CONNECTIONS = 512
 DEFAULT_IDLE_CONNECTIONS = 20
 DEFAULT_KEEPALIVE_S = 5.0
+# An engine's answer, after decompression: the largest recorded SERP (aql-serps) decodes to 0.68 MB. Sixteen
+# engines each sending this much at once cost the event loop ~100 ms of reading (/healthz 94-152 ms, 39-51 ms
+# at 1 MB; BENCHMARKS.md "Reliability"): ``engine_max_bytes`` trades headroom for that.
+DEFAULT_MAX_BYTES = 5 * 1024 * 1024
