@@ -38,6 +38,9 @@ def fresh_results(cache_dir: Path) -> None:
 def run_once(src: Path, args: list[str], cache_dir: Path) -> tuple[float, float]:
     """Wall seconds and peak RSS (MiB) of one ``serpfuse ARGS`` process under ``src``."""
     env = {**os.environ, "PYTHONPATH": str(src), "SERPFUSE_CACHE_DIR": str(cache_dir), "COLUMNS": "100"}
+    # Bytecode as an installed package has it (pip compiles at install; an editable checkout on first import):
+    # with PYTHONDONTWRITEBYTECODE set, every run compiled some 70 modules first (0.16 s)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     t0 = time.perf_counter()
     proc = subprocess.Popen(
         [sys.executable, "-c", CLI, *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
