@@ -38,18 +38,19 @@ def _check(status: int, headers: dict[str, str], raw: bytes) -> None:
                                                                     "application/rss+xml", "application/xml")), kind  # fmt: skip
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(params=PARAMS, method=st.sampled_from(["GET", "POST"]), path=st.sampled_from(["/", "/search"]))
-def test_no_generated_page_request_gets_a_server_error(api: ServeProcess, params, method, path):
-    encoded = urlencode(params)
-    if method == "GET":
-        _check(*api.get(f"{path}?{encoded}" if encoded else path))
-    else:
-        form = {"Content-Type": "application/x-www-form-urlencoded"}
-        _check(*api.post(path, None, headers=form, raw=encoded.encode()))
+def test_no_generated_page_request_gets_a_server_error(api: ServeProcess):
+    @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(params=PARAMS, method=st.sampled_from(["GET", "POST"]), path=st.sampled_from(["/", "/search"]))
+    def ask(params, method, path):
+        encoded = urlencode(params)
+        if method == "GET":
+            _check(*api.get(f"{path}?{encoded}" if encoded else path))
+        else:
+            form = {"Content-Type": "application/x-www-form-urlencoded"}
+            _check(*api.post(path, None, headers=form, raw=encoded.encode()))
 
-
-def test_the_page_fuzz_left_no_server_error_in_the_metrics(api: ServeProcess):
+    ask()
     api.get("/search?q=" + "x" * 5000 + "&pageno=-3&view=%00")
+    # the server's own count, whatever the client saw: the requests arrived, none was a 5xx
     total, errors = _answered(api)
     assert total > 100 and errors == 0

@@ -172,8 +172,8 @@ def test_the_metadata_is_what_trafilaturas_extract_metadata_finds_on_every_bench
         theirs = extract_metadata(tree, default_url=row.get("url"), extensive=False)
         ours = page_metadata(tree, row.get("url"))
         want = tuple(v or None for v in (theirs.title, theirs.author, theirs.date, theirs.url))
-        assert (ours.title, ours.author, ours.date, ours.url) == want, page_id
-        dated += ours.date is not None
+        assert tuple(v or None for v in (ours.title, ours.author, ours.date, ours.url)) == want, page_id
+        dated += bool(ours.date)
     assert dated > 45  # the comparison covers dates, not only missing ones
 
 

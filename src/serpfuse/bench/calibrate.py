@@ -427,11 +427,10 @@ class Problem:
         """(G, n) scores of every row under each row of ``weights`` (G, V); 0 where a row scores nothing."""
         votes = self.votes(weights[:, :, None], self.x[None, :, :])  # (G, V, n)
         top = votes.max(axis=1)
-        if (
-            self.additive and (weights == 0).any()
-        ):  # an engine weighted 0 is not among the lists holding a row
+        if self.additive and (weights == 0).any():
+            # an engine weighted 0 is not among the lists holding a row: count the lists again
             hits = ((self.x[None, :, :] > 0) & (weights[:, :, None] > 0)).sum(axis=1)
-            return np.rint(votes.sum(axis=1) * hits * UNIT) * self.factors
+            return self._finish(top, votes.sum(axis=1) - top, hits)
         if self.singletons:
             return self._finish(top, votes.sum(axis=1) - top)
         total = None
@@ -441,12 +440,15 @@ class Problem:
             total = held if total is None else total + held
         return self._finish(top, np.maximum(total - top, 0.0))
 
-    def _finish(self, top: np.ndarray, rest: np.ndarray) -> np.ndarray:
+    def _finish(
+        self, top: np.ndarray, rest: np.ndarray, hits: np.ndarray | float | None = None
+    ) -> np.ndarray:
         """consensus-v2.1's E = M + beta * log1p(C) from the best vote and the rest (units of 1/SCALE), or
-        CombMNZ's sum of the votes, times each row's factor. A row without a vote scores 0 (a factor is never
-        negative)."""
+        CombMNZ's sum of the votes times ``hits`` (default: every engine's list counted), times each row's
+        factor. A row without a vote scores 0 (a factor is never negative)."""
         if self.additive:  # rounded as CombMNZ rounds its total, then demoted
-            return np.rint((top + rest) * self.hits * UNIT) * self.factors
+            hits = self.hits if hits is None else hits
+            return np.rint((top + rest) * hits * UNIT) * self.factors
         return (top + (self.beta * SCALE) * np.log1p(rest / SCALE)) * self.factors
 
     def line(self, weights: np.ndarray) -> _Line:
@@ -470,8 +472,7 @@ class Problem:
     def ndcg_alone(self) -> np.ndarray:
         """(V, Q) nDCG@8 of each query with one engine alone (the rest weighted 0: their rows score nothing and
         count for no list). Additive fusion only."""
-        scores = np.rint(self.x * UNIT) * self.factors[None, :]
-        return self.ndcg(scores)
+        return self.ndcg(self._finish(self.x, np.zeros_like(self.x), hits=1.0))  # a row in one list
 
     def best_alone(self, counts: np.ndarray | None = None) -> str | None:
         """The engine whose list alone scores best over these queries, ``counts`` weighing them (ties to the
@@ -805,9 +806,9 @@ def calibrate(
     cv = cross_validate(problem, folds, seed, alone)
     lam = cv.best()
     say("fitting")
-    alone = lam == ALONE
-    theta = np.zeros(len(problem.voters)) if alone else fit(problem, lam)
-    weights = alone_weights(problem) if alone else dict(zip(problem.voters, 2.0**theta, strict=True))
+    chose_alone = lam == ALONE
+    theta = np.zeros(len(problem.voters)) if chose_alone else fit(problem, lam)
+    weights = alone_weights(problem) if chose_alone else dict(zip(problem.voters, 2.0**theta, strict=True))
     rng = random.Random(seed)
     draws: dict[str, list[float]] = {v: [] for v in problem.voters}
     for number in range(resamples):
@@ -819,7 +820,7 @@ def calibrate(
         positions = sorted(counted)
         sample = problem.take(positions)
         counts = np.array([counted[i] for i in positions], dtype=float)
-        if alone:
+        if chose_alone:
             drawn_weights = alone_weights(sample, counts)
         else:
             drawn = fit(sample, lam, counts, start=theta)

@@ -38,7 +38,7 @@ from trafilatura.metadata import (
     extract_url,
     set_date_params,
 )
-from trafilatura.settings import Extractor
+from trafilatura.settings import Document, Extractor
 from trafilatura.utils import load_html
 from trafilatura.xml import xmltotxt
 
@@ -184,23 +184,15 @@ def trafilatura_reading(tree: lxml.html.HtmlElement, url: str | None) -> Reading
 # --- HTML -------------------------------------------------------------------------------------------------
 
 
-@dataclass
-class PageMetadata:
-    title: str | None
-    author: str | None
-    date: str | None
-    url: str | None
-
-
-def page_metadata(tree: lxml.html.HtmlElement, url: str | None) -> PageMetadata:
-    """Title, author, date and canonical URL, as trafilatura's extract_metadata finds them, without the fields a
-    reading does not return (site name, categories, tags, licence: 40 % of its time on scrapinghub's pages)."""
+def page_metadata(tree: lxml.html.HtmlElement, url: str | None) -> Document:
+    """trafilatura's Document with title, author, date and canonical URL as its extract_metadata finds them,
+    without the fields a reading does not return (site name, categories, tags, licence: 40 % of its time on
+    scrapinghub's pages); each is '' or None when the page has none."""
     meta = examine_meta(tree)
     if meta.author and " " not in meta.author:  # a single word is a handle, not a name (trafilatura's rule)
         meta.author = None
-    with contextlib.suppress(
-        Exception
-    ):  # as trafilatura guards its JSON-LD reader: a bad block is no metadata
+    # as trafilatura guards its JSON-LD reader: a bad block is no metadata
+    with contextlib.suppress(Exception):
         meta = extract_meta_json(tree, meta)
     meta.title = meta.title or extract_title(tree)
     meta.author = meta.author or extract_author(tree)
@@ -209,7 +201,7 @@ def page_metadata(tree: lxml.html.HtmlElement, url: str | None) -> PageMetadata:
     # parameters per page, as they hold today's date as the latest a page can carry
     meta.date = find_date(tree, **{**set_date_params(extensive=False), "url": meta.url})
     meta.clean_and_trim()  # entities, spaces and control characters out, as extract_metadata leaves them
-    return PageMetadata(meta.title or None, meta.author or None, meta.date or None, meta.url or None)
+    return meta
 
 
 def _language(tree: lxml.html.HtmlElement) -> str | None:
