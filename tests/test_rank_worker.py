@@ -94,21 +94,32 @@ async def test_a_worker_that_dies_costs_no_search_and_is_replaced(recording, wor
 
 async def test_an_error_is_raised_as_the_thread_path_raises_it(worker, threads):
     with pytest.raises(ValueError, match="math domain error"):
-        await rank_worker.off_loop(math.sqrt, -1.0)
+        await rank_worker.off_loop(math.sqrt, -1.0, budget_s=30)
     assert threads == ["sqrt"]  # the worker failed it; the thread path said why
-    assert await rank_worker.off_loop(math.sqrt, 16.0) == 4.0
+    assert await rank_worker.off_loop(math.sqrt, 16.0, budget_s=30) == 4.0
     assert threads == ["sqrt"]
 
 
 async def test_a_call_cancelled_while_it_runs_leaves_the_worker_alone(worker, threads):
     pids = worker.pids()
-    call = asyncio.ensure_future(rank_worker.off_loop(time.sleep, 0.3))
+    call = asyncio.ensure_future(rank_worker.off_loop(time.sleep, 0.3, budget_s=30))
     await asyncio.sleep(0.1)
     call.cancel()
     with pytest.raises(asyncio.CancelledError):
         await call
-    assert await rank_worker.off_loop(math.sqrt, 9.0) == 3.0  # after the abandoned one finished
+    assert await rank_worker.off_loop(math.sqrt, 9.0, budget_s=30) == 3.0  # after the abandoned one finished
     assert worker.pids() == pids and threads == []
+
+
+async def test_a_call_over_its_budget_ends_the_worker_and_a_new_one_ranks(worker, threads):
+    (first,) = worker.pids()
+    t0 = time.perf_counter()
+    with pytest.raises(TimeoutError):
+        await rank_worker.off_loop(time.sleep, 30.0, budget_s=0.3)
+    assert time.perf_counter() - t0 < 5.0 and threads == []  # not tried again in a thread
+    await until(lambda: worker.ready and bool(worker.pids()) and worker.pids() != [first], "no new worker")
+    assert await rank_worker.off_loop(math.sqrt, 4.0, budget_s=30) == 2.0
+    assert threads == []
 
 
 async def test_a_service_starts_the_worker_and_its_close_ends_it(recording, tmp_path):

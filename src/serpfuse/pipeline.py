@@ -25,7 +25,7 @@ from serpfuse.models import (
 from serpfuse.rank_worker import in_thread, off_loop, ranks_here
 from serpfuse.ranking.candidates import build_candidates, fold_engine_names
 from serpfuse.ranking.context import FilterContext, RankContext
-from serpfuse.ranking.filters import FilterOutcome, judge, passes_cjk_gate, screen
+from serpfuse.ranking.filters import FilterOutcome, constrain, judge, passes_cjk_gate, screen
 from serpfuse.ranking.filters.timerange import undated
 from serpfuse.ranking.pool import analyze_pool
 from serpfuse.ranking.query import QueryAnalysis, analyze_query
@@ -249,6 +249,65 @@ def rank_answers(
     )
 
 
+# The ranking may run this long past the search's deadline; past it the search answers with
+# ``fallback_ranking``, so a search ends within deadline + grace (+ the fallback's linear time) whatever its rows.
+RANK_GRACE_S = 0.2
+TABLES_BUDGET_S = 60.0  # loading the word tables is bounded; this only catches a wedged disk
+OVERRUN_WARNING = "the ranking ran past the search's deadline"
+
+
+def fallback_ranking(
+    answers: list[EngineAnswer],
+    request: SearchRequest,
+    *,
+    config: RankingConfig,
+    query: QueryAnalysis,
+    now: dt.datetime,
+    fanout: FanoutResult | None = None,
+) -> SearchResponse:
+    """The answer when the ranking did not finish in time: the caller's constraints (domains, dates, the CJK
+    gate) and plain RRF, each linear in the rows; no junk, relevance or diversity step. Says so in a warning
+    and in every row's reason."""
+    t0 = time.perf_counter()
+    config = config.with_strategy("rrf")
+    answers = fold_engine_names(answers, config.engine_names_per_answer)
+    candidates, _ = build_candidates(answers, query)
+    filter_ctx = FilterContext(request=request, query=query, config=config.filters, now=now)
+    kept = constrain(candidates, filter_ctx, {})
+    ctx = RankContext(
+        request=request,
+        query=query,
+        config=config,
+        now=now,
+        lead_engines=fanout.lead_engines if fanout else None,
+    )
+    ranker = get_ranker("rrf")
+    results = []
+    for scored in ranker.rank(kept, ctx)[: request.limit]:
+        result = _result(scored, ranker.name)
+        result.reason += "; plain RRF, unfiltered: the ranking ran past the deadline"
+        results.append(result)
+    warnings = [
+        *(fanout.warnings if fanout else []),
+        f"{OVERRUN_WARNING}: plain RRF, no junk or relevance filter",
+    ]
+    return SearchResponse(
+        query=request.query,
+        strategy=ranker.name,
+        results=results,
+        engines=engine_reports(answers),
+        warnings=warnings,
+        took_ms=round((time.perf_counter() - t0) * 1000, 1),
+        score_version=f"{SCORE_VERSION}/{ranker.score_version}",
+        config_fingerprint=config.fingerprint(),
+    )
+
+
+def fell_back(response: SearchResponse) -> bool:
+    """Whether ``fallback_ranking`` made this response."""
+    return any(w.startswith(OVERRUN_WARNING) for w in response.warnings)
+
+
 @cache
 def default_config() -> RankingConfig:
     """The default ranking configuration, built once per process: building it and hashing its fingerprint
@@ -282,6 +341,11 @@ async def search(
 ) -> SearchResponse:
     config = config or default_config()
     t0 = time.perf_counter()
+    rank_by = t0 + deadline_s + RANK_GRACE_S  # the ranking's own deadline
+
+    def left() -> float:
+        return max(0.0, rank_by - time.perf_counter())
+
     get_ranker(request.strategy or config.strategy)  # a bad strategy fails before any engine is asked
     query = analyze_query(request.query)
     gate = relevance_gate(query, config.filters) if config.filters.cjk_gate else None
@@ -289,34 +353,49 @@ async def search(
     # after the last one answered; later searches find them loaded. A server's ranking process has its own.
     tables = None
     if ranks_here() and not tables_loaded(request.language):
-        tables = asyncio.ensure_future(in_thread(load_tables_for, request.language))
+        loading = in_thread(load_tables_for, request.language, budget_s=TABLES_BUDGET_S)
+        tables = asyncio.ensure_future(loading)
     early: list[asyncio.Future] = []  # the answers so far ranked while the last engine is awaited (fanout)
+    kwargs = {"config": config, "query": query, "now": now, "explain": explain}
 
     def rank_early(answers: list[EngineAnswer]) -> None:
-        kwargs = {"config": config, "query": query, "now": now, "explain": explain}
-        early.append(asyncio.ensure_future(off_loop(rank_answers, answers, request, **kwargs)))
+        task = asyncio.ensure_future(off_loop(rank_answers, answers, request, budget_s=left(), **kwargs))
+        task.add_done_callback(_retrieved)  # only its side effect counts; a failure is the real ranking's
+        early.append(task)
 
     fanout = await fan_out(source, request, query, deadline_s=deadline_s, gate=gate, on_partial=rank_early)
-    if tables is not None:
-        await tables
-    if early:  # only its side effect counts (every row's text read once); not raced: both would run slower
-        await asyncio.wait(early)
-        for task in early:
-            task.exception()  # retrieved: an early ranking's failure is the real ranking's to raise
-    # Ranking is pure CPU work: off the loop (a server's ranking process, else a thread), so the loop keeps
-    # serving other searches' I/O meanwhile.
-    response = await off_loop(
-        rank_answers,
-        fanout.answers,
-        request,
-        config=config,
-        query=query,
-        now=now,
-        explain=explain,
-        fanout=fanout,
-    )
+    try:
+        if tables is not None:  # once per process, whatever the rows: not held to the deadline
+            await tables
+        # The early rankings read every row's text once; not raced with the real one: both would run slower.
+        if early:
+            await asyncio.wait(early, timeout=left())
+        # Ranking is pure CPU work: off the loop (a server's ranking process, else a thread), so the loop keeps
+        # serving other searches' I/O meanwhile. It may always take the grace: the tables may have been loading.
+        response = await off_loop(
+            rank_answers,
+            fanout.answers,
+            request,
+            budget_s=max(left(), RANK_GRACE_S),
+            fanout=fanout,
+            **kwargs,
+        )
+    except TimeoutError:
+        response = fallback_ranking(
+            fanout.answers,
+            request,
+            config=config,
+            query=query,
+            now=now or dt.datetime.now(dt.UTC),
+            fanout=fanout,
+        )
     response.took_ms = round((time.perf_counter() - t0) * 1000, 1)
     return response
+
+
+def _retrieved(task: asyncio.Future) -> None:
+    if not task.cancelled():
+        task.exception()
 
 
 def search_sync(request: SearchRequest, **kwargs) -> SearchResponse:

@@ -24,6 +24,7 @@ from serpfuse import rank_worker
 from serpfuse.config import RankingConfig
 from serpfuse.engines.base import ErrorStatus
 from serpfuse.models import ANSWERED, EngineReport, Model, SearchRequest, SearchResponse
+from serpfuse.pipeline import fell_back
 from serpfuse.pipeline import search as run_pipeline
 from serpfuse.ranking.rankers import get_ranker
 from serpfuse.settings import ConfigError, Settings, check_engines
@@ -342,7 +343,7 @@ class SearchService:
         """Store ``response`` (``data`` is its JSON dict, so it is dumped once) when it has results."""
         if cache is None or not response.results:
             return
-        degraded = any(e.status in _FAILED for e in response.engines)
+        degraded = fell_back(response) or any(e.status in _FAILED for e in response.engines)
         ttl = min(self.settings.cache_ttl_s, DEGRADED_TTL_S) if degraded else self.settings.cache_ttl_s
         try:
             await cache.set_body(key, json_bytes({**data, "cached": True}), ttl)

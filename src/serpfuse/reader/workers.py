@@ -27,18 +27,15 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from serpfuse.engines.base import ParseFailure, ParseOverrun
 from serpfuse.reader.fetch import PDF_TYPES, Fetched
 from serpfuse.reader.models import OverBudget, Page, ReadError
 from serpfuse.reader.pages import media_kind, page_of
 from serpfuse.sources import parsing
-from serpfuse.sources.parsing import WORKER_EXTRA_MEMORY, ParsePool, _NoWorker
-
-T = TypeVar("T")
+from serpfuse.sources.parsing import WORKER_EXTRA_MEMORY, ParsePool, _NoWorker, in_daemon_thread
 
 WORKER_START_S = (
     30.0  # how long a page waits for the first worker (it imports the extractors) before a thread
@@ -111,7 +108,10 @@ async def extract(fetched: Fetched, asked: str, budget: Budget, *, in_workers: b
                     return await _in_worker(fetched, asked, budget)
                 except _NoWorker:  # every worker died and none came back: a thread, as without them
                     pass
-    return await in_daemon_thread(page_of, budget.time_s, fetched, asked)
+    try:
+        return await in_daemon_thread(page_of, budget.time_s, fetched, asked, name="serpfuse-extract")
+    except TimeoutError:
+        raise _too_slow(budget.time_s) from None
 
 
 def _too_slow(budget_s: float) -> OverBudget:
@@ -159,36 +159,3 @@ def _slot() -> asyncio.Semaphore:
     if slot is None:
         slot = _slots[loop] = asyncio.Semaphore(WORKERS.size)
     return slot
-
-
-async def in_daemon_thread(fn: Callable[..., T], budget_s: float, *args: Any) -> T:
-    """``fn(*args)`` in a daemon thread of its own; ``OverBudget`` when not done in ``budget_s``. The thread is
-    abandoned then (Python cannot stop one), and being a daemon it cannot hold the program's exit, as a
-    thread of an executor would."""
-    loop = asyncio.get_running_loop()
-    done: asyncio.Future[T] = loop.create_future()
-
-    def run() -> None:
-        try:
-            outcome: tuple[bool, Any] = (True, fn(*args))
-        except BaseException as exc:  # handed to the awaiting task, which raises it
-            outcome = (False, exc)
-        with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits for this page any more
-            loop.call_soon_threadsafe(_settle, done, outcome)
-
-    threading.Thread(target=run, name="serpfuse-extract", daemon=True).start()
-    try:
-        async with asyncio.timeout(max(0.0, budget_s)):
-            return await done
-    except TimeoutError:
-        raise _too_slow(budget_s) from None
-
-
-def _settle(future: asyncio.Future[Any], outcome: tuple[bool, Any]) -> None:
-    if future.done():  # abandoned (over its budget, or its caller gone)
-        return
-    ok, value = outcome
-    if ok:
-        future.set_result(value)
-    else:
-        future.set_exception(value)

@@ -43,10 +43,12 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import Any, TypeVar
 
 from serpfuse.engines.base import EngineError, ParseFailure, ParseOverrun
 from serpfuse.models import EngineRow
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
@@ -386,6 +388,36 @@ class DaemonThreads(Executor):
             except BaseException as exc:
                 future.set_exception(exc)
             del future, job  # not kept alive (with its answer) while this thread waits for the next
+
+
+async def in_daemon_thread(fn: Callable[..., T], budget_s: float, *args: Any, name: str) -> T:
+    """``fn(*args)`` in a daemon thread of its own; ``TimeoutError`` when not done in ``budget_s``. The thread
+    is abandoned then (Python cannot stop one), and being a daemon it cannot hold the program's exit, as a
+    thread of an executor would."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[T] = loop.create_future()
+
+    def run() -> None:
+        try:
+            outcome: tuple[bool, Any] = (True, fn(*args))
+        except BaseException as exc:  # handed to the awaiting task, which raises it
+            outcome = (False, exc)
+        with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits for this any more
+            loop.call_soon_threadsafe(_settle, done, outcome)
+
+    threading.Thread(target=run, name=name, daemon=True).start()
+    async with asyncio.timeout(max(0.0, budget_s)):
+        return await done
+
+
+def _settle(future: asyncio.Future[Any], outcome: tuple[bool, Any]) -> None:
+    if future.done():  # abandoned (over its budget, or its caller gone)
+        return
+    ok, value = outcome
+    if ok:
+        future.set_result(value)
+    else:
+        future.set_exception(value)
 
 
 WORKERS = ParsePool()
