@@ -152,7 +152,10 @@ def play(fault: EngineFault, home: Path, cache_home: Path | None = None) -> Engi
     """One fresh server; one search asking the healthy engine and every faulty one, each served ``fault``.
     ``cache_home``: where the word tables are kept (see ``warm_tables``); else the server's own, built anew."""
     engines = faulty_engines()
-    with FakeServer(lifetime_s=120) as fake:
+    # The fake engines at the lowest priority: on a 2-core machine sixteen of them streaming 50 MB each compete
+    # with the server for the cores (/healthz 123-147 ms at normal priority, 29-33 ms so), which engines on
+    # other machines never do.
+    with FakeServer(lifetime_s=120, nice=19) as fake:
         fake.route(f"/{HEALTHY}/w/api.php", healthy_reply())
         for name in engines:
             fake.route_prefix(f"/{name}", fault.reply)

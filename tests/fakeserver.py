@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import socket
 import struct
 import threading
@@ -86,14 +87,17 @@ def echo_headers(status: int = 500) -> Handler:
 
 
 class FakeServer:
-    def __init__(self, *, lifetime_s: float = 60.0, max_requests: int = 2000) -> None:
+    def __init__(self, *, lifetime_s: float = 60.0, max_requests: int = 2000, nice: int = 0) -> None:
+        """``nice``: the serving thread's niceness (Linux), so a fake streaming megabytes takes only the CPU
+        the server under test leaves, as engines on other machines do."""
         self.lifetime_s = lifetime_s
+        self.nice = nice
         self.max_requests = max_requests
         self.requests: list[Seen] = []
         self.open_connections = 0
         self._routes: dict[str, list[Reply] | Handler] = {}
         self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, name="fakeserver", daemon=True)
+        self._thread = threading.Thread(target=self._run_loop, name="fakeserver", daemon=True)
         self._server: asyncio.base_events.Server | None = None
         self._conn_tasks: set[asyncio.Task] = set()
         self.port = 0
@@ -122,6 +126,12 @@ class FakeServer:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+    def _run_loop(self) -> None:
+        if self.nice:
+            with contextlib.suppress(OSError, AttributeError):  # a thread's own niceness is Linux's
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), self.nice)
+        self._loop.run_forever()
 
     def start(self) -> None:
         self._thread.start()
