@@ -17,12 +17,13 @@ import pytest
 from serpfuse import pipeline
 from serpfuse.config import RankingConfig
 from serpfuse.models import EngineAnswer, SearchRequest
-from serpfuse.pipeline import RANK_GRACE_S, fell_back, search
+from serpfuse.pipeline import fell_back, search
 from serpfuse.sources.base import EngineSlot
 from test_engine_names_cap import broker_answer
 from test_fast_paths import NOW
 
 DEADLINE_S = 0.5
+RANKING_S = 12.0  # far past the deadline, so a search that waited for the ranking cannot pass for one that did not
 
 
 class BrokerSource:
@@ -62,12 +63,13 @@ def source():
 
 
 async def test_a_ranking_past_the_deadline_gives_way_to_plain_rrf(source, monkeypatch) -> None:
-    monkeypatch.setattr(pipeline, "rank_answers", slow(5.0))
+    monkeypatch.setattr(pipeline, "rank_answers", slow(RANKING_S))
     request = SearchRequest(query="rust async runtime", exclude_domains=["site3.example"], limit=8)
     t0 = time.perf_counter()
     got = await search(request, source=source, config=RankingConfig(), deadline_s=DEADLINE_S, now=NOW)
     took = time.perf_counter() - t0
-    assert took < DEADLINE_S + RANK_GRACE_S + 0.25, took
+    # Not a timing of the fallback (a shared machine stretches it): the search did not wait for the ranking.
+    assert DEADLINE_S <= took < RANKING_S / 2, took
     assert fell_back(got) and got.strategy == "rrf"
     assert len(got.results) == 8
     assert "site3.example" not in {r.domain for r in got.results}  # the caller's constraints still hold
