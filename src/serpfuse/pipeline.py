@@ -27,7 +27,7 @@ from serpfuse.ranking.candidates import build_candidates, fold_engine_names
 from serpfuse.ranking.context import FilterContext, RankContext
 from serpfuse.ranking.filters import FilterOutcome, constrain, judge, passes_cjk_gate, screen
 from serpfuse.ranking.filters.timerange import undated
-from serpfuse.ranking.pool import analyze_pool
+from serpfuse.ranking.pool import analyze_pool, spelling_distance
 from serpfuse.ranking.query import QueryAnalysis, analyze_query
 from serpfuse.ranking.rankers import get_ranker
 from serpfuse.ranking.rankers.base import demote
@@ -316,10 +316,11 @@ def default_config() -> RankingConfig:
 
 
 def load_tables_for(language: str | None = None) -> None:
-    """The word tables and the Public Suffix List the ranking reads, loaded now (each once per process).
-    A server's ranking process calls it before it says it is ready (``rank_worker``)."""
+    """The word tables, the Public Suffix List and the edit distance the ranking reads, loaded now (each once per
+    process). A server's ranking process calls it before it says it is ready (``rank_worker``)."""
     load_tables(language)
     suffix_list()
+    spelling_distance()
 
 
 def relevance_gate(query: QueryAnalysis, cfg: FilterConfig):

@@ -22,7 +22,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
 from itertools import chain
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
@@ -218,6 +218,15 @@ class PoolTerms:
         return out
 
 
+@cache
+def spelling_distance():
+    """rapidfuzz's optimal string alignment, imported on first use (about 25 ms): a search imports it with the
+    word tables, while the engines are asked (``pipeline.load_tables_for``), not in its first ranking."""
+    from rapidfuzz.distance import OSA
+
+    return OSA
+
+
 def learn_spellings(
     terms: Sequence[Term], rows: Sequence[RowText], lang: str, cfg: FilterConfig = DEFAULT_FILTERS
 ) -> tuple[list[Term], dict[str, str]]:
@@ -229,8 +238,7 @@ def learn_spellings(
     A word most rows lack also counts as the pool words of the same lemma (simplemma's dictionary), which
     the light stemmer cannot see ("mice" ~ "mouse"). Words of four letters or more only, and the pool word
     starts with the same letter."""
-    from rapidfuzz.distance import OSA
-
+    osa = spelling_distance()
     if not cfg.pool_spellings:
         return list(terms), {}
     owns = [
@@ -258,7 +266,7 @@ def learn_spellings(
             for w, n in same_initial
             if n >= max(1, cfg.spelling_majority * own)
             and abs(len(w) - len(word)) <= slips
-            and OSA.distance(word, w, score_cutoff=slips) <= slips
+            and osa.distance(word, w, score_cutoff=slips) <= slips
             and light_stem(w) not in own_stems
         ]
         if not own and not near:
