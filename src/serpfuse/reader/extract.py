@@ -42,7 +42,7 @@ from trafilatura.settings import Document, Extractor
 from trafilatura.utils import load_html
 from trafilatura.xml import xmltotxt
 
-from serpfuse.reader.models import CallerError
+from serpfuse.reader.models import CallerError, OverBudget
 
 # trafilatura warns per page ("discarding data: URL"), readability logs what it could not score; the reader says
 # the same once, as its one-line error.
@@ -295,14 +295,17 @@ def _article_html(body: etree._Element) -> str:
 
 
 def extract_pdf(data: bytes) -> Extraction:
-    from pypdf import PdfReader
-    from pypdf.errors import PyPdfError
+    from pypdf import PdfReader, errors
 
+    # recent pypdf (7.1 here) stops a stream that inflates past its own limits: a bomb, as the reader budget says
+    limits = getattr(errors, "LimitReachedError", ())
     try:
         reader = PdfReader(io.BytesIO(data))
         pages = [page.extract_text() or "" for page in reader.pages]
         info = reader.metadata
-    except (PyPdfError, ValueError, KeyError, TypeError) as exc:  # PyPdfError: its read errors and its limits
+    except limits as exc:
+        raise OverBudget(f"pypdf: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from exc
+    except (errors.PyPdfError, ValueError, KeyError, TypeError) as exc:  # its read errors
         raise ExtractionError(
             f"unreadable PDF: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
         ) from exc
