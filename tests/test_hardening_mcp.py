@@ -117,11 +117,13 @@ UNREADABLE = [
 
 def test_every_line_with_a_readable_id_is_answered_and_the_rest_skipped(recording, tmp_path):
     mcp = Stdio(recording, tmp_path, {})
+    answered = 0
     try:
         mcp.initialize()
         for n, (line, ids) in enumerate(UNREADABLE):
             mcp.send(line)
             answers = [mcp.reply() for _ in ids]
+            answered += len(answers)
             assert [a["id"] for a in answers] == ids, line
             for answer in answers:
                 assert answer["error"]["code"] in (-32700, -32600, -32602), answer
@@ -134,5 +136,9 @@ def test_every_line_with_a_readable_id_is_answered_and_the_rest_skipped(recordin
     finally:
         stderr = mcp.close()
     skipped = [line for line in stderr.splitlines() if "skipped a line" in line]
+    ids = sum(len(ids) for _, ids in UNREADABLE)
+    print(
+        f"\nmcp: {len(UNREADABLE)} unreadable lines, {ids} readable ids, {answered} answered, {len(skipped)} lines skipped"
+    )
     assert len(skipped) == sum(1 for _, ids in UNREADABLE if not ids), stderr[-2000:]
     assert MARK not in stderr and "Traceback" not in stderr

@@ -40,6 +40,9 @@ def test_killing_the_supervisor_ends_every_worker_and_frees_the_port(tmp_path):
         for pid in started:  # a leak fails the test below, and is not left behind
             if running(pid):
                 os.kill(pid, signal.SIGKILL)
+    print(
+        f"\nsupervisor killed: {len(alive)} of {len(started)} processes left, the last gone after {gone_after_s:.2f} s"
+    )
     assert alive == [], f"{len(alive)} of {len(started)} processes outlived the supervisor"
     assert gone_after_s <= GONE_WITHIN_S, f"the last one ended {gone_after_s:.1f} s after the supervisor"
 

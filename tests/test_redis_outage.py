@@ -77,6 +77,12 @@ def test_a_hung_then_dead_redis_slows_no_search_and_says_so_once(data_dir, tmp_p
         stop(redis.proc)
 
     base = statistics.median(healthy)
+    # the figures BENCHMARKS.md "Reliability" quotes (pytest -s)
+    print(
+        f"\nredis healthy {base:.3f} s per search (median of {len(healthy)}); hung: median {statistics.median(hung):.3f},"
+        f" max {max(hung):.3f} (+{max(hung) - base:.3f}) of {len(hung)}; dead: median {statistics.median(dead):.3f},"
+        f" max {max(dead):.3f} of {len(dead)}"
+    )
     # Most searches never wait on a hung or dead Redis: the breaker sends them to this process's own state.
     # (Without it each search on a hung Redis waits a socket timeout, many times a healthy search.)
     assert len(hung) > 20, len(hung)
