@@ -23,7 +23,7 @@ from test_engine_names_cap import broker_answer
 from test_fast_paths import NOW
 
 DEADLINE_S = 0.5
-RANKING_S = 12.0  # far past the deadline, so a search that waited for the ranking cannot pass for one that did not
+RANKING_S = 12.0  # far past the deadline: a search that waited for it cannot pass for one that did not
 
 
 class BrokerSource:
