@@ -183,3 +183,18 @@ def test_unreadable_recording(tmp_path):
         ReplaySource(bad)
     with pytest.raises(ReplayError, match="not found"):
         ReplaySource(tmp_path / "missing.json")
+
+
+def test_an_entry_is_read_when_first_asked_for_and_a_broken_one_fails_alone(tmp_path):
+    good = {"query": "rust async runtime", "results": [{"url": "https://tokio.rs/", "title": "Tokio",
+            "content": "Rust async runtime", "engines": ["bing"], "positions": [1]}]}  # fmt: skip
+    broken = {"query": "broken entry", "results": [{"title": "no url", "engines": ["bing"], "positions": [1]}]}
+    path = tmp_path / "rec.json"
+    path.write_text(json.dumps([good, broken]))
+    source = ReplaySource(path)
+    assert sorted(source.recording) == ["broken entry", "rust async runtime"]
+    assert search("rust async runtime", source=source).results[0].url == "https://tokio.rs/"
+    with pytest.raises(ReplayError, match=r"^cannot read replay file .*KeyError: 'url'$"):
+        search("broken entry", source=source)
+    with pytest.raises(ReplayError, match="not in the recording"):
+        search("never recorded", source=source)

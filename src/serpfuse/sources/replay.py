@@ -11,11 +11,13 @@ Two formats are read as they are:
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
+from typing import TypeVar
 
 from serpfuse.engines.dates import parse_published
 from serpfuse.engines.searxng import assign_positions
@@ -24,6 +26,7 @@ from serpfuse.ranking.query import analyze_query
 from serpfuse.sources.base import EngineSlot, SourceError
 
 FORMAT = "serpfuse-replay/1"
+T = TypeVar("T")
 
 
 def normalise_query(query: str) -> str:
@@ -125,7 +128,7 @@ def reparse(engine: str, variant: str, raw: dict, root: Path) -> list[EngineRow]
     ]
 
 
-@lru_cache(maxsize=1)
+@functools.lru_cache(maxsize=1)
 def _masker():
     """This process's secrets (environment and keys file), as the live source masks with."""
     from serpfuse.secrets import KeysFileError, KeyStore, Masker, environment_secrets
@@ -163,28 +166,35 @@ def _from_serpfuse(entry: dict, root: Path | None = None) -> RecordedQuery:
     return RecordedQuery(query=entry["query"], variants=variants)
 
 
-def load_recording(path: str | Path) -> dict[str, RecordedQuery]:
-    """Read a recording (either format) into ``normalised query -> RecordedQuery``. Raises ReplayError."""
-    p = Path(path)
+class Recording(Mapping[str, RecordedQuery]):
+    """A read recording, ``normalised query -> RecordedQuery``: each entry becomes answers when first looked up.
+    Rebuilding a SearXNG entry's ranked lists is most of the reading, and a one-shot search of one query
+    paid it for every query (56 on crw56, a tenth of the search)."""
+
+    def __init__(self, path: Path, entries: dict[str, Callable[[], RecordedQuery]]):
+        self._path = path
+        self._entries = entries
+        self._read: dict[str, RecordedQuery] = {}
+
+    def __getitem__(self, key: str) -> RecordedQuery:
+        recorded = self._read.get(key)
+        if recorded is None:
+            read = self._entries[key]  # KeyError: not a recorded query
+            recorded = self._read[key] = _reading(self._path, read)
+        return recorded
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+def _reading(p: Path, read: Callable[[], T]) -> T:
+    """``read()``, any fault of the file a one-line ReplayError (never a KeyError, which would read as a query
+    the recording does not hold)."""
     try:
-        if p.is_dir():
-            index = json.loads((p / "index.json").read_text(encoding="utf-8"))
-            entries = [
-                json.loads(_inside(p, q["file"]).read_text(encoding="utf-8")) for q in index["queries"]
-            ]
-            kind = "serpfuse"
-        else:
-            data = json.loads(p.read_text(encoding="utf-8"))
-            if isinstance(data, list):
-                entries, kind = data, "searxng"
-            elif isinstance(data, dict) and data.get("format") == FORMAT:
-                entries, kind = data["queries"], "serpfuse"
-            else:
-                raise ReplayError(f"replay file {p} is neither a SearXNG recording nor {FORMAT}")
-        if kind == "searxng":
-            recorded = [_from_searxng(e) for e in entries]
-        else:
-            recorded = [_from_serpfuse(e, p if p.is_dir() else None) for e in entries]
+        return read()
     except ReplayError:
         raise
     except FileNotFoundError as exc:
@@ -193,14 +203,40 @@ def load_recording(path: str | Path) -> dict[str, RecordedQuery]:
         raise ReplayError(
             f"cannot read replay file {p}: {type(exc).__name__}: {exc}".splitlines()[0]
         ) from None
-    return {normalise_query(r.query): r for r in recorded}
 
 
-_LOADED: dict[tuple[str, int, int], dict[str, RecordedQuery]] = {}  # see recording_at
+def load_recording(path: str | Path) -> Recording:
+    """Open a recording (either format) as ``normalised query -> RecordedQuery``. Raises ReplayError for a file
+    that cannot be read, and on lookup for an entry that cannot."""
+    p = Path(path)
+    return _reading(p, lambda: Recording(p, _entries(p)))
+
+
+def _entries(p: Path) -> dict[str, Callable[[], RecordedQuery]]:
+    if p.is_dir():
+        index = json.loads((p / "index.json").read_text(encoding="utf-8"))
+        files = {q["query"]: _inside(p, q["file"]) for q in index["queries"]}
+        return {
+            normalise_query(query): functools.partial(_from_serpfuse_file, file, p)
+            for query, file in files.items()
+        }
+    data = json.loads(p.read_text(encoding="utf-8"))
+    if isinstance(data, list):
+        return {normalise_query(e["query"]): functools.partial(_from_searxng, e) for e in data}
+    if isinstance(data, dict) and data.get("format") == FORMAT:
+        return {normalise_query(e["query"]): functools.partial(_from_serpfuse, e) for e in data["queries"]}
+    raise ReplayError(f"replay file {p} is neither a SearXNG recording nor {FORMAT}")
+
+
+def _from_serpfuse_file(file: Path, root: Path) -> RecordedQuery:
+    return _from_serpfuse(json.loads(file.read_text(encoding="utf-8")), root)
+
+
+_LOADED: dict[tuple[str, int, int], Recording] = {}  # see recording_at
 _LOADED_MAX = 8
 
 
-def recording_at(path: str | Path) -> dict[str, RecordedQuery]:
+def recording_at(path: str | Path) -> Recording:
     """``load_recording(path)``, read once per process while the file stays as it was (its path, size and mtime;
     a folder's ``index.json``'s): ``serpfuse.asearch(q, replay=PATH)`` opens a source per call, and reading
     the crw56 recording costs ten times a replayed search. Nothing edits a loaded recording."""
@@ -218,7 +254,7 @@ def recording_at(path: str | Path) -> dict[str, RecordedQuery]:
     return recording
 
 
-@lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=256)
 def _main_variant(query: str) -> str:
     """The variant the fan-out asks first: what a SearXNG recording (one variant only) answered."""
     return analyze_query(query).cleaned
@@ -229,7 +265,7 @@ class ReplaySource:
 
     name = "replay"
 
-    def __init__(self, path: str | Path, recording: dict[str, RecordedQuery] | None = None):
+    def __init__(self, path: str | Path, recording: Mapping[str, RecordedQuery] | None = None):
         self.path = Path(path)
         self.recording = recording if recording is not None else recording_at(path)
         # (query key, engine, variant) -> the recorded rows marked with the variant asked: copied once, not on
