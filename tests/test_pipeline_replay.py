@@ -188,7 +188,10 @@ def test_unreadable_recording(tmp_path):
 def test_an_entry_is_read_when_first_asked_for_and_a_broken_one_fails_alone(tmp_path):
     good = {"query": "rust async runtime", "results": [{"url": "https://tokio.rs/", "title": "Tokio",
             "content": "Rust async runtime", "engines": ["bing"], "positions": [1]}]}  # fmt: skip
-    broken = {"query": "broken entry", "results": [{"title": "no url", "engines": ["bing"], "positions": [1]}]}
+    broken = {
+        "query": "broken entry",
+        "results": [{"title": "no url", "engines": ["bing"], "positions": [1]}],
+    }
     path = tmp_path / "rec.json"
     path.write_text(json.dumps([good, broken]))
     source = ReplaySource(path)
