@@ -165,8 +165,9 @@ def test_each_rows_form_reads_as_the_plain_paths_do(recording, texts):
     ]
     rows += [(t, t, "") for t in texts if text.has_cjk(t)]  # the recording's CJK texts, and the odd ones
     for title, snippet, url in rows:
-        form = text.row_form(title, snippet, url)
-        assert form is text.row_form(title, snippet, url)  # one form per row text
+        candidate = Candidate(key=url, url=url, title=title, snippet=snippet, domain="", host="")
+        form = candidate.form
+        assert form is candidate.form  # one form per candidate, read by every stage
         joined = f"{title} {snippet}"
         assert list(form.title_words) == plain_words(title)
         assert list(form.snippet_words) == plain_words(snippet)
@@ -176,7 +177,7 @@ def test_each_rows_form_reads_as_the_plain_paths_do(recording, texts):
         assert text.shingle_tokens(joined) == plain_shingle_tokens(joined)
         assert text.word_set(title) == set(plain_words(title))
         assert text.clean_text(snippet) == re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", snippet)).strip()
-        row = Scored(Candidate(key=url, url=url, title=title, snippet=snippet, domain="", host=""), 1.0, 1.0)
+        row = Scored(candidate, 1.0, 1.0)
         tokens = plain_shingle_tokens(joined)
         for n, min_tokens in ((3, 8), (2, 4)):
             want = None

@@ -149,8 +149,9 @@ def url_without_controls(url: str) -> str:
 
 class RowForm:
     """A row's title, snippet and URL as the stages read them (candidates, filters, rankers, selection): each
-    piece is worked out on first use and then kept, so no stage folds or splits the same text again. One
-    form per distinct row text (``row_form``), shared by every search that meets the row again."""
+    piece is worked out on first use and then kept, so no stage folds or splits the same text again. One form
+    per candidate (``Candidate.form``), gone with it: a memo of every row text a server met held 9 KB a row,
+    37 MB when full, for rows a live search never meets again."""
 
     def __init__(self, title: str, snippet: str, url: str) -> None:
         self.title, self.snippet, self.url = title, snippet, url
@@ -190,9 +191,3 @@ class RowForm:
         except KeyError:
             value = self._memo[key] = compute(self)
             return value
-
-
-@lru_cache(maxsize=4096)
-def row_form(title: str, snippet: str, url: str) -> RowForm:
-    """The one form of a row's text; bounded, so a long-running service keeps only the rows it meets often."""
-    return RowForm(title, snippet, url)

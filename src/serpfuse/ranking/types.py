@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from serpfuse.models import DateStatus, Observation
-from serpfuse.text import RowForm, row_form
+from serpfuse.text import RowForm
 
 
 @dataclass
@@ -30,10 +31,11 @@ class Candidate:
     def engines(self) -> list[str]:
         return sorted(self.engine_ranks)
 
-    @property
+    @cached_property
     def form(self) -> RowForm:
-        """Its title, snippet and URL as every stage reads them, each worked out once (text.RowForm)."""
-        return row_form(self.title, self.snippet, self.url)
+        """Its title, snippet and URL as every stage reads them, each worked out once (text.RowForm) and kept
+        as long as the candidate: no memo outlives the search."""
+        return RowForm(self.title, self.snippet, self.url)
 
 
 @dataclass
