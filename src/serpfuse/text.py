@@ -149,9 +149,8 @@ def url_without_controls(url: str) -> str:
 
 class RowForm:
     """A row's title, snippet and URL as the stages read them (candidates, filters, rankers, selection): each
-    piece is worked out on first use and then kept, so no stage folds or splits the same text again. One form
-    per candidate (``Candidate.form``), gone with it: a memo of every row text a server met held 9 KB a row,
-    37 MB when full, for rows a live search never meets again."""
+    piece is worked out on first use and then kept, so no stage folds or splits the same text again. A candidate
+    holds its form (``Candidate.form``); ``row_form`` keeps the last few searches' forms besides."""
 
     def __init__(self, title: str, snippet: str, url: str) -> None:
         self.title, self.snippet, self.url = title, snippet, url
@@ -191,3 +190,11 @@ class RowForm:
         except KeyError:
             value = self._memo[key] = compute(self)
             return value
+
+
+# A form holds about 9 KB (the relevance guard's stems): 4,096 of them made 37 MB of a server's ranking worker,
+# for rows a live search seldom meets again. 1,024 still serve a search repeated soon after, or a replay's.
+@lru_cache(maxsize=1024)
+def row_form(title: str, snippet: str, url: str) -> RowForm:
+    """The form of a row's text, shared with recent searches that met the same row."""
+    return RowForm(title, snippet, url)

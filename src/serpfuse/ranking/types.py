@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from serpfuse.models import DateStatus, Observation
-from serpfuse.text import RowForm
+from serpfuse.text import RowForm, row_form
 
 
 @dataclass
@@ -33,9 +33,8 @@ class Candidate:
 
     @cached_property
     def form(self) -> RowForm:
-        """Its title, snippet and URL as every stage reads them, each worked out once (text.RowForm) and kept
-        as long as the candidate: no memo outlives the search."""
-        return RowForm(self.title, self.snippet, self.url)
+        """Its title, snippet and URL as every stage reads them, each worked out once (text.RowForm)."""
+        return row_form(self.title, self.snippet, self.url)
 
 
 @dataclass

@@ -294,6 +294,12 @@ def _article_html(body: etree._Element) -> str:
 # --- other types -----------------------------------------------------------------------------------------
 
 
+def _first_line(exc: Exception) -> str:
+    """An exception's message as one line (its first), or its type's name when it has none."""
+    text = str(exc)
+    return text.splitlines()[0] if text.strip() else type(exc).__name__
+
+
 def extract_pdf(data: bytes) -> Extraction:
     from pypdf import PdfReader, errors
 
@@ -304,11 +310,9 @@ def extract_pdf(data: bytes) -> Extraction:
         pages = [page.extract_text() or "" for page in reader.pages]
         info = reader.metadata
     except limits as exc:
-        raise OverBudget(f"pypdf: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from exc
+        raise OverBudget(f"pypdf: {_first_line(exc)}") from exc
     except (errors.PyPdfError, ValueError, KeyError, TypeError) as exc:  # its read errors
-        raise ExtractionError(
-            f"unreadable PDF: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
-        ) from exc
+        raise ExtractionError(f"unreadable PDF: {_first_line(exc)}") from exc
     text = "\n\n".join(p.strip() for p in pages if p.strip())
     if not text:
         raise ExtractionError("no text in the PDF (scanned pages need OCR, which the reader does not do)")
