@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
-from functools import cached_property, lru_cache
+from functools import cache, cached_property, lru_cache
 from typing import Any, Literal
 from urllib.parse import unquote
 
@@ -22,10 +22,21 @@ _CJK_RANGES = (
 )
 # One character class of all the ranges: a regex scan is ~50x faster than testing every character in Python.
 _CJK_CLASS = "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _CJK_RANGES)
-_CJK_CHAR = re.compile(f"[{_CJK_CLASS}]")
-_CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
+# No CJK character comes before this one: a text whose characters all do (max() scans it in C) needs no CJK
+# scan, and the CJK patterns are compiled on first need (their character class takes 11 ms to compile).
+_CJK_FIRST = chr(_CJK_RANGES[0][0])
 _WORD = re.compile(r"[a-z0-9]+")
-_SHINGLE_TOKEN = re.compile(f"[a-z0-9]+|[{_CJK_CLASS}]")
+
+
+@cache
+def _cjk_pattern(form: str) -> re.Pattern[str]:
+    return re.compile(form.format(cjk=_CJK_CLASS))
+
+
+def _may_have_cjk(text: str) -> bool:
+    return bool(text) and max(text) >= _CJK_FIRST
+
+
 _TAG = re.compile(r"<[^>]+>")
 _SPACE = re.compile(r"\s+")
 # The same titles and snippets are folded and split by every stage of a search (candidates, filters, rankers,
@@ -34,11 +45,11 @@ _TEXT_MEMO = 16384
 
 
 def is_cjk(ch: str) -> bool:
-    return _CJK_CHAR.fullmatch(ch) is not None
+    return _may_have_cjk(ch) and _cjk_pattern("[{cjk}]").fullmatch(ch) is not None
 
 
 def has_cjk(text: str) -> bool:
-    return _CJK_CHAR.search(text) is not None
+    return _may_have_cjk(text) and _cjk_pattern("[{cjk}]").search(text) is not None
 
 
 @lru_cache(maxsize=_TEXT_MEMO)
@@ -83,7 +94,7 @@ def folded_words(folded: str) -> list[str]:
 
 
 def cjk_runs(text: str) -> list[str]:
-    return _CJK_RUN.findall(text)
+    return _cjk_pattern("[{cjk}]+").findall(text) if _may_have_cjk(text) else []
 
 
 def cjk_bigrams(text: str) -> list[str]:
@@ -107,7 +118,8 @@ def script_of(text: str) -> Script:
 
 def shingle_tokens(text: str) -> list[str]:
     """consensus-v2.1's shingle tokens: [a-z0-9]+ runs and single CJK characters, lowercased."""
-    return _SHINGLE_TOKEN.findall(text.lower())
+    low = text.lower()
+    return _cjk_pattern("[a-z0-9]+|[{cjk}]").findall(low) if _may_have_cjk(low) else _WORD.findall(low)
 
 
 def clean_text(text: str | None) -> str:
