@@ -302,7 +302,8 @@ def served_concurrent(src: Path, port: int, n: int, tmp: Path, salt: str) -> dic
 
         asyncio.run(batch(queries(3, f"{salt}-warm")))
         out: dict[str, float] = {}
-        failed, rss, cpu = 0, 0.0, []
+        failed, rss, cpu, by_role = 0, 0.0, [], []
+        idle = rss_by_role(server.proc.pid)  # started and warmed, before the load
         for turn in ("raw", "serve") * 2:
             qs = queries(n, f"{salt}-{turn}-{time.perf_counter_ns()}")
             cpu0, t0 = _tree_cpu_s(server.proc.pid), time.perf_counter()
@@ -312,7 +313,8 @@ def served_concurrent(src: Path, port: int, n: int, tmp: Path, salt: str) -> dic
                 sampler = _RssSampler(server.proc.pid)
                 with sampler:
                     bodies = asyncio.run(batch(qs))
-                rss = max(rss, sampler.peak_mb)
+                if sampler.peak_mb > rss:
+                    rss, by_role = sampler.peak_mb, sampler.peak_by_role
                 cpu.append((_tree_cpu_s(server.proc.pid) - cpu0) * 1000 / n)
                 failed += sum(e["status"] != "ok" for b in bodies for e in json.loads(b)["engines"])
             seconds = time.perf_counter() - t0
@@ -324,22 +326,28 @@ def served_concurrent(src: Path, port: int, n: int, tmp: Path, salt: str) -> dic
         "failed": failed,
         "cpu_ms": min(cpu),
         "rss_mb": rss,
+        "rss_by_role": by_role,
+        "idle_rss_by_role": idle,
     }
 
 
 class _RssSampler:
-    """The peak, over a ``with`` block, of the summed RSS of ``pid`` and every process below it (every 50 ms)."""
+    """The peak, over a ``with`` block, of the summed RSS of ``pid`` and every process below it (every 50 ms),
+    and each process's RSS at that peak (``peak_by_role``)."""
 
     def __init__(self, pid: int) -> None:
         import threading
 
-        self.pid, self.peak_mb = pid, 0.0
+        self.pid, self.peak_mb, self.peak_by_role = pid, 0.0, []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
         while True:
-            self.peak_mb = max(self.peak_mb, tree_rss_mb(self.pid))
+            by_role = rss_by_role(self.pid)
+            total = sum(mb for _, mb in by_role)
+            if total > self.peak_mb:
+                self.peak_mb, self.peak_by_role = total, by_role
             if self._stop.wait(0.05):
                 return
 
@@ -363,6 +371,29 @@ def _tree_pids(pid: int) -> list[int]:
         except (OSError, ValueError):
             continue
     return pids
+
+
+def _role(pid: int) -> str:
+    """What a process of the serve probe's tree is, from its command line."""
+    try:
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return "?"
+    if "worker_main" in cmd:
+        return "ranking worker" if "serpfuse.pipeline" in cmd else "parse worker"
+    return "server" if "perf_probe" in cmd else "other"
+
+
+def rss_by_role(pid: int) -> list[tuple[str, float]]:
+    """``(role, RSS MB)`` of ``pid`` and every process below it (Linux ``/proc``)."""
+    out = []
+    for p in _tree_pids(pid):
+        try:
+            pages = int(Path(f"/proc/{p}/statm").read_text().split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        out.append((_role(p), pages * os.sysconf("SC_PAGE_SIZE") / 1e6))
+    return out
 
 
 def tree_rss_mb(pid: int) -> float:

@@ -1,0 +1,32 @@
+"""Where a server's memory goes: ``serve`` (the perf probe's: uvicorn, 1 worker, its ranking and parse workers)
+against the fake engines, each process's RSS once started and warmed, and at the peak of 100 concurrent searches
+(the perf table's memory row is the sum at that peak). For another tree, ``--src``:
+
+    python -m benchmarks.serve_memory [--src /tmp/base/src]     # git archive REV src | tar -x -C /tmp/base
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+
+from benchmarks.perf import THIS_SRC, served_concurrent, start_engines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--src", type=Path, default=THIS_SRC, help="the src directory of the tree to measure")
+    parser.add_argument("-n", type=int, default=100, help="searches at once")
+    args = parser.parse_args()
+    engines, port = start_engines(lifetime_s=300)
+    with engines, tempfile.TemporaryDirectory(prefix="serpfuse-memory-") as tmp:
+        got = served_concurrent(args.src, port, args.n, Path(tmp), "memory")
+    print(f"{args.src}: {args.n} searches at once, {got['failed']} failed answers")
+    for label, rows in (("started", got["idle_rss_by_role"]), ("peak", got["rss_by_role"])):
+        parts = ", ".join(f"{role} {mb:.0f}" for role, mb in sorted(rows, key=lambda r: -r[1]))
+        print(f"  {label}: {sum(mb for _, mb in rows):.0f} MB = {parts}")
+
+
+if __name__ == "__main__":
+    main()
