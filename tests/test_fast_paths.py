@@ -10,6 +10,7 @@ import datetime as dt
 import json
 import re
 import unicodedata
+from urllib.parse import unquote
 
 import pytest
 
@@ -23,6 +24,7 @@ from serpfuse.ranking.query import analyze_query
 from serpfuse.ranking.rankers.consensus import form_lexical_match, lexical_match, query_terms
 from serpfuse.ranking.selection import row_shingles, shingles
 from serpfuse.ranking.types import Candidate, Scored
+from serpfuse.ranking.words import RowText, light_stem, strip_date_stamp, word_stems
 from serpfuse.sources.fanout import fan_out
 from serpfuse.sources.replay import ReplaySource
 
@@ -188,6 +190,25 @@ def test_each_rows_form_reads_as_the_plain_paths_do(recording, texts):
     for title, snippet, _ in rows:
         want = plain_lexical_match(terms, title, snippet)
         assert form_lexical_match(terms, text.RowForm(title, snippet, "")) == want
+
+
+def test_a_rows_vocabulary_reads_as_the_plain_stems_do(recording, texts):
+    """``RowText.of`` stems a word ending in none of -s, -g, -d, -e as itself and the others through their own
+    memo: the same vocabulary as every word's ``word_stems`` and every two adjacent words' ``light_stem``."""
+    rows = [
+        (r.get("title") or "", r.get("content") or "", r.get("url") or "")
+        for e in json.loads(recording.read_text(encoding="utf-8"))
+        for r in e["results"]
+    ]
+    rows += [(t, t, t) for t in texts] + [("gpus ss sses ies boxes is us", "run running ran used cake", "")]
+    for title, snippet, url in rows:
+        title_words, snippet_words = plain_words(title), plain_words(strip_date_stamp(snippet))
+        want: set[str] = set()
+        for w in (*title_words, *snippet_words, *plain_words(unquote(url))):
+            want |= word_stems(w)
+        for tokens in (title_words, snippet_words):
+            want.update(light_stem(a + b) for a, b in zip(tokens, tokens[1:], strict=False))
+        assert RowText.of(title, snippet, url).vocabulary == want, (title, snippet, url)
 
 
 def test_every_crw56_response_is_the_stored_one(recording):

@@ -137,7 +137,24 @@ def word_stems(word: str) -> set[str]:
 
 @lru_cache(maxsize=1 << 16)
 def _stems(word: str) -> frozenset[str]:
-    return frozenset(word_stems(word))
+    """``word_stems`` as a frozenset, stemmed here rather than through ``light_stem``'s memo: a row word
+    ending in -s, -g, -d or -e is mostly new to the process, and met again through this memo."""
+    if len(word) > 3 and word[-1] == "s":
+        return frozenset((_light_stem(word), _light_stem(word[:-1])))
+    return frozenset((_light_stem(word),))
+
+
+def _vocabulary(plain: Iterable[str]) -> set[str]:
+    """The stems of distinct words: a word ending in none of -s, -g, -d, -e is its own only stem (most are),
+    the others go through the memo of their stems."""
+    out: set[str] = set()
+    add_word = out.add
+    for word in plain:
+        if word[-1] in _STEMMED_ENDINGS:
+            out |= _stems(word)
+        else:
+            add_word(word)
+    return out
 
 
 def is_year(word: str) -> bool:
@@ -256,7 +273,7 @@ class RowText:
         title_words, snippet_words = words(title), words(snippet)
         plain_words = frozenset(title_words).union(snippet_words)
         # Each distinct word once (a snippet repeats its words), through a memo of its stems.
-        vocabulary = set().union(*map(_stems, plain_words.union(words(unquote(url)))))
+        vocabulary = _vocabulary(plain_words.union(words(unquote(url))))
         vocabulary.update(_compound_stems(title_words))
         vocabulary.update(_compound_stems(snippet_words))
         return cls(
