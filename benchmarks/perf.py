@@ -42,7 +42,10 @@ class Row:
 
 
 def _env(src: Path) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(src), "PYTHONDONTWRITEBYTECODE": "1"}
+    # and the one module the parse workers import from here, the fake engines' parse (a directory of its own:
+    # benchmarks/ itself would put modules such as "tables" before the installed ones)
+    path = os.pathsep.join((str(src), str(PROBE.with_name("probe_path"))))
+    return {**os.environ, "PYTHONPATH": path, "PYTHONDONTWRITEBYTECODE": "1"}
 
 
 def run_probe(src: Path, name: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -303,10 +306,12 @@ def served_concurrent(src: Path, port: int, n: int, tmp: Path, salt: str) -> dic
         asyncio.run(batch(queries(3, f"{salt}-warm")))
         out: dict[str, float] = {}
         failed, rss, cpu, by_role = 0, 0.0, [], []
+        cpu_split: dict[str, float] = {}
         idle = rss_by_role(server.proc.pid)  # started and warmed, before the load
         for turn in ("raw", "serve") * 2:
             qs = queries(n, f"{salt}-{turn}-{time.perf_counter_ns()}")
-            cpu0, t0 = _tree_cpu_s(server.proc.pid), time.perf_counter()
+            roles0, t0 = cpu_by_role(server.proc.pid), time.perf_counter()
+            cpu0 = sum(roles0.values())
             if turn == "raw":
                 asyncio.run(raw_gather(port, LATENCIES_MS, qs))
             else:
@@ -315,7 +320,11 @@ def served_concurrent(src: Path, port: int, n: int, tmp: Path, salt: str) -> dic
                     bodies = asyncio.run(batch(qs))
                 if sampler.peak_mb > rss:
                     rss, by_role = sampler.peak_mb, sampler.peak_by_role
-                cpu.append((_tree_cpu_s(server.proc.pid) - cpu0) * 1000 / n)
+                roles1 = cpu_by_role(server.proc.pid)
+                cpu.append((sum(roles1.values()) - cpu0) * 1000 / n)
+                split = {r: (roles1[r] - roles0.get(r, 0.0)) * 1000 / n for r in roles1}
+                if cpu[-1] == min(cpu):
+                    cpu_split = split
                 failed += sum(e["status"] != "ok" for b in bodies for e in json.loads(b)["engines"])
             seconds = time.perf_counter() - t0
             out[turn] = min(out.get(turn, seconds), seconds)
@@ -325,6 +334,7 @@ def served_concurrent(src: Path, port: int, n: int, tmp: Path, salt: str) -> dic
         "raw_s": out["raw"],
         "failed": failed,
         "cpu_ms": min(cpu),
+        "cpu_ms_by_role": cpu_split,
         "rss_mb": rss,
         "rss_by_role": by_role,
         "idle_rss_by_role": idle,
@@ -379,8 +389,9 @@ def _role(pid: int) -> str:
         cmd = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
     except OSError:
         return "?"
+    # a worker, by what it loaded first: the pipeline (it ranks; it parses too since 2026-12-03) or the engines
     if "worker_main" in cmd:
-        return "ranking worker" if "serpfuse.pipeline" in cmd else "parse worker"
+        return "worker (pipeline)" if "serpfuse.pipeline" in cmd else "worker (engines)"
     return "server" if "perf_probe" in cmd else "other"
 
 
@@ -409,18 +420,21 @@ def tree_rss_mb(pid: int) -> float:
 
 def _tree_cpu_s(pid: int) -> float:
     """CPU seconds (user + system) used so far by ``pid`` and every process below it (Linux ``/proc``)."""
+    return sum(cpu_by_role(pid).values())
+
+
+def cpu_by_role(pid: int) -> dict[str, float]:
+    """CPU seconds (user + system) used so far by ``pid`` and every process below it, summed by role."""
     ticks = os.sysconf("SC_CLK_TCK")
-    total, todo = 0.0, [pid]
-    while todo:
-        p = todo.pop()
+    out: dict[str, float] = {}
+    for p in _tree_pids(pid):
         try:
             fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
-            for task in Path(f"/proc/{p}/task").iterdir():
-                todo += map(int, (task / "children").read_text().split())
-        except (OSError, IndexError, ValueError):
+        except (OSError, IndexError):
             continue
-    return total
+        role = _role(p)
+        out[role] = out.get(role, 0.0) + (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+    return out
 
 
 # --- the run --------------------------------------------------------------------------------------------------

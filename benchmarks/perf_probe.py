@@ -53,7 +53,7 @@ async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) ->
             _, latency, name = parts.path.split("/", 2)
             query = parse_qs(parts.query).get("q", [""])[0]
             await asyncio.sleep(int(latency) / 1000)
-            body = json.dumps({"results": rows_for(name, query)}).encode()
+            body = json.dumps({"engine": name, "results": rows_for(name, query)}).encode()
             writer.write(
                 b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
                 % (len(body), body)
@@ -76,9 +76,9 @@ async def serve_engines(lifetime_s: float) -> None:
 
 
 def engine_module(name: str, latency_ms: int, base: str) -> ModuleType:
+    import perf_fake_answer  # benchmarks/probe_path is on PYTHONPATH (the parse workers import it too)
+
     from serpfuse.engines.base import EngineInfo, RequestSpec
-    from serpfuse.engines.bodies import json_body
-    from serpfuse.engines.rows import make_row
 
     module = ModuleType(f"perf_engine_{name}")
     module.INFO = EngineInfo(
@@ -88,15 +88,8 @@ def engine_module(name: str, latency_ms: int, base: str) -> ModuleType:
     def build_request(q: Any) -> Any:
         return RequestSpec("GET", f"{base}/{latency_ms}/{name}", params={"q": q.text})
 
-    def parse(status: int, headers: Any, body: bytes, q: Any) -> list:
-        rows = [
-            make_row(name, i, r["url"], r["title"], r["content"])
-            for i, r in enumerate(json_body(body)["results"], 1)
-        ]
-        return [r for r in rows if r is not None]
-
     module.build_request = build_request
-    module.parse = parse
+    module.parse = perf_fake_answer.parse  # sent to a server's parse workers, as a real engine's parse is
     return module
 
 

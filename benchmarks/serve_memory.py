@@ -1,6 +1,7 @@
-"""Where a server's memory goes: ``serve`` (the perf probe's: uvicorn, 1 worker, its ranking and parse workers)
-against the fake engines, each process's RSS once started and warmed, and at the peak of 100 concurrent searches
-(the perf table's memory row is the sum at that peak). For another tree, ``--src``:
+"""Where a server's memory and CPU go: ``serve`` (the perf probe's: uvicorn, 1 worker, the processes it parses and
+ranks in) against the fake engines, each process's RSS once started and warmed, and at the peak of 100 concurrent
+searches (the perf table's memory row is the sum at that peak), and the CPU a search costs each kind of process in
+that batch. For another tree, ``--src``:
 
     python -m benchmarks.serve_memory [--src /tmp/base/src]     # git archive REV src | tar -x -C /tmp/base
 """
@@ -22,7 +23,14 @@ def main() -> None:
     engines, port = start_engines(lifetime_s=300)
     with engines, tempfile.TemporaryDirectory(prefix="serpfuse-memory-") as tmp:
         got = served_concurrent(args.src, port, args.n, Path(tmp), "memory")
-    print(f"{args.src}: {args.n} searches at once, {got['failed']} failed answers")
+    print(
+        f"{args.src}: {args.n} searches at once, {got['failed']} failed answers; batch {got['serve_s']:.3f} s"
+        f" = {got['ratio']:.2f} x the raw gather ({got['raw_s']:.3f} s); CPU {got['cpu_ms']:.1f} ms a search"
+    )
+    split = ", ".join(
+        f"{role} {ms:.1f}" for role, ms in sorted(got["cpu_ms_by_role"].items(), key=lambda r: -r[1])
+    )
+    print(f"  CPU a search by role (ms): {split}")
     for label, rows in (("started", got["idle_rss_by_role"]), ("peak", got["rss_by_role"])):
         parts = ", ".join(f"{role} {mb:.0f}" for role, mb in sorted(rows, key=lambda r: -r[1]))
         print(f"  {label}: {sum(mb for _, mb in rows):.0f} MB = {parts}")
