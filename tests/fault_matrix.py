@@ -5,7 +5,7 @@ fake server on 127.0.0.1: the faulty engine, a healthy Wikipedia that answers af
 every search is still running while /healthz is probed), and nothing else. One search is sent; meanwhile
 /healthz is polled. Measured per fault: the search's own duration (``tookMs``) against the deadline, each
 engine's status, the rows kept, the app process's peak RSS (its VmHWM) and the largest of its helper
-processes' (the parse workers, their fork server), /healthz latency, and whether any process the app started
+processes' (the parse and ranking workers), /healthz latency, and whether any process the app started
 outlives it.
 
 ``tests/test_faults.py`` asserts on it; ``python tests/fault_matrix.py`` prints the table BENCHMARKS.md quotes.
@@ -211,39 +211,29 @@ def _running(pid: int) -> bool:
     return _state(pid) not in ("Z", "X", "gone")
 
 
-def _workers_below(pid: int, ranking: bool) -> list[int]:
+def workers_below(pid: int) -> list[int]:
+    """The worker processes below ``pid`` (``sources.parsing``'s ``worker_main``): they parse and rank."""
     out = []
     for child in descendants(pid):
         try:
             cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
         except OSError:
             continue
-        # Both kinds run sources.parsing's worker_main; the ranking worker preloads the pipeline.
-        if b"worker_main" in cmdline and (b"serpfuse.pipeline" in cmdline) == ranking:
+        if b"worker_main" in cmdline:
             out.append(child)
     return out
 
 
-def parse_workers(pid: int) -> list[int]:
-    """The parse worker processes below ``pid``."""
-    return _workers_below(pid, ranking=False)
-
-
-def rank_workers(pid: int) -> list[int]:
-    """The ranking worker processes (``serpfuse.rank_worker``) below ``pid``."""
-    return _workers_below(pid, ranking=True)
-
-
 def _wait_for_parse_workers(pid: int) -> None:
-    """Until the app's parse workers and its ranking worker are up (they start in the background when the
-    server does) and have imported what they preload (a worker then sleeps on its pipe)."""
+    """Until the app's workers are up (they start in the background when the server does) and have imported
+    what they preload (a worker then sleeps on its pipe)."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        workers, rankers = parse_workers(pid), rank_workers(pid)
-        if workers and rankers and all(_state(w) == "S" for w in workers + rankers):
+        workers = workers_below(pid)
+        if workers and all(_state(w) == "S" for w in workers):
             return
         time.sleep(0.1)
-    raise RuntimeError("the fault app's parse or ranking workers did not start")
+    raise RuntimeError("the fault app's workers did not start")
 
 
 def _vm_hwm_mb(pid: int) -> float | None:

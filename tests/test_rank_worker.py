@@ -1,5 +1,5 @@
-"""The ranking worker (``serpfuse.rank_worker``): a server ranks in a process of its own, so the loop's core is left
-to the network. What it must not change: every crw56 response is what ranking inline gives; a worker that dies
+"""The ranking worker (``serpfuse.rank_worker``): a server ranks in the processes it parses in, so the loop's core is
+left to the network. What it must not change: every crw56 response is what ranking inline gives; a worker that dies
 costs no search (the thread path answers meanwhile, and a new worker starts); an error is raised as the thread
 path raises it; a search cancelled while it ranks leaves the worker alone; nothing is left running after close."""
 
@@ -23,13 +23,15 @@ from serpfuse.ranking.query import analyze_query
 from serpfuse.ranking.specificity import tables_loaded
 from serpfuse.service import SearchService
 from serpfuse.settings import Settings
+from serpfuse.sources import parsing
 from serpfuse.sources.fanout import fan_out
 from serpfuse.sources.replay import ReplaySource
 from test_fast_paths import NOW
 
 
 @pytest.fixture
-async def worker():
+async def worker(monkeypatch):
+    monkeypatch.setattr(rank_worker.WORKERS, "size", 1)  # one, whatever the cores: the tests name its pid
     rank_worker.start()
     try:
         await until(lambda: rank_worker.WORKERS.ready, "no ranking worker started")
@@ -136,3 +138,23 @@ async def test_the_worker_has_loaded_the_ranking_tables_when_it_is_ready(worker)
     # Asked in the worker's own process: a search there never waits for the word tables.
     (loaded,) = await worker.parse(rank_worker._call, (tables_loaded, (None,), {}), 30)
     assert loaded is True
+
+
+async def test_a_server_ranks_in_the_workers_it_parses_in(worker, threads):
+    assert rank_worker.WORKERS is parsing.WORKERS  # one pool: no process of its own for the ranking
+    assert worker.preload == rank_worker.PRELOAD  # started by the ranking, so its workers load the tables
+    ranked_in = await rank_worker.off_loop(os.getpid, budget_s=30)
+    assert worker.pids() == [ranked_in] != [os.getpid()] and threads == []
+
+
+async def test_worker_processes_sets_how_many_workers_a_service_starts(recording, tmp_path, monkeypatch):
+    monkeypatch.setattr(rank_worker.WORKERS, "size", 3)  # the cores, say; put back after
+    settings = Settings(replay=str(recording), cache_dir=tmp_path, worker_processes=1)
+    service = SearchService.from_settings(settings)
+    service.start()
+    try:
+        await until(lambda: rank_worker.WORKERS.ready, "service.start() started no worker")
+        await asyncio.sleep(0.5)  # none more comes
+        assert len(rank_worker.WORKERS.pids()) == 1
+    finally:
+        await service.aclose()

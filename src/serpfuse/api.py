@@ -43,8 +43,8 @@ def search(query: str | SearchRequest, **kwargs: Any) -> SearchResponse:
 
 
 def start_workers() -> None:
-    """For a program that runs many searches at once: rank each search in a process of its own and parse the
-    engines' answers in worker processes, as a server does, so the event loop is left to the network (100
+    """For a program that runs many searches at once: parse the engines' answers and rank each search in
+    worker processes, as a server does, so the event loop is left to the network (100
     concurrent searches: 1.35 × a bare httpx gather of the same engine requests, 1.50 ranking in a thread;
     BENCHMARKS.md, "Performance"). Until they are up (about a second) searches rank and parse in threads, as
     without them. They stop with ``stop_workers()`` or with the program."""

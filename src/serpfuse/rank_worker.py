@@ -1,12 +1,12 @@
-"""Where the ranking step runs: in a server, a worker process of its own; anywhere else, a thread.
+"""Where the ranking step runs: in a server, its worker processes; anywhere else, a thread.
 
-Ranking is pure CPU work (about 5-10 ms a search for rows new to the process). In a thread it still holds the
+Ranking is pure CPU work (about 2-8 ms a search for rows new to the process). In a thread it still holds the
 server's one GIL, so under load every other search's network work (the engine calls, their parses' hops, the
 HTTP answers) waits behind it, and the server uses one core however many it has. A server (``start()``, from
-``SearchService.start``: ``serve``, the MCP server) therefore ranks in a worker process (``sources.parsing``'s
-pool, importing the pipeline instead of the engines): the loop only pickles the answers out and the response
-back (about 0.4 ms), and ranking runs on another core. The worker keeps every per-text memo of the ranking
-code warm for every search of that server, as the server's own process did.
+``SearchService.start``: ``serve``, the MCP server) therefore ranks in the worker processes that parse its
+engines' answers (``sources.parsing``; they load the ranking's tables before they say they are ready): the
+loop only pickles the answers out and the response back (about 0.4 ms), and ranking runs on another core. A
+process of its own for the ranking cost 30-40 MB more and no speed (BENCHMARKS.md, "Performance").
 
 It changes nothing in what is computed: the worker calls the very function the thread would, with the same
 arguments; when no worker is up (starting, replaced after a death) or the worker fails in any way, the call
@@ -24,12 +24,14 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from serpfuse.engines.base import EngineError, ParseOverrun
-from serpfuse.sources.parsing import ParsePool, _by_reference, _NoWorker, in_daemon_thread
+from serpfuse.sources import parsing
+from serpfuse.sources.parsing import _by_reference, _NoWorker, in_daemon_thread
 
 T = TypeVar("T")
 
-# The worker loads the ranking's tables before it is ready, so no search waits for them there.
-WORKERS = ParsePool(size=1, preload="serpfuse.pipeline:load_tables_for", kill_on_cancel=False)
+WORKERS = parsing.WORKERS  # the server's workers: they parse and rank
+# What they load before they are ready (the engines come with the pipeline), so no search waits for the tables.
+PRELOAD = "serpfuse.pipeline:load_tables_for"
 
 
 def _call(fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[T]:
@@ -38,13 +40,14 @@ def _call(fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]) -
 
 
 async def off_loop(fn: Callable[..., T], *args: Any, budget_s: float, **kwargs: Any) -> T:
-    """``fn(*args, **kwargs)`` off the event loop: in the ranking worker when it is up, else in a thread;
+    """``fn(*args, **kwargs)`` off the event loop: in a worker when one is up, else in a thread;
     ``TimeoutError`` when it is not done within ``budget_s`` (the worker is then killed and replaced, a thread
     abandoned)."""
     ends = time.monotonic() + budget_s
     if WORKERS.ready and _by_reference(fn):
         try:
-            (result,) = await WORKERS.parse(_call, (fn, args, kwargs), budget_s)
+            # a ranking is bounded: one whose search has gone finishes, rather than cost a new worker
+            (result,) = await WORKERS.parse(_call, (fn, args, kwargs), budget_s, kill_on_cancel=False)
             return result
         except ParseOverrun:
             raise TimeoutError(f"{fn.__name__} took over {budget_s:.2g} s") from None
@@ -60,13 +63,16 @@ async def in_thread(fn: Callable[..., T], *args: Any, budget_s: float, **kwargs:
 
 
 def ranks_here() -> bool:
-    """Whether this process ranks its own searches (no ranking worker started): only then does it need the
-    ranking's tables (memory-mapped, the pages it reads) in its own memory."""
+    """Whether this process ranks its own searches (no workers started): only then does it need the ranking's
+    tables (memory-mapped, the pages it reads) in its own memory."""
     return not WORKERS.started
 
 
 def start() -> None:
-    """For servers: start the ranking worker (in the background; until it is up, rankings use a thread)."""
+    """For servers: rank (and parse) in the workers, which start in the background (until one is up, rankings
+    use a thread). Before the source starts them, so they load the ranking's tables too."""
+    if not WORKERS.started:
+        WORKERS.preload = PRELOAD
     WORKERS.start()
 
 

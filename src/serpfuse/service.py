@@ -149,7 +149,7 @@ class SearchService:
         self.config: RankingConfig = settings.ranking_config  # fixed for the service's life (cache keys)
         self.identity = source_identity(source)
         self._owns_source = owns_source
-        self._started = False  # start() ran: aclose() stops the ranking worker
+        self._started = False  # start() ran: aclose() stops the workers
         self._last_seen: dict[str, EngineReport] = {}
         # cache key -> (the stored bytes, their decoded response); see _decoded_hit
         self._hot: OrderedDict[str, tuple[bytes, SearchResponse]] = OrderedDict()
@@ -431,8 +431,10 @@ class SearchService:
         return self.stores.degraded()
 
     def start(self) -> None:
-        """What a long-running server starts first: the ranking worker (``rank_worker``) and the live source's
-        parse workers (``sources.parsing``)."""
+        """What a long-running server starts first: the worker processes that rank (``rank_worker``) and parse
+        the live source's answers (``sources.parsing``): ``worker_processes`` of them when set."""
+        if self.settings.worker_processes and not rank_worker.WORKERS.started:
+            rank_worker.WORKERS.size = self.settings.worker_processes
         rank_worker.start()
         self._started = True
         start = getattr(self.source, "start", None)

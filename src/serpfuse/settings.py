@@ -232,6 +232,11 @@ class Settings(BaseSettings):
         1000, ge=1, description="connections one server process holds; past that a request is answered 503"
     )
     mcp_max_chars: int = Field(6000, ge=MCP_MIN_CHARS, le=MCP_MAX_CHARS)
+    worker_processes: int | None = Field(
+        None,
+        ge=1,
+        description="processes a server parses and ranks in (default: the cores, shared by --workers)",
+    )
     engine_budget_per_min: float | None = Field(
         None, gt=0, description="requests per engine per minute, shared by every process on redis_url"
     )

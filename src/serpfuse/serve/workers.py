@@ -7,8 +7,8 @@ between the workers: the result cache (its SQLite file, or Redis), and, in Redis
 requests and its outbound budget (one queue per machine), and the HTTP API's per-client token bucket (one limit
 per client, whichever worker answers), and the metrics: each worker writes its counts to files in a directory
 the supervisor makes (``PROMETHEUS_MULTIPROC_DIR``) and removes when it ends, so ``/metrics``, whichever worker
-answers it, adds up all of them (``serve.metrics``). Each worker parses large engine answers in its own parse processes
-(``sources.parsing``), the cores shared out among the workers; they end with it. A worker ends with its
+answers it, adds up all of them (``serve.metrics``). Each worker parses engine answers and ranks in processes of its own
+(``sources.parsing``, the cores shared out among the workers); they end with it. A worker ends with its
 supervisor too, however that ends (``kill -9``, a crash): otherwise it goes on serving the port, which then
 cannot be served again.
 """
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from serpfuse.settings import Settings
 
 ARGS_ENV = "_SERPFUSE_WORKER_ARGS"  # no SERPFUSE_ prefix: settings must not read it as a setting
-PARSERS_ENV = "_SERPFUSE_PARSE_WORKERS"  # each server process's share of the cores for parse workers
+PARSERS_ENV = "_SERPFUSE_PARSE_WORKERS"  # how many parse (and ranking) workers each server process starts
 COUNT_ENV = "_SERPFUSE_WORKERS"
 SUPERVISOR_ENV = "_SERPFUSE_SUPERVISOR"  # the supervisor's pid, to tell when a worker has lost it
 PR_SET_PDEATHSIG = 1

@@ -13,9 +13,12 @@ the workers, and parses in a thread: it has no other request to stall, and start
 it more than it saves.
 
 Each worker is a fresh interpreter that imports the engines (and nothing of the server: not multiprocessing's
-fork server, which would also import the server's main script in every worker) and serves one parse at a
-time over its own pipes; the pool holds ``size`` of them (the cores, shared out by ``serve --workers``). A
-replacement starts in the background (about a second); meanwhile parses use the other workers, or a thread.
+fork server, which would also import the server's main script in every worker) and serves one job at a time
+over its own pipes. The same workers rank a server's searches (``rank_worker``): a process of its own for the
+ranking made one process more and put every search's ranking in one queue; in the parse workers the rankings
+spread over the cores (100 searches at once: faster and smaller; BENCHMARKS.md, "Performance"). The pool holds
+``size`` of them (the cores, shared out by ``serve --workers``; the ``worker_processes`` setting). A replacement
+starts in the background (about a second); meanwhile parses use the other workers, or a thread.
 A parse function is sent by reference (its module and name), so only a module's own top-level functions go
 to a worker, anything else to a thread. Bounded memory: a worker's address space may grow at most
 ``WORKER_EXTRA_MEMORY`` over its start, so an answer that would need more fails that parse
@@ -207,7 +210,7 @@ class ParsePool:
     ``preload``: what each worker imports (and with ``module:function``, calls) before it says it is ready.
     ``kill_on_cancel``: a call whose caller has gone kills its worker (a parse of hostile input must not go on
     using a core); False for work that is bounded anyway (ranking), which then finishes and is thrown away
-    instead of costing a new worker."""
+    instead of costing a new worker. ``parse`` may say otherwise for one call."""
 
     def __init__(
         self, size: int | None = None, *, preload: str = "serpfuse.engines", kill_on_cancel: bool = True
@@ -297,9 +300,11 @@ class ParsePool:
         if worker is not None:
             worker.kill()  # its pool thread sees the pipe close, reaps it and starts a replacement
 
-    async def parse(self, fn: Parse, args: tuple[Any, ...], budget_s: float) -> list[EngineRow]:
+    async def parse(
+        self, fn: Parse, args: tuple[Any, ...], budget_s: float, *, kill_on_cancel: bool | None = None
+    ) -> list[EngineRow]:
         """``fn(*args)`` in a worker; ``ParseOverrun`` (the worker killed) when it is not done in ``budget_s``.
-        Raises ``_NoWorker`` when no worker is up."""
+        Raises ``_NoWorker`` when no worker is up. ``kill_on_cancel``: the pool's unless given."""
         threads = self._threads
         if not self.ready or threads is None:
             raise _NoWorker()
@@ -316,7 +321,7 @@ class ParsePool:
                 f"parsing the answer took over {max(0.0, budget_s):.2g} s; abandoned"
             ) from None
         except asyncio.CancelledError:
-            if self.kill_on_cancel:
+            if self.kill_on_cancel if kill_on_cancel is None else kill_on_cancel:
                 self._abandon(job)
             else:
                 with self._lock:  # not started yet: never started; else it finishes and nobody reads it
