@@ -7,9 +7,9 @@ between the workers: the result cache (its SQLite file, or Redis), and, in Redis
 requests and its outbound budget (one queue per machine), and the HTTP API's per-client token bucket (one limit
 per client, whichever worker answers), and the metrics: each worker writes its counts to files in a directory
 the supervisor makes (``PROMETHEUS_MULTIPROC_DIR``) and removes when it ends, so ``/metrics``, whichever worker
-answers it, adds up all of them (``serve.metrics``). Each worker parses engine answers and ranks in processes of its own
-(``sources.parsing``, the cores shared out among the workers); they end with it. A worker ends with its
-supervisor too, however that ends (``kill -9``, a crash): otherwise it goes on serving the port, which then
+answers it, adds up all of them (``serve.metrics``). Each worker parses engine answers and ranks in processes
+of its own (``sources.parsing``, the cores shared out among the workers); they end with it. A worker ends with
+its supervisor too, however that ends (``kill -9``, a crash): otherwise it goes on serving the port, which then
 cannot be served again.
 """
 
