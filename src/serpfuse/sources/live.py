@@ -494,14 +494,13 @@ class LiveSource:
             raise error
 
     def _safe_row(self, row: EngineRow, variant: str) -> EngineRow:
-        update: dict[str, Any] = {"variant": variant} if row.variant != variant else {}
+        update: dict[str, Any] = {"variant": variant}
         for name in ("url", "title", "snippet"):
             value = getattr(row, name)
             masked = self.keys.mask(value)
             if masked != value:
                 update[name] = masked
-        # the parse made this row for this answer alone: unchanged, it needs no copy (most rows)
-        return row.model_copy(update=update) if update else row
+        return row.model_copy(update=update)
 
 
 @dataclasses.dataclass(frozen=True)
