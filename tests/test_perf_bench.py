@@ -8,7 +8,7 @@ import urllib.request
 
 import pytest
 
-from benchmarks import perf
+from benchmarks import perf, perf_probe
 from benchmarks.perf_probe import clear_memos, raw_gather, raw_get, rows_for
 from benchmarks.runner import run
 from benchmarks.setups import BenchOptions
@@ -113,3 +113,16 @@ def test_ranx_gets_the_runs_cut_to_the_queries_every_run_answers(tmp_path):
     trec.write_run(tmp_path / "b.run", {"q1": [("d2", 5.0)], "q3": [("d4", 1.0)]}, tag="b")
     cut = perf.common_query_runs([tmp_path / "a.run", tmp_path / "b.run"], tmp_path / "common")
     assert [trec.read_run(p) for p in cut] == [{"q1": {"d1": 2.0, "d2": 1.0}}, {"q1": {"d2": 5.0}}]
+
+
+def test_the_fake_engines_parse_where_a_real_engines_would(monkeypatch):
+    """A server sends a parse to its workers only by reference (a module's own function): the fake engines'
+    must be one too, or the perf rows measure a server that parses in its own threads."""
+    from serpfuse.sources.parsing import _by_reference
+
+    monkeypatch.syspath_prepend(str(perf.PROBE.with_name("probe_path")))  # as the probe's PYTHONPATH has it
+    module = perf_probe.engine_module("fake", 5, "http://127.0.0.1:9")
+    assert _by_reference(module.parse)
+    body = json.dumps({"engine": "fake", "results": perf_probe.rows_for("fake", "a b")}).encode()
+    rows = module.parse(200, {}, body, None)
+    assert [r.engine for r in rows] == ["fake"] * 10 and rows[0].title.startswith("a b")
