@@ -27,7 +27,7 @@ sys.path.insert(0, str(HERE))
 
 from bombs import BOMBS  # noqa: E402
 from fakeserver import FakeServer, Reply  # noqa: E402
-from fault_matrix import _vm_hwm_mb, descendants, healthy_reply  # noqa: E402
+from fault_matrix import _vm_hwm_mb, _wait_for_parse_workers, descendants, healthy_reply  # noqa: E402
 from redis_server import free_port, http, start_serpfuse, stop  # noqa: E402
 from serpfuse.engines import ENGINES, base_url_env  # noqa: E402
 
@@ -168,8 +168,11 @@ def play(fault: EngineFault, home: Path, cache_home: Path | None = None) -> Engi
         env |= {k: dead for k in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy")}
         server = start_serpfuse(home, [], env)
         try:
-            # One search first, of the healthy engine alone: it loads the language tables, no fault's cost.
+            # One search first, of the healthy engine alone: it loads the language tables, no fault's cost; then
+            # the workers up, as on a server that has run a while (until they are, the server parses and ranks
+            # in its own threads, and its peak memory measured the start, not the fault).
             server.get(f"/v1/search?q={QUERY.replace(' ', '+')}&engines={HEALTHY}&cache=false")
+            _wait_for_parse_workers(server.proc.pid)
             outcome = _search(server.base, fault, searches()[0])
             for extra in searches()[1:]:
                 outcome.merge(_search(server.base, fault, extra))
