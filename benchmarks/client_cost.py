@@ -24,20 +24,23 @@ def _targets(n: int) -> list[str]:
     return [f"/5/e{i % 5}?q=x{i}" for i in range(n)]
 
 
-async def _raw(port: int, n: int) -> float:
+async def _timed(get: Callable[[str], Awaitable[object]], n: int) -> float:
+    """CPU seconds of ``n`` GETs at once through ``get`` (one GET first, so a pool has its connections)."""
+    await get("/0/warm?q=w")
     t0 = time.process_time()
-    await asyncio.gather(*(raw_get(port, t) for t in _targets(n)))
+    await asyncio.gather(*(get(t) for t in _targets(n)))
     return time.process_time() - t0
+
+
+async def _raw(port: int, n: int) -> float:
+    return await _timed(lambda target: raw_get(port, target), n)
 
 
 async def _curl(port: int, n: int) -> float:
     from curl_cffi.requests import AsyncSession
 
     async with AsyncSession(max_clients=100) as session:
-        await session.get(f"http://127.0.0.1:{port}/0/warm?q=w")
-        t0 = time.process_time()
-        await asyncio.gather(*(session.get(f"http://127.0.0.1:{port}{t}") for t in _targets(n)))
-        return time.process_time() - t0
+        return await _timed(lambda target: session.get(f"http://127.0.0.1:{port}{target}"), n)
 
 
 async def _httpx(port: int, n: int) -> float:
@@ -45,10 +48,7 @@ async def _httpx(port: int, n: int) -> float:
 
     limits = httpx2.Limits(max_connections=100, max_keepalive_connections=100)
     async with httpx2.AsyncClient(limits=limits, trust_env=False) as client:
-        await client.get(f"http://127.0.0.1:{port}/0/warm?q=w")
-        t0 = time.process_time()
-        await asyncio.gather(*(client.get(f"http://127.0.0.1:{port}{t}") for t in _targets(n)))
-        return time.process_time() - t0
+        return await _timed(lambda target: client.get(f"http://127.0.0.1:{port}{target}"), n)
 
 
 async def _aiohttp(port: int, n: int) -> float:
@@ -56,14 +56,11 @@ async def _aiohttp(port: int, n: int) -> float:
 
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=100)) as session:
 
-        async def one(target: str) -> bytes:
+        async def get(target: str) -> bytes:
             async with session.get(f"http://127.0.0.1:{port}{target}") as response:
                 return await response.read()
 
-        await one("/0/warm?q=w")
-        t0 = time.process_time()
-        await asyncio.gather(*(one(t) for t in _targets(n)))
-        return time.process_time() - t0
+        return await _timed(get, n)
 
 
 def main() -> None:

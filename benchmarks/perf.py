@@ -305,40 +305,41 @@ def served_concurrent(src: Path, port: int, n: int, tmp: Path, salt: str) -> dic
 
         asyncio.run(batch(queries(3, f"{salt}-warm")))
         out: dict[str, float] = {}
-        failed, rss, cpu, by_role = 0, 0.0, [], []
-        cpu_split: dict[str, float] = {}
+        failed, peaks, cpu = 0, [], []  # cpu: (ms a search, ms a search by role) per serve turn
         idle = rss_by_role(server.proc.pid)  # started and warmed, before the load
         for turn in ("raw", "serve") * 2:
             qs = queries(n, f"{salt}-{turn}-{time.perf_counter_ns()}")
             roles0, t0 = cpu_by_role(server.proc.pid), time.perf_counter()
-            cpu0 = sum(roles0.values())
             if turn == "raw":
                 asyncio.run(raw_gather(port, LATENCIES_MS, qs))
             else:
                 sampler = _RssSampler(server.proc.pid)
                 with sampler:
                     bodies = asyncio.run(batch(qs))
-                if sampler.peak_mb > rss:
-                    rss, by_role = sampler.peak_mb, sampler.peak_by_role
+                peaks.append(sampler.peak_by_role)
                 roles1 = cpu_by_role(server.proc.pid)
-                cpu.append((sum(roles1.values()) - cpu0) * 1000 / n)
                 split = {r: (roles1[r] - roles0.get(r, 0.0)) * 1000 / n for r in roles1}
-                if cpu[-1] == min(cpu):
-                    cpu_split = split
+                cpu.append(((sum(roles1.values()) - sum(roles0.values())) * 1000 / n, split))
                 failed += sum(e["status"] != "ok" for b in bodies for e in json.loads(b)["engines"])
             seconds = time.perf_counter() - t0
             out[turn] = min(out.get(turn, seconds), seconds)
+    cpu_ms, cpu_split = min(cpu, key=lambda turn: turn[0])
+    by_role = max(peaks, key=_total_mb)
     return {
         "ratio": out["serve"] / out["raw"],
         "serve_s": out["serve"],
         "raw_s": out["raw"],
         "failed": failed,
-        "cpu_ms": min(cpu),
+        "cpu_ms": cpu_ms,
         "cpu_ms_by_role": cpu_split,
-        "rss_mb": rss,
+        "rss_mb": _total_mb(by_role),
         "rss_by_role": by_role,
         "idle_rss_by_role": idle,
     }
+
+
+def _total_mb(by_role: list[tuple[str, float]]) -> float:
+    return sum(mb for _, mb in by_role)
 
 
 class _RssSampler:
@@ -348,16 +349,15 @@ class _RssSampler:
     def __init__(self, pid: int) -> None:
         import threading
 
-        self.pid, self.peak_mb, self.peak_by_role = pid, 0.0, []
+        self.pid, self.peak_by_role = pid, []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
         while True:
             by_role = rss_by_role(self.pid)
-            total = sum(mb for _, mb in by_role)
-            if total > self.peak_mb:
-                self.peak_mb, self.peak_by_role = total, by_role
+            if _total_mb(by_role) > _total_mb(self.peak_by_role):
+                self.peak_by_role = by_role
             if self._stop.wait(0.05):
                 return
 
@@ -407,17 +407,6 @@ def rss_by_role(pid: int) -> list[tuple[str, float]]:
     return out
 
 
-def tree_rss_mb(pid: int) -> float:
-    """Resident memory of ``pid`` and every process below it (Linux ``/proc``), MB."""
-    total = 0
-    for p in _tree_pids(pid):
-        try:
-            total += int(Path(f"/proc/{p}/statm").read_text().split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-    return total * os.sysconf("SC_PAGE_SIZE") / 1e6
-
-
 def _tree_cpu_s(pid: int) -> float:
     """CPU seconds (user + system) used so far by ``pid`` and every process below it (Linux ``/proc``)."""
     return sum(cpu_by_role(pid).values())
@@ -430,10 +419,11 @@ def cpu_by_role(pid: int) -> dict[str, float]:
     for p in _tree_pids(pid):
         try:
             fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
+            seconds = (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+        except (OSError, IndexError, ValueError):
             continue
         role = _role(p)
-        out[role] = out.get(role, 0.0) + (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+        out[role] = out.get(role, 0.0) + seconds
     return out
 
 

@@ -27,7 +27,7 @@ sys.path.insert(0, str(HERE))
 
 from bombs import BOMBS  # noqa: E402
 from fakeserver import FakeServer, Reply  # noqa: E402
-from fault_matrix import _vm_hwm_mb, _wait_for_parse_workers, descendants, healthy_reply  # noqa: E402
+from fault_matrix import _vm_hwm_mb, descendants, healthy_reply, wait_for_workers  # noqa: E402
 from redis_server import free_port, http, start_serpfuse, stop  # noqa: E402
 from serpfuse.engines import ENGINES, base_url_env  # noqa: E402
 
@@ -172,7 +172,7 @@ def play(fault: EngineFault, home: Path, cache_home: Path | None = None) -> Engi
             # the workers up, as on a server that has run a while (until they are, the server parses and ranks
             # in its own threads, and its peak memory measured the start, not the fault).
             server.get(f"/v1/search?q={QUERY.replace(' ', '+')}&engines={HEALTHY}&cache=false")
-            _wait_for_parse_workers(server.proc.pid)
+            wait_for_workers(server.proc.pid)
             outcome = _search(server.base, fault, searches()[0])
             for extra in searches()[1:]:
                 outcome.merge(_search(server.base, fault, extra))

@@ -150,7 +150,7 @@ class FaultApp:
             _wait_up(self.base, self.proc)
             # One search first: it loads the language tables, a one-off cost that is no fault's.
             http("GET", f"{self.base}/v1/search?q={QUERY.replace(' ', '+')}&engines=wikipedia&cache=false")
-            _wait_for_parse_workers(self.proc.pid)
+            wait_for_workers(self.proc.pid)
         except BaseException:
             self.close()
             raise
@@ -224,16 +224,16 @@ def workers_below(pid: int) -> list[int]:
     return out
 
 
-def _wait_for_parse_workers(pid: int) -> None:
-    """Until the app's workers are up (they start in the background when the server does) and have imported
-    what they preload (a worker then sleeps on its pipe)."""
+def wait_for_workers(pid: int, count: int = 1) -> None:
+    """Until ``count`` workers at least are up below ``pid`` (they start in the background when the server
+    does) and have imported what they preload (a worker then sleeps on its pipe)."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         workers = workers_below(pid)
-        if workers and all(_state(w) == "S" for w in workers):
+        if len(workers) >= count and all(_state(w) == "S" for w in workers):
             return
         time.sleep(0.1)
-    raise RuntimeError("the fault app's workers did not start")
+    raise RuntimeError(f"{count} workers did not start below {pid}")
 
 
 def _vm_hwm_mb(pid: int) -> float | None:

@@ -10,26 +10,19 @@ import time
 import pytest
 
 from conftest import running
-from fault_matrix import descendants, workers_below
+from fault_matrix import descendants, wait_for_workers
 from redis_server import http, start_serpfuse, stop
 
 GONE_WITHIN_S = 5.0
-
-
-def _wait_for_the_workers(pid: int) -> None:
-    deadline = time.monotonic() + 60
-    while len(workers_below(pid)) < 2:  # one at least per server process
-        assert time.monotonic() < deadline, "the parse and ranking workers did not start"
-        time.sleep(0.2)
 
 
 @pytest.mark.slow
 def test_killing_the_supervisor_ends_every_worker_and_frees_the_port(tmp_path):
     server = start_serpfuse(tmp_path / "first", ["--workers", "2"])
     try:
-        _wait_for_the_workers(server.proc.pid)
+        wait_for_workers(server.proc.pid, 2)  # one at least per server process
         started = descendants(server.proc.pid)
-        assert len(started) >= 4  # two server processes, each with its parse and ranking workers
+        assert len(started) >= 4  # two server processes, each with the workers it parses and ranks in
         killed_at = time.monotonic()
         os.kill(server.proc.pid, signal.SIGKILL)
         server.proc.wait(timeout=10)

@@ -147,14 +147,12 @@ def test_two_workers_serve_one_port_and_share_the_cache(data_dir, tmp_path):
 def test_every_worker_parses_in_its_own_processes_and_they_end_with_the_server(tmp_path):
     """``serve --workers 2`` on live engines: each server process starts the workers it parses and ranks in
     (its share of the cores, one at least), and SIGTERM to the supervisor leaves no process behind."""
-    from fault_matrix import descendants, workers_below
+    from fault_matrix import descendants, wait_for_workers, workers_below
 
     want = 2 * max(1, default_workers() // 2)
     server = start_serpfuse(tmp_path, ["--workers", "2"])
     try:
-        deadline = time.monotonic() + 60
-        while len(workers_below(server.proc.pid)) < want and time.monotonic() < deadline:
-            time.sleep(0.2)
+        wait_for_workers(server.proc.pid, want)
         time.sleep(0.5)  # none more comes
         workers = workers_below(server.proc.pid)
         assert len(workers) == want, workers

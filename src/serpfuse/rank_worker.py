@@ -69,11 +69,13 @@ def ranks_here() -> bool:
     return not WORKERS.started
 
 
-def start() -> None:
-    """For servers: rank (and parse) in the workers, which start in the background (until one is up, rankings
-    use a thread). Before the source starts them, so they load the ranking's tables too."""
+def start(size: int | None = None) -> None:
+    """For servers: rank (and parse) in ``size`` workers (default: as the pool is sized), which start in the
+    background (until one is up, rankings use a thread). Before the source starts them, so they load the
+    ranking's tables too."""
     if not WORKERS.started:
         WORKERS.preload = PRELOAD
+        WORKERS.size = size or WORKERS.size
     WORKERS.start()
 
 

@@ -433,9 +433,7 @@ class SearchService:
     def start(self) -> None:
         """What a long-running server starts first: the worker processes that rank (``rank_worker``) and parse
         the live source's answers (``sources.parsing``): ``worker_processes`` of them when set."""
-        if self.settings.worker_processes and not rank_worker.WORKERS.started:
-            rank_worker.WORKERS.size = self.settings.worker_processes
-        rank_worker.start()
+        rank_worker.start(self.settings.worker_processes)
         self._started = True
         start = getattr(self.source, "start", None)
         if start is not None:

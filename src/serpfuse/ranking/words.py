@@ -137,11 +137,7 @@ def word_stems(word: str) -> set[str]:
 
 @lru_cache(maxsize=1 << 16)
 def _stems(word: str) -> frozenset[str]:
-    """``word_stems`` as a frozenset, stemmed here rather than through ``light_stem``'s memo: a row word
-    ending in -s, -g, -d or -e is mostly new to the process, and met again through this memo."""
-    if len(word) > 3 and word[-1] == "s":
-        return frozenset((_light_stem(word), _light_stem(word[:-1])))
-    return frozenset((_light_stem(word),))
+    return frozenset(word_stems(word))
 
 
 def _vocabulary(plain: Iterable[str]) -> set[str]:

@@ -207,17 +207,11 @@ class _Job:
 class ParsePool:
     """``size`` worker processes (the cores), started by ``start()``, and one thread per worker to talk to it.
 
-    ``preload``: what each worker imports (and with ``module:function``, calls) before it says it is ready.
-    ``kill_on_cancel``: a call whose caller has gone kills its worker (a parse of hostile input must not go on
-    using a core); False for work that is bounded anyway (ranking), which then finishes and is thrown away
-    instead of costing a new worker. ``parse`` may say otherwise for one call."""
+    ``preload``: what each worker imports (and with ``module:function``, calls) before it says it is ready."""
 
-    def __init__(
-        self, size: int | None = None, *, preload: str = "serpfuse.engines", kill_on_cancel: bool = True
-    ) -> None:
+    def __init__(self, size: int | None = None, *, preload: str = "serpfuse.engines") -> None:
         self.size = size or _cores()
         self.preload = preload
-        self.kill_on_cancel = kill_on_cancel
         self._lock = threading.Lock()
         self._workers: set[_Worker] = set()  # started and not killed
         self._idle: list[_Worker] = []
@@ -301,10 +295,12 @@ class ParsePool:
             worker.kill()  # its pool thread sees the pipe close, reaps it and starts a replacement
 
     async def parse(
-        self, fn: Parse, args: tuple[Any, ...], budget_s: float, *, kill_on_cancel: bool | None = None
+        self, fn: Parse, args: tuple[Any, ...], budget_s: float, *, kill_on_cancel: bool = True
     ) -> list[EngineRow]:
         """``fn(*args)`` in a worker; ``ParseOverrun`` (the worker killed) when it is not done in ``budget_s``.
-        Raises ``_NoWorker`` when no worker is up. ``kill_on_cancel``: the pool's unless given."""
+        Raises ``_NoWorker`` when no worker is up. ``kill_on_cancel``: a call whose caller has gone kills its
+        worker (a parse of hostile input must not go on using a core); False for work that is bounded anyway
+        (ranking), which then finishes and is thrown away instead of costing a new worker."""
         threads = self._threads
         if not self.ready or threads is None:
             raise _NoWorker()
@@ -321,7 +317,7 @@ class ParsePool:
                 f"parsing the answer took over {max(0.0, budget_s):.2g} s; abandoned"
             ) from None
         except asyncio.CancelledError:
-            if self.kill_on_cancel if kill_on_cancel is None else kill_on_cancel:
+            if kill_on_cancel:
                 self._abandon(job)
             else:
                 with self._lock:  # not started yet: never started; else it finishes and nobody reads it
