@@ -84,3 +84,25 @@ def test_the_package_root_exports_resolve_on_first_use():
         assert getattr(serpfuse, name).__name__ == name
     with pytest.raises(AttributeError):
         serpfuse.not_a_name  # noqa: B018
+
+
+_GC_PROBE = """
+import gc, json, sys
+import serpfuse.cli as cli
+before = gc.get_freeze_count()
+cli.load_command("fuse")
+loaded = gc.get_freeze_count()
+sys.argv = ["serpfuse", "--version"]
+try:
+    cli.main()
+except SystemExit:
+    pass
+print(json.dumps([before, loaded, gc.isenabled(), gc.get_freeze_count()]), file=sys.stderr)
+"""
+
+
+def test_a_commands_modules_and_the_ending_process_are_kept_out_of_the_cycle_collector():
+    proc = subprocess.run([sys.executable, "-c", _GC_PROBE], capture_output=True, text=True, timeout=60)
+    before, loaded, enabled, at_exit = json.loads(proc.stderr.strip().splitlines()[-1])
+    assert before == 0 < loaded <= at_exit  # frozen once the command's modules are in, and again on the way out
+    assert enabled  # collection is back on for the command itself
