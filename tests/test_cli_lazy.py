@@ -104,5 +104,6 @@ print(json.dumps([before, loaded, gc.isenabled(), gc.get_freeze_count()]), file=
 def test_a_commands_modules_and_the_ending_process_are_kept_out_of_the_cycle_collector():
     proc = subprocess.run([sys.executable, "-c", _GC_PROBE], capture_output=True, text=True, timeout=60)
     before, loaded, enabled, at_exit = json.loads(proc.stderr.strip().splitlines()[-1])
-    assert before == 0 < loaded <= at_exit  # frozen once the command's modules are in, and again on the way out
+    # frozen once the command's modules are in, and again on the way out
+    assert before == 0 < loaded <= at_exit
     assert enabled  # collection is back on for the command itself
