@@ -6,6 +6,7 @@ path raises it; a search cancelled while it ranks leaves the worker alone; nothi
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import math
 import os
@@ -126,7 +127,9 @@ async def test_a_call_over_its_budget_ends_the_worker_and_a_new_one_ranks(worker
 
 async def test_a_service_starts_the_worker_and_its_close_ends_it(recording, tmp_path):
     service = SearchService.from_settings(Settings(replay=str(recording), cache_dir=tmp_path))
+    gc.unfreeze()
     service.start()
+    assert gc.get_freeze_count() > 0  # what the started server holds is kept out of the cycle collector
     await until(lambda: rank_worker.WORKERS.ready, "service.start() started no ranking worker")
     pids = rank_worker.WORKERS.pids()
     await service.aclose()
@@ -138,6 +141,10 @@ async def test_the_worker_has_loaded_the_ranking_tables_when_it_is_ready(worker)
     # Asked in the worker's own process: a search there never waits for the word tables.
     (loaded,) = await worker.parse(rank_worker._call, (tables_loaded, (None,), {}), 30)
     assert loaded is True
+
+
+async def test_what_a_worker_loaded_before_it_was_ready_is_kept_out_of_the_cycle_collector(worker):
+    assert await rank_worker.off_loop(gc.get_freeze_count, budget_s=30) > 0
 
 
 async def test_a_server_ranks_in_the_workers_it_parses_in(worker, threads):

@@ -12,6 +12,7 @@ by another process is skipped before the tiers are planned, and the replay sourc
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import time
 from collections import OrderedDict
@@ -438,6 +439,7 @@ class SearchService:
         start = getattr(self.source, "start", None)
         if start is not None:
             start()
+        gc.freeze()  # what a server holds once started lives as long as it: no collection rescans it
 
     async def aclose(self) -> None:
         if self._started:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import gc
 import importlib
 import logging
 import os
@@ -80,6 +81,7 @@ def worker_main(inbox: int, outbox: int, preload: str = "serpfuse.engines") -> N
     loaded = importlib.import_module(module)
     if call:
         getattr(loaded, call)()
+    gc.freeze()  # the modules and tables loaded so far live as long as the worker: no collection rescans them
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's; it ends us by closing the pipe
     _cap_memory()
