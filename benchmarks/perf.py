@@ -275,10 +275,11 @@ def serve_rps(src: Path, recording: Path, workers: int | None, seconds: float, t
     }
 
 
-def served_concurrent(src: Path, port: int, n: int, tmp: Path, salt: str) -> dict[str, float]:
+def served_concurrent(src: Path, port: int, n: int, tmp: Path, salt: str, soak: int = 0) -> dict[str, float]:
     """``n`` searches at once through a real ``serve`` app (uvicorn, its ranking and parse workers; the fake
     engines), against a raw asyncio gather of the same engine requests, best of two each, interleaved; and
-    the server tree's CPU per search and its memory (RSS of every process, sampled under that load)."""
+    the server tree's CPU per search and its memory (RSS of every process, sampled under that load). ``soak``
+    batches of ``n`` new searches run first, so the memory is a server's that has ranked many rows."""
     from benchmarks.perf_probe import queries, raw_gather, raw_get
 
     serve_port, home = _free_port(), Path(tempfile.mkdtemp(dir=tmp))
@@ -304,6 +305,8 @@ def served_concurrent(src: Path, port: int, n: int, tmp: Path, salt: str) -> dic
             )
 
         asyncio.run(batch(queries(3, f"{salt}-warm")))
+        for i in range(soak):
+            asyncio.run(batch(queries(n, f"{salt}-soak-{i}")))
         out: dict[str, float] = {}
         failed, peaks, cpu = 0, [], []  # cpu: (ms a search, ms a search by role) per serve turn
         idle = rss_by_role(server.proc.pid)  # started and warmed, before the load

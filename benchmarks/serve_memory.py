@@ -3,7 +3,9 @@ ranks in) against the fake engines, each process's RSS once started and warmed, 
 searches (the perf table's memory row is the sum at that peak), and the CPU a search costs each kind of process in
 that batch. For another tree, ``--src``:
 
-    python -m benchmarks.serve_memory [--src /tmp/base/src]     # git archive REV src | tar -x -C /tmp/base
+    python -m benchmarks.serve_memory [--src /tmp/base/src] [--soak 10]   # git archive REV src | tar -x -C /tmp/base
+
+``--soak K`` first runs K batches of new searches: the memory of a server that has ranked many rows (its memos full).
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--src", type=Path, default=THIS_SRC, help="the src directory of the tree to measure")
     parser.add_argument("-n", type=int, default=100, help="searches at once")
+    parser.add_argument("--soak", type=int, default=0, help="batches of new searches run before measuring")
     args = parser.parse_args()
     engines, port = start_engines(lifetime_s=300)
     with engines, tempfile.TemporaryDirectory(prefix="serpfuse-memory-") as tmp:
-        got = served_concurrent(args.src, port, args.n, Path(tmp), "memory")
+        got = served_concurrent(args.src, port, args.n, Path(tmp), "memory", args.soak)
     print(
         f"{args.src}: {args.n} searches at once, {got['failed']} failed answers; batch {got['serve_s']:.3f} s"
         f" = {got['ratio']:.2f} x the raw gather ({got['raw_s']:.3f} s); CPU {got['cpu_ms']:.1f} ms a search"
