@@ -40,8 +40,9 @@ def _may_have_cjk(text: str) -> bool:
 _TAG = re.compile(r"<[^>]+>")
 _SPACE = re.compile(r"\s+")
 # The same titles and snippets are folded and split by every stage of a search (candidates, filters, rankers,
-# selection): both are pure, so each text is worked out once and then looked up.
-_TEXT_MEMO = 16384
+# selection): both are pure, so each text is worked out once and then looked up. 8192 texts hold a 32-engine flood's
+# titles and snippets (6400); past that a memo grew a process by memory (~0.6 KB a text), not speed.
+_TEXT_MEMO = 8192
 
 
 def is_cjk(ch: str) -> bool:

@@ -20,7 +20,7 @@ from serpfuse.text import fold, words
 if TYPE_CHECKING:
     from serpfuse.ranking.query import QueryAnalysis
 
-_ROW_MEMO = 16384  # a row's title against the query's words is judged once while both keep coming back
+_ROW_MEMO = 8192  # a row's title against the query's words is judged once while both keep coming back
 
 
 def page_title_words(title: str) -> list[str]:

@@ -35,8 +35,8 @@ class JunkVerdict:
 
 
 # The row rules below read only the row (the rule tables are fixed per process): each title and URL is judged
-# once while it keeps coming back, and the query-only test once per query.
-_ROW_MEMO = 16384
+# once while it keeps coming back, and the query-only test once per query (as many rows as text.py keeps texts).
+_ROW_MEMO = 8192
 
 
 @lru_cache(maxsize=64)
