@@ -41,8 +41,9 @@ _TAG = re.compile(r"<[^>]+>")
 _SPACE = re.compile(r"\s+")
 # The same titles and snippets are folded and split by every stage of a search (candidates, filters, rankers,
 # selection): both are pure, so each text is worked out once and then looked up. 8192 texts hold a 32-engine flood's
-# titles and snippets (6400); past that a memo grew a process by memory (~0.6 KB a text), not speed.
-_TEXT_MEMO = 8192
+# titles and snippets (6400); past that a memo grew a process by memory (~0.6 KB a text), not speed. The ranking's
+# per-row memos keep as many.
+TEXT_MEMO = 8192
 
 
 def is_cjk(ch: str) -> bool:
@@ -53,7 +54,7 @@ def has_cjk(text: str) -> bool:
     return _may_have_cjk(text) and _cjk_pattern("[{cjk}]").search(text) is not None
 
 
-@lru_cache(maxsize=_TEXT_MEMO)
+@lru_cache(maxsize=TEXT_MEMO)
 def fold(text: str) -> str:
     """Lowercase and strip diacritics (café -> cafe), keeping CJK untouched."""
     if text.isascii():  # most titles and snippets: NFKD leaves ASCII as it is and it has no combining marks
@@ -73,12 +74,12 @@ class _CombiningMarks(dict):
 _MARKS = _CombiningMarks()
 
 
-@lru_cache(maxsize=_TEXT_MEMO)
+@lru_cache(maxsize=TEXT_MEMO)
 def _words(text: str) -> tuple[str, ...]:
     return tuple(_WORD.findall(fold(text)))
 
 
-@lru_cache(maxsize=_TEXT_MEMO)
+@lru_cache(maxsize=TEXT_MEMO)
 def word_set(text: str) -> frozenset[str]:
     """The distinct ``words`` of a text."""
     return frozenset(_words(text))
@@ -130,7 +131,7 @@ def clean_text(text: str | None) -> str:
     return _clean(text)
 
 
-@lru_cache(maxsize=_TEXT_MEMO)
+@lru_cache(maxsize=TEXT_MEMO)
 def _clean(text: str) -> str:
     # str.split() splits on exactly the characters \s matches (Unicode whitespace) and drops the ends
     return " ".join((_TAG.sub("", text) if "<" in text else text).split())

@@ -36,8 +36,7 @@ def load_command(name: str) -> Any:
     """The click command `name` as its module registers it (imports the module).
 
     The import runs without the cycle collector and its objects are then frozen out of it: modules, classes
-    and tables live as long as the process, so scanning them for garbage (some 100 passes while a search's
-    modules load) is wasted work."""
+    and tables live as long as the process, so scanning them for garbage is wasted work."""
     scratch = typer.Typer(add_completion=False)
     collecting = gc.isenabled()
     gc.disable()
