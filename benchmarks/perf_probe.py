@@ -6,7 +6,8 @@ every serpfuse version since the first round has (``serpfuse.pipeline``, ``serpf
 ...) and nothing from ``serpfuse.bench``.
 
 ``engines`` is also the fake engine server: loopback only, ``GET /<latency_ms>/<name>?q=...`` answers after that
-many milliseconds with ten JSON rows whose URLs overlap between engines as real engines' do.
+many milliseconds with ten JSON rows whose URLs overlap between engines as real engines' do; ``<name>.html``, the
+same rows as a Mojeek results page (what ``benchmarks.ddgs_side`` gives ddgs's own parser).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import json
 import statistics
 import sys
 import time
+from html import escape
 from types import ModuleType
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -44,6 +46,15 @@ def rows_for(engine: str, query: str) -> list[dict[str, str]]:
     ]
 
 
+def results_page(rows: list[dict[str, str]]) -> bytes:
+    """The rows as Mojeek lays out its results (what ddgs's Mojeek engine reads)."""
+    items = "".join(
+        f'<li><h2><a href="{escape(r["url"])}">{escape(r["title"])}</a></h2><p class="s">{escape(r["content"])}</p></li>'
+        for r in rows
+    )
+    return f'<!DOCTYPE html><html><body><ul class="results-standard">{items}</ul></body></html>'.encode()
+
+
 async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
     try:
         while True:
@@ -53,10 +64,14 @@ async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) ->
             _, latency, name = parts.path.split("/", 2)
             query = parse_qs(parts.query).get("q", [""])[0]
             await asyncio.sleep(int(latency) / 1000)
-            body = json.dumps({"engine": name, "results": rows_for(name, query)}).encode()
+            if name.endswith(".html"):
+                kind, body = b"text/html; charset=utf-8", results_page(rows_for(name[:-5], query))
+            else:
+                kind = b"application/json"
+                body = json.dumps({"engine": name, "results": rows_for(name, query)}).encode()
             writer.write(
-                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
-                % (len(body), body)
+                b"HTTP/1.1 200 OK\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n%s"
+                % (kind, len(body), body)
             )
             await writer.drain()
     except (asyncio.IncompleteReadError, ConnectionError, ValueError):
