@@ -3,9 +3,10 @@ engines on loopback (a 5 ms answer each), this process's CPU time per request, m
 
     python -m benchmarks.client_cost [-n 500] [--rounds 3]
 
-raw asyncio streams (a new connection each: the floor), curl_cffi (what the live transport sends every engine
-through), httpx2, and aiohttp when it is installed (no serpfuse dependency; measured as the candidate leaner
-client). Timings mean something only as ratios of clients measured in the same run.
+raw asyncio streams (a new connection each: the floor), curl_cffi's ``AsyncSession``, httpx2, aiohttp when it is
+installed (no serpfuse dependency; measured as a candidate leaner client), and serpfuse's own ``Transport`` as a
+JSON API and as an impersonated browser are sent (whichever serpfuse is first on ``PYTHONPATH``: a baseline tree's
+``src`` measures that tree). Timings mean something only as ratios of clients measured in the same run.
 """
 
 from __future__ import annotations
@@ -43,6 +44,17 @@ async def _curl(port: int, n: int) -> float:
         return await _timed(lambda target: session.get(f"http://127.0.0.1:{port}{target}"), n)
 
 
+async def _transport(port: int, n: int, browser: bool) -> float:
+    from serpfuse.engines.base import RequestSpec
+    from serpfuse.sources.transport import Transport
+
+    options = {"browser": True, "profile": "chrome152"} if browser else {}
+    async with Transport(trust_env=False) as t:
+        return await _timed(
+            lambda target: t.send(RequestSpec("GET", f"http://127.0.0.1:{port}{target}"), **options), n
+        )
+
+
 async def _httpx(port: int, n: int) -> float:
     import httpx2
 
@@ -70,8 +82,10 @@ def main() -> None:
     args = parser.parse_args()
     clients: dict[str, Callable[[int, int], Awaitable[float]]] = {
         "raw asyncio": _raw,
-        "curl_cffi": _curl,
+        "curl_cffi AsyncSession": _curl,
         "httpx2": _httpx,
+        "serpfuse Transport, JSON API": lambda port, n: _transport(port, n, browser=False),
+        "serpfuse Transport, browser": lambda port, n: _transport(port, n, browser=True),
     }
     try:
         import aiohttp  # noqa: F401

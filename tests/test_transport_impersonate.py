@@ -273,15 +273,15 @@ async def test_a_cancelled_call_raises_cancelled_and_leaves_the_session_usable(s
     assert body == b"fine"
 
 
-async def test_aclose_closes_the_curl_session(server):
+async def test_aclose_closes_the_curl_clients(server):
     server.route("/a", Reply(200, body=b"1"))
     t = Transport(trust_env=False, impersonate=True)
     await send_browser(t, spec(server, "/a"), timeout_s=5, profile="chrome152")
     await send_browser(t, spec(server, "/a"), timeout_s=5, profile="safari270")
-    sessions = list(t._curl.values())
-    assert len(sessions) == 2  # one session per impersonated release
+    clients = list(t._curl.values())
+    assert len(clients) == 2  # one client per impersonated release
     await t.aclose()
-    assert t._curl == {} and all(s._closed for s in sessions)
+    assert t._curl == {} and all(c.closed for c in clients)
 
 
 def test_impersonation_without_curl_cffi_is_a_clear_one_line_error(monkeypatch):
@@ -506,3 +506,11 @@ async def test_cookies_a_site_sets_ride_along_on_redirect_hops_and_later_searche
     ]
     assert [c.get("YBV") for c in cookies] == [None, "v0.2abc", "v0.2abc", "v0.2abc"]
     assert [c["sB"] for c in cookies] == ["vl=lang_de", "vl=lang_de", "vl=lang_de", "vl=lang_fr"]
+
+
+async def test_the_plain_client_keeps_no_cookies(server, curl):
+    # An API client is stateless: a cookie one API answer sets must not ride along on the next engine's call.
+    server.route("/api", Reply(200, {"Set-Cookie": "tracker=1; Path=/"}, b"{}"))
+    for _ in range(2):
+        await curl.send(spec(server, "/api"), timeout_s=5)
+    assert [s.headers.get("cookie") for s in server.seen("/api")] == [None, None]

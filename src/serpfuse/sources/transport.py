@@ -13,17 +13,17 @@ HTML engines (``EngineInfo.transport == "browser"``) go through a browser-impers
 curl_cffi, which speaks a real browser's TLS and HTTP/2 fingerprint and sends that browser's headers (its
 User-Agent, client hints and Sec-Fetch-* in the browser's own order). Bot walls (DuckDuckGo's 202, Yahoo's
 dropped connections) answer a plain Python client's fingerprint, not its User-Agent. Each request picks one of
-a few current browser releases at random; each release has its own session, so one connection never changes
-its fingerprint, and a multi-step engine's calls (``bind``) keep one release throughout. Each session keeps the
+a few current browser releases at random; each release has its own client, so one connection never changes
+its fingerprint, and a multi-step engine's calls (``bind``) keep one release throughout. Each keeps the
 cookies sites set (Yahoo's YBV on a redirect hop), as that browser would. JSON APIs keep an honest library
-User-Agent, through curl_cffi's plain (un-impersonated) session: under a fan-out it costs a third of httpx2's CPU
-per request, and its C pool does not slow as it grows. httpx2 carries everything only with impersonation off.
+User-Agent, through a plain (un-impersonated, cookieless) client: under a fan-out it costs about a quarter of
+httpx2's CPU per request, and its C pool does not slow as it grows. Both drive libcurl directly (``curl_client``),
+not through curl_cffi's session. httpx2 carries everything only with impersonation off.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import importlib.util
 import random
@@ -187,19 +187,21 @@ def _map_httpx_error(exc: httpx2.HTTPError, host: str) -> EngineError:
 
 
 def _map_curl_error(exc: Exception, host: str, limit: int) -> EngineError:
-    """curl_cffi's failures, by libcurl error code, onto the httpx path's messages, so callers (cooldowns,
-    answers, recordings) see one vocabulary whichever client sent the request. Never ``str(exc)``: it quotes
-    the URL."""
+    """libcurl's failures, by error code, onto the httpx path's messages, so callers (cooldowns, answers,
+    recordings) see one vocabulary whichever client sent the request. Never ``str(exc)``: it quotes the URL."""
     from curl_cffi.const import CurlECode as E  # only reached when curl_cffi raised, so it is installed
 
-    name = type(exc).__name__
     code = getattr(exc, "code", None)
-    if code == E.OPERATION_TIMEDOUT or "Timeout" in name:
-        return EngineTimeout(f"{'connect timed out' if 'Connect' in name else 'timed out'} ({host})")
+    try:
+        name = E(code).name
+    except ValueError:
+        name = ""
+    if code == E.OPERATION_TIMEDOUT:
+        return EngineTimeout(f"timed out ({host})")
     connect_failed = (E.COULDNT_RESOLVE_PROXY, E.COULDNT_RESOLVE_HOST, E.COULDNT_CONNECT)
-    if code in connect_failed or "SSL" in name or "Certificate" in name:
+    if code in connect_failed or name.startswith("SSL") or code == E.PEER_FAILED_VERIFICATION:
         return EngineError(f"connection failed ({host})")
-    if name == "ProxyError":  # the proxy was reached but refused the tunnel
+    if code == E.PROXY:  # the proxy was reached but refused the tunnel
         return EngineError("proxy error")
     closed_early = (
         E.GOT_NOTHING,
@@ -216,9 +218,9 @@ def _map_curl_error(exc: Exception, host: str, limit: int) -> EngineError:
         return EngineError(f"too many redirects ({host})")
     if code == E.BAD_CONTENT_ENCODING:
         return EngineError(f"undecodable response body ({host})")
-    if code == E.FILESIZE_EXCEEDED:  # the session's MAXFILESIZE_LARGE: the transport's own cap
+    if code == E.FILESIZE_EXCEEDED:  # MAXFILESIZE_LARGE: the transport's own cap, enforced in C
         return ResponseTooLarge(f"response too large (over {limit} bytes)")
-    return EngineError(f"HTTP transport error: {name} ({host})")
+    return EngineError(f"HTTP transport error: {name or type(exc).__name__} ({host})")
 
 
 def _too_large(declared: str | None, limit: int) -> bool:
@@ -310,7 +312,7 @@ class Transport:
             max_keepalive_connections=idle_connections,
             keepalive_expiry=keepalive_s,
         )
-        self._curl: dict[str, Any] = {}  # one curl_cffi session per impersonated browser release
+        self._curl: dict[str, Any] = {}  # one curl client per impersonated browser release, "" the plain one
         # Built now, so the fan-out's first engine task does not build it while the others wait.
         self._client: httpx2.AsyncClient | None = self._new_client()
 
@@ -345,9 +347,9 @@ class Transport:
         client, self._client = self._client, None
         if client is not None:
             await client.aclose()
-        sessions, self._curl = self._curl, {}
-        for session in sessions.values():
-            await session.close()
+        clients, self._curl = self._curl, {}
+        for curl_client in clients.values():
+            await curl_client.close()
 
     @functools.cached_property
     def profiles(self) -> tuple[str, ...]:
@@ -398,8 +400,8 @@ class Transport:
                         follow_redirects,
                     )
                 if self.impersonate:
-                    # curl_cffi is installed: plain requests go through its un-impersonated session too, which
-                    # costs a third of httpx2's CPU per request under a fan-out (BENCHMARKS.md "Performance").
+                    # curl_cffi is installed: plain requests go through libcurl too, un-impersonated: about a
+                    # quarter of httpx2's CPU per request under a fan-out (BENCHMARKS.md "Performance").
                     return await self._send_curl(
                         spec, None, timeout_s, limit, read_error_body, follow_redirects, browser
                     )
@@ -449,37 +451,29 @@ class Transport:
                 response.status_code, headers, response.aiter_raw, limit, read_error_body, encoded=True
             )
 
-    def _curl_session(self, profile: str | None) -> Any:
-        """The session of one impersonated release, or (``None``) the plain one that sends only our headers."""
+    def _curl_client(self, profile: str | None) -> Any:
+        """The client of one impersonated release, or (``None``) the plain one that sends only our headers."""
         key = profile or ""
-        session = self._curl.get(key)
-        if session is None:
-            from curl_cffi.const import CurlMOpt, CurlOpt
-            from curl_cffi.requests import AsyncSession  # on first use: a run sending nothing never loads it
+        client = self._curl.get(key)
+        if client is None:
+            from serpfuse.sources.curl_client import (
+                CurlClient,  # on first use: a run sending nothing never loads it
+            )
 
-            session = self._curl[key] = AsyncSession(
-                impersonate=profile,
+            client = self._curl[key] = CurlClient(
+                profile=profile,
                 proxy=self.proxy,
-                proxies=_uppercase_http_proxy() if self.trust_env and not self.proxy else None,
+                env_proxies=_uppercase_http_proxy() if self.trust_env and not self.proxy else None,
                 trust_env=self.trust_env,
                 verify=self._verify,
                 # Transfers at once; more wait for a handle. Idle connections kept: curl's cache, in C, costs
                 # nothing per request however many it holds, unlike httpcore's pool.
-                max_clients=self.limits.max_connections,
-                # The body as sent, decoded by _read_capped within the size cap: curl's own decoder inflates a
-                # whole read at once (a 1.6 KB brotli bomb is 1 GiB in one go) before anyone can count it.
-                # The browser's Accept-Encoding is still sent, so the fingerprint is unchanged.
-                curl_options={
-                    CurlOpt.HTTP_CONTENT_DECODING: 0,
-                    # libcurl ends a body past the cap itself, in C: sixteen engines' 50 MB bodies otherwise
-                    # pass their megabytes through Python callbacks on the loop before the reader stops each
-                    # (/healthz 100-150 ms). Raw bytes: what is decoded is counted in _read_capped.
-                    CurlOpt.MAXFILESIZE_LARGE: self.max_bytes,
-                    CurlOpt.MAXAGE_CONN: max(1, round(self.limits.keepalive_expiry or 1)),
-                },
+                max_transfers=self.limits.max_connections or DEFAULT_CONNECTIONS,
+                idle_connections=self.limits.max_keepalive_connections or 1,
+                keepalive_s=self.limits.keepalive_expiry or 1,
+                max_bytes=self.max_bytes,
             )
-            session.acurl.setopt(CurlMOpt.MAXCONNECTS, self.limits.max_keepalive_connections or 1)
-        return session
+        return client
 
     async def _send_curl(
         self,
@@ -491,79 +485,48 @@ class Transport:
         follow_redirects: bool,
         browser: bool = True,
     ) -> HttpResponse:
-        session = self._curl_session(profile)
-        if profile is None:  # the plain session: our own headers, cookies in a header as on the httpx2 path
-            return await self._send_curl_plain(
-                session, spec, timeout_s, limit, read_error_body, follow_redirects, browser
-            )
-        # The impersonated browser sends its own headers in its own order (User-Agent, client hints, Accept,
-        # Sec-Fetch-*); curl replaces a value in place, so only the engine's headers and the navigation's
-        # Sec-Fetch-Site go on top.
-        headers = {**(spec.headers or {}), "Sec-Fetch-Site": fetch_site(spec)}
-        # curl's own timeout bounds a transfer abandoned while still waiting for headers (a cancelled call
-        # cannot reach its handle yet); the body phase is cut by _abandon_curl_transfer below.
-        response = await session.request(
-            spec.method.upper(),
-            spec.url,
-            params=spec.params,
-            headers=headers,
-            # Through the session's jar, not a Cookie header: a cookie a site sets on the way (Yahoo's YBV, on
-            # a redirect hop) then rides along on the next hop and the next search, as in a browser.
-            cookies=spec.cookies,
-            data=spec.data,
-            json=spec.json,
-            timeout=timeout_s,
-            allow_redirects=follow_redirects,
-            stream=True,
-        )
-        try:
-            # multi_items gives None for a header sent without a value.
-            headers_out = _joined_headers((k, v or "") for k, v in response.headers.multi_items())
-            return await _read_capped(
-                response.status_code,
-                headers_out,
-                response.aiter_content,
-                limit,
-                read_error_body,
-                encoded=True,
-            )
-        finally:
-            _abandon_curl_transfer(session, response)
+        from serpfuse.sources.curl_client import BodyTooLarge
 
-    async def _send_curl_plain(
-        self,
-        session: Any,
-        spec: RequestSpec,
-        timeout_s: float,
-        limit: int,
-        read_error_body: bool,
-        follow_redirects: bool,
-        browser: bool,
-    ) -> HttpResponse:
-        response = await session.request(
-            spec.method.upper(),
-            spec.url,
-            params=spec.params,
-            headers=_headers_for(spec, browser),
-            data=spec.data,
-            json=spec.json,
-            timeout=timeout_s,
-            allow_redirects=follow_redirects,
-            accept_encoding=ACCEPT_ENCODING,
-            stream=True,
-        )
+        client = self._curl_client(profile)
+        if profile is None:
+            # The plain client: our own headers, cookies in a header as on the httpx2 path.
+            headers, cookies, accept_encoding = _headers_for(spec, browser), None, ACCEPT_ENCODING
+        else:
+            # The impersonated browser sends its own headers in its own order (User-Agent, client hints, Accept,
+            # Sec-Fetch-*); curl replaces a value in place, so only the engine's headers and the navigation's
+            # Sec-Fetch-Site go on top. Cookies go through the client's jar, so one a site sets on the way
+            # (Yahoo's YBV, on a redirect hop) rides along on the next hop and the next search, as in a browser.
+            headers = {**(spec.headers or {}), "Sec-Fetch-Site": fetch_site(spec)}
+            cookies, accept_encoding = spec.cookies, "gzip, deflate, br"  # the browser's own replaces it
+        too_large = False
         try:
-            headers_out = _joined_headers((k, v or "") for k, v in response.headers.multi_items())
-            return await _read_capped(
-                response.status_code,
-                headers_out,
-                response.aiter_content,
-                limit,
-                read_error_body,
-                encoded=True,
+            answer = await client.request(
+                spec.method,
+                spec.url,
+                params=spec.params,
+                headers=headers,
+                cookies=cookies,
+                data=spec.data,
+                json_body=spec.json,
+                timeout_s=timeout_s,
+                limit=limit,
+                read_error_body=read_error_body,
+                follow_redirects=follow_redirects,
+                accept_encoding=accept_encoding,
             )
-        finally:
-            _abandon_curl_transfer(session, response)
+        except BodyTooLarge:
+            too_large = True
+        if too_large:
+            raise ResponseTooLarge(f"response too large (over {limit} bytes)")
+        body = answer.body
+
+        async def chunks() -> AsyncIterator[bytes]:
+            if body:
+                yield body
+
+        return await _read_capped(
+            answer.status, _joined_headers(answer.headers()), chunks, limit, read_error_body, encoded=True
+        )
 
     def bind(
         self, *, on_response: Callable[[HttpResponse], None] | None = None, **options: Any
@@ -583,25 +546,6 @@ def _uppercase_http_proxy() -> dict[str, str] | None:
 
     upper = os.environ.get("HTTP_PROXY")
     return {"http": upper} if upper and not os.environ.get("http_proxy") else None
-
-
-def _abandon_curl_transfer(session: Any, response: Any) -> None:
-    """Stop a streamed transfer we no longer read (size cap, deadline, cancellation, unread error body).
-
-    curl_cffi's ``Response.aclose`` waits for the whole body to arrive, so a dripping or endless server would
-    hold the call (and a connection) until curl's timeout. Removing the handle from curl's multi aborts the
-    transfer now and drops its connection; curl_cffi then returns the handle to its pool itself. A finished
-    transfer is left alone: its handle may already serve another request.
-    """
-    task = getattr(response, "astream_task", None)
-    if task is None or task.done():
-        return
-    quit_now = getattr(response, "quit_now", None)
-    if quit_now is not None:
-        quit_now.set()  # a write already queued in curl refuses its data
-    # Runs in a ``finally``: a failure to abort must not replace the error that got us here.
-    with contextlib.suppress(Exception):
-        session.acurl.remove_handle(response.curl)
 
 
 class BoundClient:
