@@ -152,8 +152,7 @@ def register(app: typer.Typer) -> None:
                     state_dir=shared_dir(settings),
                 )
             return
-        from serpfuse.serve.connections import serve_app
-        from serpfuse.serve.http_api import create_app
+        from serpfuse.serve.http_api import serve
 
         with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(serve_app(create_app(service), settings, log_level=log_level, sock=sock))
+            asyncio.run(serve(service, log_level=log_level, sock=sock))

@@ -332,15 +332,10 @@ async def serve(
     sock: socket.socket | None = None,
     reader: Reader | None = None,
 ) -> None:
-    """Run the API on ``settings.host:port`` (or on ``sock``, already bound there) until stopped.
+    """Run the API on ``settings.host:port`` (or on ``sock``, already bound there) until stopped, as
+    ``serpfuse serve`` runs it (``connections.serve_app``: the same connection bounds).
 
     Call ``settings.check_bind`` first."""
-    import uvicorn
+    from serpfuse.serve.connections import serve_app
 
-    settings = service.settings
-    config = uvicorn.Config(
-        create_app(service, reader=reader), host=settings.host, port=settings.port, log_level=log_level,
-        lifespan="on", server_header=False, proxy_headers=False, log_config=None,
-        access_log=False,  # logs: serpfuse.serve.logs
-    )  # fmt: skip
-    await uvicorn.Server(config).serve(sockets=[sock] if sock else None)
+    await serve_app(create_app(service, reader=reader), service.settings, log_level=log_level, sock=sock)
