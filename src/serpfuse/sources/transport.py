@@ -1,7 +1,7 @@
-"""Sending one engine request: a shared HTTP/2 client, a whole-call deadline, a body size cap, safe errors.
+"""Sending one engine request: shared pooled clients, a whole-call deadline, a body size cap, safe errors.
 
-One ``Transport`` per process (or session) owns one ``httpx2.AsyncClient``, so connections and TLS sessions
-are pooled across engines and queries. ``send`` never raises anything but ``EngineError`` for network
+One ``Transport`` per process (or session) owns its clients (libcurl's, below; httpx2's with impersonation
+off), so connections and TLS sessions are pooled across engines and queries. ``send`` never raises anything but ``EngineError`` for network
 trouble, and its messages are fixed strings naming at most the host: a URL's query string or a header can
 hold an API key, and error text ends up in answers, logs and recordings.
 
