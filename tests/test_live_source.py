@@ -504,3 +504,56 @@ async def test_exa_frees_json_rpc_rate_limit_is_a_rate_limit_cooldown(server, tr
     state = cooldowns.snapshot()["exa-free"]
     assert state["status"] == "rate-limited" and state["until"] - 1000.0 == 180.0  # not the 5 s error backoff
     assert len(server.requests) == 1
+
+
+# --- one source, several event loops -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("impersonate", [True, False], ids=["libcurl", "httpx2"])
+def test_one_source_serves_search_after_search_each_on_a_loop_of_its_own(server, tmp_path, impersonate):
+    """``serpfuse.search`` runs each search in an ``asyncio.run`` of its own. A source passed to several keeps
+    answering (its clients made on an ended loop sent nothing: every engine timed out, then cooled down), and
+    the ended loops' clients are closed, so no connection piles up."""
+    import gc
+    import os
+
+    import serpfuse
+    from serpfuse.sources.transport import Transport
+
+    server.route("/e", ok(["https://a.example/1", "https://b.example/2"]))
+    source = make_source(
+        server, Transport(trust_env=False, impersonate=impersonate), tmp_path, [fake_engine("e")]
+    )
+    open_fds = []
+    try:
+        for i in range(12):
+            response = serpfuse.search(f"rust async runtime {i}", source=source)
+            assert [(e.engine, e.status) for e in response.engines] == [("e", "ok")], i
+            gc.collect()  # what only the ended loop still held (httpx2's connections) goes with it
+            open_fds.append(len(os.listdir("/proc/self/fd")))
+    finally:
+        asyncio.run(source.aclose())
+    assert open_fds[-1] <= open_fds[1] + 2, open_fds
+
+
+async def test_a_transport_in_use_on_another_open_loop_says_so(server, transport):
+    """Two loops at once (threads, say) would take each other's transfers: one source per loop."""
+    import threading
+
+    server.route("/e", ok(["https://a.example/1"]))
+    await transport.send(RequestSpec("GET", server.url + "/e"))
+    errors: list[BaseException] = []
+
+    def other_loop() -> None:
+        try:
+            asyncio.run(transport.send(RequestSpec("GET", server.url + "/e")))
+        except RuntimeError as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=other_loop)
+    thread.start()
+    thread.join(10)
+    assert [str(e) for e in errors] == [
+        "this transport is in use on another event loop: open one source per loop"
+    ]
+    await transport.send(RequestSpec("GET", server.url + "/e"))  # and it still serves its own

@@ -150,6 +150,10 @@ class CurlClient:
         self.closed = True
         multi, self._multi = self._multi, None
         if multi is not None:
+            if multi.loop.is_closed():
+                # Its loop has ended (another asyncio.run): closed from this one, whose clean-up of timers and
+                # readers finds nothing of the multi's to remove, where the closed loop would refuse the calls.
+                multi.loop = asyncio.get_running_loop()
             await multi.close()
         handles, self._handles = self._handles, []
         for handle in handles:

@@ -313,6 +313,9 @@ class Transport:
             keepalive_expiry=keepalive_s,
         )
         self._curl: dict[str, Any] = {}  # one curl client per impersonated browser release, "" the plain one
+        self._loop: asyncio.AbstractEventLoop | None = (
+            None  # the loop the clients send on (bound on first send)
+        )
         # Built now, so the fan-out's first engine task does not build it while the others wait.
         self._client: httpx2.AsyncClient | None = self._new_client()
 
@@ -347,9 +350,30 @@ class Transport:
         client, self._client = self._client, None
         if client is not None:
             await client.aclose()
+        await self._close_curl_clients()
+
+    async def _close_curl_clients(self) -> None:
         clients, self._curl = self._curl, {}
         for curl_client in clients.values():
             await curl_client.close()
+
+    async def _on_running_loop(self) -> None:
+        """Clients for the running loop. One source may serve several ``asyncio.run`` calls (each
+        ``serpfuse.search`` is one); clients made on a loop that has ended would send nothing (every engine
+        timed out, then cooled down), so they are closed and made anew."""
+        loop = asyncio.get_running_loop()
+        if loop is self._loop:
+            return
+        ended, self._loop = self._loop, loop
+        if ended is None:
+            return
+        if not ended.is_closed():
+            self._loop = ended
+            raise RuntimeError("this transport is in use on another event loop: open one source per loop")
+        await self._close_curl_clients()
+        if self._client is not None:
+            # Its connections belong to the ended loop and cannot be closed from this one; they go with it.
+            self._client = self._new_client()
 
     @functools.cached_property
     def profiles(self) -> tuple[str, ...]:
@@ -386,6 +410,7 @@ class Transport:
         limit = self.max_bytes if max_bytes is None else max_bytes
         # A dead proxy fails every engine alike; saying so saves a user from blaming the engines.
         host = f"{_host(spec.url)} via proxy" if self.proxy else _host(spec.url)
+        await self._on_running_loop()
         failure: EngineError | None = None
         try:
             async with asyncio.timeout(timeout_s):
