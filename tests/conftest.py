@@ -151,12 +151,13 @@ def server():
         yield srv
 
 
-@pytest.fixture
-async def transport():
-    """The httpx2 client for every request (impersonation off); test_transport_impersonate has the browser one."""
+@pytest.fixture(params=[True, False], ids=["libcurl", "httpx2"])
+async def transport(request):
+    """Each test on both clients: libcurl's (the default: browser engines impersonated, APIs plain) and
+    httpx2's (``SERPFUSE_IMPERSONATE=0``). test_transport pins httpx2; test_transport_impersonate is libcurl's."""
     from serpfuse.sources.transport import Transport
 
-    async with Transport(trust_env=False, impersonate=False) as t:
+    async with Transport(trust_env=False, impersonate=request.param) as t:
         yield t
 
 

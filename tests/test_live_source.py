@@ -324,6 +324,9 @@ async def test_a_slow_engine_does_not_hold_the_others_and_nothing_leaks(server, 
     server.route("/drip", Reply(200, body=b'{"results": []}' * 20, drip_interval_s=0.05))
     engines = [fake_engine("fast"), fake_engine("slow", path="/slow"), fake_engine("drip", path="/drip")]
     source = make_source(server, transport, tmp_path, engines, timeout_s=15)
+    await source.ask(
+        "fast", "q", REQ
+    )  # the client's own lasting machinery (libcurl's multi timer) starts now
     before = asyncio.all_tasks()
     started = time.monotonic()
     result = await fan_out(source, REQ, analyze_query(REQ.query), deadline_s=0.6)

@@ -23,6 +23,13 @@ from serpfuse.sources.transport import (
 SECRET = "sk-live-TOPSECRET-4f9a2c"
 
 
+@pytest.fixture
+async def transport():
+    """httpx2's client (impersonation off) for this module; test_transport_impersonate tests libcurl's."""
+    async with Transport(trust_env=False, impersonate=False) as t:
+        yield t
+
+
 def spec(server: FakeServer, path: str, **kw) -> RequestSpec:
     return RequestSpec("GET", server.url + path, **kw)
 

@@ -198,6 +198,11 @@ def _map_curl_error(exc: Exception, host: str, limit: int) -> EngineError:
         name = ""
     if code == E.OPERATION_TIMEDOUT:
         return EngineTimeout(f"timed out ({host})")
+    if code in (
+        E.URL_MALFORMAT,
+        E.UNSUPPORTED_PROTOCOL,
+    ):  # the request was broken before it left: no cooldown
+        return InvalidRequest(f"invalid request: {name} ({host})")
     connect_failed = (E.COULDNT_RESOLVE_PROXY, E.COULDNT_RESOLVE_HOST, E.COULDNT_CONNECT)
     if code in connect_failed or name.startswith("SSL") or code == E.PEER_FAILED_VERIFICATION:
         return EngineError(f"connection failed ({host})")
@@ -521,7 +526,9 @@ class Transport:
             # Sec-Fetch-*); curl replaces a value in place, so only the engine's headers and the navigation's
             # Sec-Fetch-Site go on top. Cookies go through the client's jar, so one a site sets on the way
             # (Yahoo's YBV, on a redirect hop) rides along on the next hop and the next search, as in a browser.
-            headers = {**(spec.headers or {}), "Sec-Fetch-Site": fetch_site(spec)}
+            headers = dict(spec.headers or {})
+            if not any(name.lower() == "sec-fetch-site" for name in headers):  # an engine's own value wins
+                headers["Sec-Fetch-Site"] = fetch_site(spec)
             cookies, accept_encoding = spec.cookies, "gzip, deflate, br"  # the browser's own replaces it
         too_large = False
         try:
