@@ -31,10 +31,8 @@ import ssl
 from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urlsplit
-
-import httpx2
 
 from serpfuse.engines.base import EngineError, EngineTimeout, InvalidRequest, ParseFailure, RequestSpec
 from serpfuse.sources.content_coding import Identity, OverBudget, UndecodableBody, decoder_for
@@ -46,6 +44,9 @@ from serpfuse.sources.transport_limits import (
 )
 from serpfuse.urls import registrable_domain
 from serpfuse.version import __version__ as _version
+
+if TYPE_CHECKING:  # imported where httpx2 sends (impersonation off): the default path never loads it
+    import httpx2
 
 DEFAULT_TIMEOUT_S = 15.0
 
@@ -168,6 +169,8 @@ def _joined_headers(items: Any) -> dict[str, str]:
 
 
 def _map_httpx_error(exc: httpx2.HTTPError, host: str) -> EngineError:
+    import httpx2
+
     """A fixed, key-free message per failure kind. Never ``str(exc)``: it can quote the URL."""
     if isinstance(exc, httpx2.ConnectTimeout):
         return EngineTimeout(f"connect timed out ({host})")
@@ -228,6 +231,23 @@ def _map_curl_error(exc: Exception, host: str, limit: int) -> EngineError:
     return EngineError(f"HTTP transport error: {name or type(exc).__name__} ({host})")
 
 
+def _client_failure(exc: Exception, host: str, limit: int) -> EngineError | None:
+    """What a client's exception means for the engine, by the client that raised it; None for anything else
+    (a bug, raised as it is)."""
+    if type(exc).__module__.startswith("httpx2"):  # only raised where httpx2 sent, so it is imported
+        import httpx2
+
+        if isinstance(exc, httpx2.HTTPError):
+            return _map_httpx_error(exc, host)
+        if isinstance(exc, httpx2.InvalidURL):
+            return InvalidRequest(f"invalid request: {type(exc).__name__} ({host})")
+    if isinstance(exc, ValueError):  # a URL or parameter no client could send (curl_cffi's InvalidURL too)
+        return InvalidRequest(f"invalid request: {type(exc).__name__} ({host})")
+    if type(exc).__module__.startswith("curl_cffi"):
+        return _map_curl_error(exc, host, limit)
+    return None
+
+
 def _too_large(declared: str | None, limit: int) -> bool:
     return bool(declared and declared.strip().isdigit() and int(declared) > limit)
 
@@ -285,7 +305,17 @@ async def _read_capped(
 @cache
 def _ssl_context(trust_env: bool) -> ssl.SSLContext:
     """Loading the CA bundle costs 25-90 ms: once per process, not once per client (nor inside a search)."""
+    import httpx2
+
     return httpx2.create_ssl_context(trust_env=trust_env)
+
+
+class PoolLimits(NamedTuple):
+    """The engine clients' connections (httpx2's ``Limits`` names, which its client is given as they are)."""
+
+    max_connections: int
+    max_keepalive_connections: int
+    keepalive_expiry: float
 
 
 class Transport:
@@ -312,17 +342,13 @@ class Transport:
         self.max_bytes = max_bytes
         self._verify = verify
         self._mock = mock
-        self.limits = httpx2.Limits(
-            max_connections=connections,
-            max_keepalive_connections=idle_connections,
-            keepalive_expiry=keepalive_s,
-        )
+        self.limits = PoolLimits(connections, idle_connections, keepalive_s)
         self._curl: dict[str, Any] = {}  # one curl client per impersonated browser release, "" the plain one
-        self._loop: asyncio.AbstractEventLoop | None = (
-            None  # the loop the clients send on (bound on first send)
-        )
-        # Built now, so the fan-out's first engine task does not build it while the others wait.
-        self._client: httpx2.AsyncClient | None = self._new_client()
+        # The loop the clients send on, bound on the first send.
+        self._loop: asyncio.AbstractEventLoop | None = None
+        # Where httpx2 sends, its client is built now, so the fan-out's first engine task does not build it while
+        # the others wait; where libcurl sends everything, never (its import and CA bundle are ~9 MB).
+        self._client: httpx2.AsyncClient | None = None if impersonate and mock is None else self._new_client()
 
     def __repr__(self) -> str:
         # The proxy URL can carry a password; show only whether there is one.
@@ -335,6 +361,8 @@ class Transport:
         await self.aclose()
 
     def _new_client(self) -> httpx2.AsyncClient:
+        import httpx2
+
         return httpx2.AsyncClient(
             http2=http2_available(),
             proxy=self.proxy,
@@ -342,12 +370,12 @@ class Transport:
             verify=_ssl_context(self.trust_env) if self._verify else False,
             transport=self._mock,
             timeout=httpx2.Timeout(DEFAULT_TIMEOUT_S),
-            limits=self.limits,
+            limits=httpx2.Limits(**self.limits._asdict()),
         )
 
     @property
     def client(self) -> httpx2.AsyncClient:
-        if self._client is None:  # used again after aclose()
+        if self._client is None:  # first used, or used again after aclose()
             self._client = self._new_client()
         return self._client
 
@@ -440,18 +468,15 @@ class Transport:
                 )
         except TimeoutError:
             failure = EngineTimeout(f"no complete answer within {timeout_s:g} s ({host})")
-        except httpx2.HTTPError as exc:
-            failure = _map_httpx_error(exc, host)
-        except (httpx2.InvalidURL, httpx2.UnsupportedProtocol, ValueError) as exc:
-            failure = InvalidRequest(f"invalid request: {type(exc).__name__} ({host})")
         except UndecodableBody:
             failure = EngineError(f"undecodable response body ({host})")
         except EngineError:
             raise
         except Exception as exc:
-            if not type(exc).__module__.startswith("curl_cffi"):
+            mapped = _client_failure(exc, host, self.max_bytes)
+            if mapped is None:
                 raise
-            failure = _map_curl_error(exc, host, self.max_bytes)
+            failure = mapped
         # Raised outside the except blocks, so the original exception (which quotes the URL) is not chained.
         raise failure
 
@@ -464,6 +489,8 @@ class Transport:
         browser: bool,
         follow_redirects: bool,
     ) -> HttpResponse:
+        import httpx2
+
         async with self.client.stream(
             spec.method.upper(),
             spec.url,
