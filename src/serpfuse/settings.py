@@ -205,7 +205,8 @@ class Settings(BaseSettings):
 
     # Live transport.
     proxy: str | None = Field(None, repr=False)
-    # HTML engines go through curl_cffi as a browser, APIs through libcurl plain; SERPFUSE_IMPERSONATE=0: all through httpx2.
+    # HTML engines go through curl_cffi as a browser, APIs through libcurl un-impersonated;
+    # SERPFUSE_IMPERSONATE=0 sends them all through httpx2.
     impersonate: bool = True
 
     # Result cache and shared state.

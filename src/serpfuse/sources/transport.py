@@ -1,9 +1,9 @@
 """Sending one engine request: shared pooled clients, a whole-call deadline, a body size cap, safe errors.
 
 One ``Transport`` per process (or session) owns its clients (libcurl's, below; httpx2's with impersonation
-off), so connections and TLS sessions are pooled across engines and queries. ``send`` never raises anything but ``EngineError`` for network
-trouble, and its messages are fixed strings naming at most the host: a URL's query string or a header can
-hold an API key, and error text ends up in answers, logs and recordings.
+off), so connections and TLS sessions are pooled across engines and queries. ``send`` never raises anything
+but ``EngineError`` for network trouble, and its messages are fixed strings naming at most the host: a URL's
+query string or a header can hold an API key, and error text ends up in answers, logs and recordings.
 
 The per-engine timeout covers the whole call (connect, headers and every body chunk), not only each read, so a
 server that drips one byte a second cannot hold an engine past its budget. Cancellation (the fan-out's overall
@@ -169,9 +169,9 @@ def _joined_headers(items: Any) -> dict[str, str]:
 
 
 def _map_httpx_error(exc: httpx2.HTTPError, host: str) -> EngineError:
+    """A fixed, key-free message per failure kind. Never ``str(exc)``: it can quote the URL."""
     import httpx2
 
-    """A fixed, key-free message per failure kind. Never ``str(exc)``: it can quote the URL."""
     if isinstance(exc, httpx2.ConnectTimeout):
         return EngineTimeout(f"connect timed out ({host})")
     if isinstance(exc, httpx2.TimeoutException):
@@ -201,10 +201,8 @@ def _map_curl_error(exc: Exception, host: str, limit: int) -> EngineError:
         name = ""
     if code == E.OPERATION_TIMEDOUT:
         return EngineTimeout(f"timed out ({host})")
-    if code in (
-        E.URL_MALFORMAT,
-        E.UNSUPPORTED_PROTOCOL,
-    ):  # the request was broken before it left: no cooldown
+    # The request was broken before it left (by the caller's input, say): no cooldown, as on the httpx2 path.
+    if code in (E.URL_MALFORMAT, E.UNSUPPORTED_PROTOCOL):
         return InvalidRequest(f"invalid request: {name} ({host})")
     connect_failed = (E.COULDNT_RESOLVE_PROXY, E.COULDNT_RESOLVE_HOST, E.COULDNT_CONNECT)
     if code in connect_failed or name.startswith("SSL") or code == E.PEER_FAILED_VERIFICATION:
