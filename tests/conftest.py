@@ -151,13 +151,26 @@ def server():
         yield srv
 
 
-@pytest.fixture(params=[True, False], ids=["libcurl", "httpx2"])
+# The engine clients a transport can send through, by its ``impersonate`` flag: libcurl's (the default: browser
+# engines impersonated, APIs plain) and httpx2's (``SERPFUSE_IMPERSONATE=0``).
+CLIENTS = {"libcurl": True, "httpx2": False}
+
+
+@pytest.fixture(params=list(CLIENTS.values()), ids=list(CLIENTS))
 async def transport(request):
-    """Each test on both clients: libcurl's (the default: browser engines impersonated, APIs plain) and
-    httpx2's (``SERPFUSE_IMPERSONATE=0``). test_transport pins httpx2; test_transport_impersonate is libcurl's."""
+    """Each test on both clients. test_transport pins httpx2's; test_transport_impersonate is libcurl's."""
     from serpfuse.sources.transport import Transport
 
     async with Transport(trust_env=False, impersonate=request.param) as t:
+        yield t
+
+
+@pytest.fixture
+async def httpx_transport():
+    """httpx2's client alone (impersonation off)."""
+    from serpfuse.sources.transport import Transport
+
+    async with Transport(trust_env=False, impersonate=False) as t:
         yield t
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import CLIENTS
 from fakeserver import Reply, challenge_page, cloudflare_challenge, echo_headers, fake_engine, ok
 from serpfuse.engines import get_engine
 from serpfuse.engines.base import RequestSpec
@@ -324,9 +325,8 @@ async def test_a_slow_engine_does_not_hold_the_others_and_nothing_leaks(server, 
     server.route("/drip", Reply(200, body=b'{"results": []}' * 20, drip_interval_s=0.05))
     engines = [fake_engine("fast"), fake_engine("slow", path="/slow"), fake_engine("drip", path="/drip")]
     source = make_source(server, transport, tmp_path, engines, timeout_s=15)
-    await source.ask(
-        "fast", "q", REQ
-    )  # the client's own lasting machinery (libcurl's multi timer) starts now
+    # The client's own lasting machinery (libcurl's multi and its timer task) starts with its first call.
+    await source.ask("fast", "q", REQ)
     before = asyncio.all_tasks()
     started = time.monotonic()
     result = await fan_out(source, REQ, analyze_query(REQ.query), deadline_s=0.6)
@@ -512,7 +512,7 @@ async def test_exa_frees_json_rpc_rate_limit_is_a_rate_limit_cooldown(server, tr
 # --- one source, several event loops -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("impersonate", [True, False], ids=["libcurl", "httpx2"])
+@pytest.mark.parametrize("impersonate", list(CLIENTS.values()), ids=list(CLIENTS))
 def test_one_source_serves_search_after_search_each_on_a_loop_of_its_own(server, tmp_path, impersonate):
     """``serpfuse.search`` runs each search in an ``asyncio.run`` of its own. A source passed to several keeps
     answering (its clients made on an ended loop sent nothing: every engine timed out, then cooled down), and

@@ -24,10 +24,9 @@ SECRET = "sk-live-TOPSECRET-4f9a2c"
 
 
 @pytest.fixture
-async def transport():
-    """httpx2's client (impersonation off) for this module; test_transport_impersonate tests libcurl's."""
-    async with Transport(trust_env=False, impersonate=False) as t:
-        yield t
+def transport(httpx_transport):
+    """httpx2's client for this module; test_transport_impersonate tests libcurl's."""
+    return httpx_transport
 
 
 def spec(server: FakeServer, path: str, **kw) -> RequestSpec:

@@ -39,9 +39,8 @@ async def curl():
 
 
 @pytest.fixture
-async def plain():
-    async with Transport(trust_env=False, impersonate=False) as t:
-        yield t
+def plain(httpx_transport):
+    return httpx_transport
 
 
 async def send_browser(t: Transport, request: RequestSpec, **kw):

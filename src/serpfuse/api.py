@@ -45,7 +45,7 @@ def search(query: str | SearchRequest, **kwargs: Any) -> SearchResponse:
 def start_workers() -> None:
     """For a program that runs many searches at once: parse the engines' answers and rank each search in
     worker processes, as a server does, so the event loop is left to the network (100 concurrent searches:
-    0.90 × a bare httpx gather of the same engine requests, 1.46 without them;
+    1.02 × a bare httpx gather of the same engine requests, 1.29 without them;
     BENCHMARKS.md, "Performance"). Until they are up (about a second) searches rank and parse in threads, as
     without them. They stop with ``stop_workers()`` or with the program."""
     rank_worker.start()

@@ -3,8 +3,8 @@
 curl_cffi's ``AsyncSession`` sets some forty options and parses the answer in Python on every request, for
 features an engine request never uses (files, auth, multipart, fingerprint strings, response history); with a
 streamed body it adds a queue and a task per request. Here a request sets the options it needs and collects the
-body in one callback, which also enforces the call's size cap and skips an error body nobody will read: a third
-less CPU a request as a JSON API, a fifth less as a browser (``python -m benchmarks.client_cost``, against the
+body in one callback, which also enforces the call's size cap and skips an error body nobody will read: about
+40 % less CPU a request, as a JSON API and as a browser (``python -m benchmarks.client_cost``, against the
 session; BENCHMARKS.md "Performance").
 
 One ``CurlClient`` per impersonated browser release (or one plain, un-impersonated). A browser client keeps the

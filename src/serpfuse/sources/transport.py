@@ -16,7 +16,7 @@ dropped connections) answer a plain Python client's fingerprint, not its User-Ag
 a few current browser releases at random; each release has its own client, so one connection never changes
 its fingerprint, and a multi-step engine's calls (``bind``) keep one release throughout. Each keeps the
 cookies sites set (Yahoo's YBV on a redirect hop), as that browser would. JSON APIs keep an honest library
-User-Agent, through a plain (un-impersonated, cookieless) client: under a fan-out it costs about a quarter of
+User-Agent, through a plain (un-impersonated, cookieless) client: under a fan-out it costs under a third of
 httpx2's CPU per request, and its C pool does not slow as it grows. Both drive libcurl directly (``curl_client``),
 not through curl_cffi's session. httpx2 carries everything only with impersonation off.
 """
@@ -148,10 +148,14 @@ def _engine_headers(spec: RequestSpec) -> dict[str, str]:
 
 
 def _headers_for(spec: RequestSpec, browser: bool) -> dict[str, str]:
-    """The defaults (browser or API) with an engine's own header taking a default's place, then the rest."""
-    own = _engine_headers(spec)
-    own_names = {name.lower(): name for name in own}
+    """The defaults (browser or API) with the engine's own headers (``_with_own``)."""
     defaults = {**BROWSER_HEADERS, "Sec-Fetch-Site": fetch_site(spec)} if browser else API_HEADERS
+    return _with_own(defaults, _engine_headers(spec))
+
+
+def _with_own(defaults: Mapping[str, str], own: Mapping[str, str]) -> dict[str, str]:
+    """``defaults`` with an engine's own header (any case) taking a default's place, then the rest of its own."""
+    own_names = {name.lower(): name for name in own}
     headers: dict[str, str] = {}
     for name, value in defaults.items():
         mine = own_names.pop(name.lower(), None)
@@ -392,15 +396,14 @@ class Transport:
         """Clients for the running loop. One source may serve several ``asyncio.run`` calls (each
         ``serpfuse.search`` is one); clients made on a loop that has ended would send nothing (every engine
         timed out, then cooled down), so they are closed and made anew."""
-        loop = asyncio.get_running_loop()
-        if loop is self._loop:
+        loop, ended = asyncio.get_running_loop(), self._loop
+        if loop is ended:
             return
-        ended, self._loop = self._loop, loop
+        if ended is not None and not ended.is_closed():
+            raise RuntimeError("this transport is in use on another event loop: open one source per loop")
+        self._loop = loop
         if ended is None:
             return
-        if not ended.is_closed():
-            self._loop = ended
-            raise RuntimeError("this transport is in use on another event loop: open one source per loop")
         await self._close_curl_clients()
         if self._client is not None:
             # Its connections belong to the ended loop and cannot be closed from this one; they go with it.
@@ -456,8 +459,8 @@ class Transport:
                         follow_redirects,
                     )
                 if self.impersonate:
-                    # curl_cffi is installed: plain requests go through libcurl too, un-impersonated: about a
-                    # quarter of httpx2's CPU per request under a fan-out (BENCHMARKS.md "Performance").
+                    # curl_cffi is installed: plain requests go through libcurl too, un-impersonated: under a
+                    # third of httpx2's CPU per request under a fan-out (BENCHMARKS.md "Performance").
                     return await self._send_curl(
                         spec, None, timeout_s, limit, read_error_body, follow_redirects, browser
                     )
@@ -551,9 +554,7 @@ class Transport:
             # Sec-Fetch-*); curl replaces a value in place, so only the engine's headers and the navigation's
             # Sec-Fetch-Site go on top. Cookies go through the client's jar, so one a site sets on the way
             # (Yahoo's YBV, on a redirect hop) rides along on the next hop and the next search, as in a browser.
-            headers = dict(spec.headers or {})
-            if not any(name.lower() == "sec-fetch-site" for name in headers):  # an engine's own value wins
-                headers["Sec-Fetch-Site"] = fetch_site(spec)
+            headers = _with_own({"Sec-Fetch-Site": fetch_site(spec)}, spec.headers or {})
             cookies, accept_encoding = spec.cookies, "gzip, deflate, br"  # the browser's own replaces it
         too_large = False
         try:
