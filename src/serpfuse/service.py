@@ -34,7 +34,7 @@ from serpfuse.sources.base import EngineSlot, Source
 from serpfuse.sources.fanout import select_slots
 from serpfuse.sources.replay import ReplaySource, normalise_query
 from serpfuse.state import Stores, UnusableStore, open_stores
-from serpfuse.state.cache import ResultCache, cache_key, decode, json_bytes
+from serpfuse.state.cache import ResultCache, cache_key, cached_body, decode
 from serpfuse.state.cooldown import CooldownStore, InMemoryCooldownStore
 from serpfuse.state.metrics import Metrics
 from serpfuse.urls import suffix_list
@@ -258,7 +258,7 @@ class SearchService:
         response = await self._compute(
             request, explain=explain, cache_on=cache is not None, interface=interface
         )
-        await self._cache_set(cache, key, response, response.to_json_dict())
+        await self._cache_set(cache, key, response)
         return response
 
     async def search_json(
@@ -279,9 +279,8 @@ class SearchService:
         response = await self._compute(
             request, explain=explain, cache_on=cache is not None, interface=interface
         )
-        data = response.to_json_dict()
-        await self._cache_set(cache, key, response, data)
-        return json_bytes(data)
+        await self._cache_set(cache, key, response)
+        return response.to_json_bytes()
 
     def _cache_slot(
         self, request: SearchRequest, *, explain: bool, use_cache: bool
@@ -338,16 +337,14 @@ class SearchService:
             self._last_seen[report.engine] = report
         return response
 
-    async def _cache_set(
-        self, cache: ResultCache | None, key: str, response: SearchResponse, data: dict[str, Any]
-    ) -> None:
-        """Store ``response`` (``data`` is its JSON dict, so it is dumped once) when it has results."""
+    async def _cache_set(self, cache: ResultCache | None, key: str, response: SearchResponse) -> None:
+        """Store ``response`` when it has results."""
         if cache is None or not response.results:
             return
         degraded = fell_back(response) or any(e.status in _FAILED for e in response.engines)
         ttl = min(self.settings.cache_ttl_s, DEGRADED_TTL_S) if degraded else self.settings.cache_ttl_s
         try:
-            await cache.set_body(key, json_bytes({**data, "cached": True}), ttl)
+            await cache.set_body(key, cached_body(response), ttl)
         except Exception as exc:  # an unreachable cache costs a recomputation later, never this answer
             log.warning("result cache write failed: %s", type(exc).__name__)
 

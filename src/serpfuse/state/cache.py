@@ -77,7 +77,7 @@ def json_bytes(data: Any) -> bytes:
 
 
 def cached_body(response: SearchResponse) -> bytes:
-    return json_bytes({**response.to_json_dict(), "cached": True})
+    return response.model_copy(update={"cached": True}).to_json_bytes()
 
 
 def decode(body: str | bytes) -> SearchResponse | None:
