@@ -107,3 +107,20 @@ def test_a_request_sent_in_time_is_served_on_a_kept_alive_connection(recording, 
                 assert _response(sock).startswith(b"HTTP/1.1 200")
     finally:
         stop(server.proc)
+
+
+def test_a_kept_alive_connection_whose_next_head_is_late_is_closed(recording, tmp_path):
+    """After an answer the next request's head gets the same time as the first: a connection that then drips
+    its head is closed by the header timeout (1 s here), long before uvicorn's keep-alive timeout (5 s) would."""
+    server = start_serpfuse(tmp_path, ["--replay", str(recording)], env={"SERPFUSE_HEADER_TIMEOUT_S": "1"})
+    try:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            assert _response(sock).startswith(b"HTTP/1.1 200")
+            answered = time.monotonic()
+            sock.sendall(b"GET /healthz HTTP/1.1\r\n")
+            sock.setblocking(False)
+            lasted = _drip_until_closed([(sock, answered)], give_up_s=10)
+        assert lasted and lasted[0] <= 1 + SLACK_S, lasted
+    finally:
+        stop(server.proc)

@@ -16,8 +16,7 @@ import asyncio
 import socket
 from typing import TYPE_CHECKING, Any
 
-import h11
-from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 if TYPE_CHECKING:
     import uvicorn
@@ -27,8 +26,9 @@ if TYPE_CHECKING:
 DEFAULT_HEADER_TIMEOUT_S = 10.0
 
 
-class HeaderTimeoutProtocol(H11Protocol):
-    """uvicorn's h11 protocol, closing a connection that has not sent a whole request head in time."""
+class HeaderTimeoutProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol (llhttp's parser, in C, where h11 parses in Python), closing a connection
+    that has not sent a whole request head in time."""
 
     def __init__(self, config: uvicorn.Config, *args: Any, **kwargs: Any) -> None:
         super().__init__(config, *args, **kwargs)
@@ -41,14 +41,14 @@ class HeaderTimeoutProtocol(H11Protocol):
         super().connection_made(transport)
         self._await_request_head()
 
-    def data_received(self, data: bytes) -> None:
-        super().data_received(data)
-        if self.conn.their_state is not h11.IDLE:  # the head has arrived: its body and answer have own bounds
-            self._cancel_header_deadline()
+    def on_headers_complete(self) -> None:
+        self._cancel_header_deadline()  # the head has arrived: its body and answer have own bounds
+        super().on_headers_complete()
 
     def on_response_complete(self) -> None:
+        queued = bool(self.pipeline)  # a pipelined request whose head came while this one was answered
         super().on_response_complete()
-        if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
+        if not queued and not self.transport.is_closing():
             self._await_request_head()  # the next request on this connection gets the same time
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -66,7 +66,7 @@ class HeaderTimeoutProtocol(H11Protocol):
 
     def _header_too_slow(self) -> None:
         self._header_deadline = None
-        if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
+        if not self.transport.is_closing():
             self.transport.close()
 
 
