@@ -278,8 +278,9 @@ def serve_rps(src: Path, recording: Path, workers: int | None, seconds: float, t
 def served_concurrent(src: Path, port: int, n: int, tmp: Path, salt: str, soak: int = 0) -> dict[str, float]:
     """``n`` searches at once through a real ``serve`` app (uvicorn, its ranking and parse workers; the fake
     engines), against a raw asyncio gather of the same engine requests, best of two each, interleaved; and
-    the server tree's CPU per search and its memory (RSS of every process, sampled under that load). ``soak``
-    batches of ``n`` new searches run first, so the memory is a server's that has ranked many rows."""
+    the server tree's CPU per search and its memory (RSS of every process, and the tree's PSS, sampled under
+    that load). ``soak`` batches of ``n`` new searches run first, so the memory is a server's that has ranked
+    many rows."""
     from benchmarks.perf_probe import queries, raw_gather, raw_get
 
     serve_port, home = _free_port(), Path(tempfile.mkdtemp(dir=tmp))
@@ -308,8 +309,9 @@ def served_concurrent(src: Path, port: int, n: int, tmp: Path, salt: str, soak: 
         for i in range(soak):
             asyncio.run(batch(queries(n, f"{salt}-soak-{i}")))
         out: dict[str, float] = {}
-        failed, peaks, cpu = 0, [], []  # cpu: (ms a search, ms a search by role) per serve turn
+        failed, peaks, pss, cpu = 0, [], [], []  # cpu: (ms a search, ms a search by role) per serve turn
         idle = rss_by_role(server.proc.pid)  # started and warmed, before the load
+        idle_pss = tree_pss_mb(server.proc.pid)
         for turn in ("raw", "serve") * 2:
             qs = queries(n, f"{salt}-{turn}-{time.perf_counter_ns()}")
             roles0, t0 = cpu_by_role(server.proc.pid), time.perf_counter()
@@ -320,6 +322,7 @@ def served_concurrent(src: Path, port: int, n: int, tmp: Path, salt: str, soak: 
                 with sampler:
                     bodies = asyncio.run(batch(qs))
                 peaks.append(sampler.peak_by_role)
+                pss.append(sampler.peak_pss_mb)
                 roles1 = cpu_by_role(server.proc.pid)
                 split = {r: (roles1[r] - roles0.get(r, 0.0)) * 1000 / n for r in roles1}
                 cpu.append(((sum(roles1.values()) - sum(roles0.values())) * 1000 / n, split))
@@ -336,6 +339,8 @@ def served_concurrent(src: Path, port: int, n: int, tmp: Path, salt: str, soak: 
         "cpu_ms": cpu_ms,
         "cpu_ms_by_role": cpu_split,
         "rss_mb": _total_mb(by_role),
+        "pss_mb": max(pss),
+        "idle_pss_mb": idle_pss,
         "rss_by_role": by_role,
         "idle_rss_by_role": idle,
     }
@@ -347,12 +352,12 @@ def _total_mb(by_role: list[tuple[str, float]]) -> float:
 
 class _RssSampler:
     """The peak, over a ``with`` block, of the summed RSS of ``pid`` and every process below it (every 50 ms),
-    and each process's RSS at that peak (``peak_by_role``)."""
+    each process's RSS at that peak (``peak_by_role``), and the peak of their summed PSS (``peak_pss_mb``)."""
 
     def __init__(self, pid: int) -> None:
         import threading
 
-        self.pid, self.peak_by_role = pid, []
+        self.pid, self.peak_by_role, self.peak_pss_mb = pid, [], 0.0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -361,6 +366,7 @@ class _RssSampler:
             by_role = rss_by_role(self.pid)
             if _total_mb(by_role) > _total_mb(self.peak_by_role):
                 self.peak_by_role = by_role
+            self.peak_pss_mb = max(self.peak_pss_mb, tree_pss_mb(self.pid))
             if self._stop.wait(0.05):
                 return
 
@@ -408,6 +414,20 @@ def rss_by_role(pid: int) -> list[tuple[str, float]]:
             continue
         out.append((_role(p), pages * os.sysconf("SC_PAGE_SIZE") / 1e6))
     return out
+
+
+def tree_pss_mb(pid: int) -> float:
+    """The PSS of ``pid`` and every process below it, summed (Linux ``/proc/PID/smaps_rollup``): each page shared
+    between processes (the interpreter, its libraries, the memory-mapped word tables) counted once, split among
+    them. RSS summed counts such a page once per process that maps it; PSS summed is what the tree costs."""
+    total_kb = 0
+    for p in _tree_pids(pid):
+        try:
+            lines = Path(f"/proc/{p}/smaps_rollup").read_text().splitlines()
+        except OSError:
+            continue
+        total_kb += next((int(line.split()[1]) for line in lines if line.startswith("Pss:")), 0)
+    return total_kb / 1000
 
 
 def _tree_cpu_s(pid: int) -> float:
@@ -484,6 +504,7 @@ def measure(
         "served_failed": Row("engine answers that failed in those searches", "0", "count"),
         "served_cpu": Row("serve's CPU per search in that batch (its whole process tree)", "", "ms"),
         "served_rss": Row("serve's memory under that load (RSS summed over its process tree)", "", "MB"),
+        "served_pss": Row("the same as PSS summed (a page its processes share counted once)", "", "MB"),
         "ranking": Row("ranking step (rank_answers), default, median per crw56 query", "≤ 1", "ms"),
         "ranking_cold": Row(
             "ranking step, cold: each query with every memo emptied first (its rows, words and hosts new)",
@@ -573,6 +594,7 @@ def measure(
                     note("served_failed", label, whole["failed"])
                     note("served_cpu", label, whole["cpu_ms"])
                     note("served_rss", label, whole["rss_mb"])
+                    note("served_pss", label, whole["pss_mb"])
                     ranking = run_probe(src, "ranking", {"recording": str(recording), "repeat": 3})
                     note("ranking", label, ranking["ranking_ms"])
                     note("ranking_cold", label, ranking["cold_ms"])

@@ -6,6 +6,8 @@ that batch. For another tree, ``--src``:
     python -m benchmarks.serve_memory [--src /tmp/base/src] [--soak 10]   # git archive REV src | tar -x -C /tmp/base
 
 ``--soak K`` first runs K batches of new searches: the memory of a server that has ranked many rows (its memos full).
+Memory is RSS per process and, for the tree, PSS summed: a page its processes share (the interpreter, libraries, the
+mapped word tables) counts once, as it costs the machine; RSS summed counts it once per process.
 """
 
 from __future__ import annotations
@@ -34,9 +36,12 @@ def main() -> None:
         f"{role} {ms:.1f}" for role, ms in sorted(got["cpu_ms_by_role"].items(), key=lambda r: -r[1])
     )
     print(f"  CPU a search by role (ms): {split}")
-    for label, rows in (("started", got["idle_rss_by_role"]), ("peak", got["rss_by_role"])):
+    for label, rows, pss in (
+        ("started", got["idle_rss_by_role"], got["idle_pss_mb"]),
+        ("peak", got["rss_by_role"], got["pss_mb"]),
+    ):
         parts = ", ".join(f"{role} {mb:.0f}" for role, mb in sorted(rows, key=lambda r: -r[1]))
-        print(f"  {label}: {sum(mb for _, mb in rows):.0f} MB = {parts}")
+        print(f"  {label}: RSS {sum(mb for _, mb in rows):.0f} MB = {parts}; PSS {pss:.0f} MB")
 
 
 if __name__ == "__main__":
