@@ -300,16 +300,26 @@ def served_concurrent(src: Path, port: int, n: int, tmp: Path, salt: str, soak: 
                 time.sleep(0.2)
         time.sleep(3)  # the ranking and parse workers start in the background
 
+        finished: list[
+            float
+        ] = []  # when each search of the latest batch was answered, from the batch's start
+
         async def batch(qs: list[str]) -> list[bytes]:
-            return await asyncio.gather(
-                *(raw_get(serve_port, f"/v1/search?q={urllib.parse.quote(q)}&limit=8") for q in qs)
-            )
+            started = time.perf_counter()
+
+            async def one(q: str) -> bytes:
+                body = await raw_get(serve_port, f"/v1/search?q={urllib.parse.quote(q)}&limit=8")
+                finished.append(time.perf_counter() - started)
+                return body
+
+            finished.clear()
+            return await asyncio.gather(*(one(q) for q in qs))
 
         asyncio.run(batch(queries(3, f"{salt}-warm")))
         for i in range(soak):
             asyncio.run(batch(queries(n, f"{salt}-soak-{i}")))
         out: dict[str, float] = {}
-        failed, peaks, pss, cpu = 0, [], [], []  # cpu: (ms a search, ms a search by role) per serve turn
+        failed, peaks, pss, cpu, spreads = 0, [], [], [], []  # cpu: (ms a search, ms a search by role) a turn
         idle = rss_by_role(server.proc.pid)  # started and warmed, before the load
         idle_pss = tree_pss_mb(server.proc.pid)
         for turn in ("raw", "serve") * 2:
@@ -323,6 +333,7 @@ def served_concurrent(src: Path, port: int, n: int, tmp: Path, salt: str, soak: 
                     bodies = asyncio.run(batch(qs))
                 peaks.append(sampler.peak_by_role)
                 pss.append(sampler.peak_pss_mb)
+                spreads.append(sorted(finished))
                 roles1 = cpu_by_role(server.proc.pid)
                 split = {r: (roles1[r] - roles0.get(r, 0.0)) * 1000 / n for r in roles1}
                 cpu.append(((sum(roles1.values()) - sum(roles0.values())) * 1000 / n, split))
@@ -340,6 +351,8 @@ def served_concurrent(src: Path, port: int, n: int, tmp: Path, salt: str, soak: 
         "cpu_ms_by_role": cpu_split,
         "rss_mb": _total_mb(by_role),
         "pss_mb": max(pss),
+        # the faster serve batch's answers: first, median, last (s from its start)
+        "finished_s": (lambda f: (f[0], f[len(f) // 2], f[-1]))(min(spreads, key=lambda f: f[-1])),
         "idle_pss_mb": idle_pss,
         "rss_by_role": by_role,
         "idle_rss_by_role": idle,

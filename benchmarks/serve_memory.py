@@ -16,7 +16,7 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from benchmarks.perf import THIS_SRC, served_concurrent, start_engines
+from benchmarks.perf import LATENCIES_MS, THIS_SRC, served_concurrent, start_engines
 
 
 def main() -> None:
@@ -31,6 +31,11 @@ def main() -> None:
     print(
         f"{args.src}: {args.n} searches at once, {got['failed']} failed answers; batch {got['serve_s']:.3f} s"
         f" = {got['ratio']:.2f} x the raw gather ({got['raw_s']:.3f} s); CPU {got['cpu_ms']:.1f} ms a search"
+    )
+    first, median, last = got["finished_s"]
+    print(
+        f"  answered at (s from the batch's start): first {first:.3f}, median {median:.3f}, last {last:.3f};"
+        f" the slowest engine answers after {max(LATENCIES_MS.values()) / 1000:.3f}"
     )
     split = ", ".join(
         f"{role} {ms:.1f}" for role, ms in sorted(got["cpu_ms_by_role"].items(), key=lambda r: -r[1])
