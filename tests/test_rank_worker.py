@@ -16,7 +16,7 @@ import time
 import pytest
 
 from conftest import running, until
-from serpfuse import rank_worker
+from serpfuse import rank_worker, text
 from serpfuse.config import RankingConfig
 from serpfuse.models import SearchRequest
 from serpfuse.pipeline import rank_answers, search
@@ -166,3 +166,34 @@ async def test_worker_processes_sets_how_many_workers_a_service_starts(recording
         assert len(rank_worker.WORKERS.pids()) == 1
     finally:
         await service.aclose()
+
+
+def remembered_texts() -> int:
+    """How many entries the text memos of the process that runs it hold."""
+    return sum(memo.cache_info().currsize for memo in text._TEXT_MEMOS)
+
+
+async def test_a_worker_forgets_a_search_s_texts_after_its_last_ranking(recording, worker, threads):
+    """An earlier ranking of the search (while its last engine is awaited) leaves its texts for the last one;
+    the last leaves none for searches that will not meet them."""
+    source = ReplaySource(recording)
+    request = SearchRequest(query=json.loads(recording.read_text(encoding="utf-8"))[0]["query"])
+    query = analyze_query(request.query)
+    answers = (await fan_out(source, request, query)).answers
+    rank = {"config": RankingConfig(), "query": query, "now": NOW}
+    await rank_worker.off_loop(rank_answers, answers, request, budget_s=30, **rank)
+    assert await rank_worker.off_loop(remembered_texts, budget_s=30) > 0
+    await rank_worker.off_loop(rank_answers, answers, request, budget_s=30, last=True, **rank)
+    assert await rank_worker.off_loop(remembered_texts, budget_s=30) == 0
+    await search(request, source=source, now=NOW)  # the pipeline's own last ranking says so
+    assert await rank_worker.off_loop(remembered_texts, budget_s=30) == 0
+    assert threads == []
+
+
+async def test_a_ranking_in_a_thread_leaves_the_process_its_texts(recording):
+    """Without workers (a one-shot search, the library, a replay ranked again) the process keeps its memos."""
+    source = ReplaySource(recording)
+    request = SearchRequest(query=json.loads(recording.read_text(encoding="utf-8"))[0]["query"])
+    text.forget_texts()
+    await search(request, source=source, now=NOW)
+    assert remembered_texts() > 0

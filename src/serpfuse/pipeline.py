@@ -378,6 +378,7 @@ async def search(
             fanout.answers,
             request,
             budget_s=max(left(), RANK_GRACE_S),
+            last=True,
             fanout=fanout,
             **kwargs,
         )

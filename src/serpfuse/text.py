@@ -6,7 +6,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 from functools import cache, cached_property, lru_cache
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 from urllib.parse import unquote
 
 Script = Literal["cjk", "ascii", "mixed"]
@@ -44,6 +44,30 @@ _SPACE = re.compile(r"\s+")
 # titles and snippets (6400); past that a memo grew a process by memory (~0.6 KB a text), not speed. The ranking's
 # per-row memos keep as many.
 TEXT_MEMO = 8192
+_TEXT_MEMOS: list[Any] = []  # every memo made by ``text_memo``, for ``forget_texts``
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def text_memo(size: int = TEXT_MEMO) -> Callable[[F], F]:
+    """A memo of ``size`` entries for a function of one row's texts (title, snippet, URL, host), which
+    ``forget_texts`` empties."""
+
+    def memoised(fn: F) -> F:
+        memo = lru_cache(maxsize=size)(fn)
+        _TEXT_MEMOS.append(memo)
+        return memo  # type: ignore[return-value]
+
+    return memoised
+
+
+def forget_texts() -> None:
+    """Empty every ``text_memo``. Their use is within a search (its rows' texts meet every stage, and several
+    engines), not across searches: crw56's queries ranked in turn in one process took 1.82 ms a query with them
+    emptied before each, 1.87 with them kept (``python -m benchmarks.text_memos``), while each worker of a server
+    that kept them held 27 MB more after 1,100 searches (``benchmarks.serve_memory --soak 10``: 94 against
+    67 MB). Words' memos (stems, frequencies) are not texts' and stay."""
+    for memo in _TEXT_MEMOS:
+        memo.cache_clear()
 
 
 def is_cjk(ch: str) -> bool:
@@ -54,7 +78,7 @@ def has_cjk(text: str) -> bool:
     return _may_have_cjk(text) and _cjk_pattern("[{cjk}]").search(text) is not None
 
 
-@lru_cache(maxsize=TEXT_MEMO)
+@text_memo()
 def fold(text: str) -> str:
     """Lowercase and strip diacritics (café -> cafe), keeping CJK untouched."""
     if text.isascii():  # most titles and snippets: NFKD leaves ASCII as it is and it has no combining marks
@@ -74,12 +98,12 @@ class _CombiningMarks(dict):
 _MARKS = _CombiningMarks()
 
 
-@lru_cache(maxsize=TEXT_MEMO)
+@text_memo()
 def _words(text: str) -> tuple[str, ...]:
     return tuple(_WORD.findall(fold(text)))
 
 
-@lru_cache(maxsize=TEXT_MEMO)
+@text_memo()
 def word_set(text: str) -> frozenset[str]:
     """The distinct ``words`` of a text."""
     return frozenset(_words(text))
@@ -131,7 +155,7 @@ def clean_text(text: str | None) -> str:
     return _clean(text)
 
 
-@lru_cache(maxsize=TEXT_MEMO)
+@text_memo()
 def _clean(text: str) -> str:
     # str.split() splits on exactly the characters \s matches (Unicode whitespace) and drops the ends
     return " ".join((_TAG.sub("", text) if "<" in text else text).split())
@@ -208,7 +232,7 @@ class RowForm:
 
 # A form holds about 9 KB (the relevance guard's stems): 4,096 of them made 37 MB of a server's ranking worker,
 # for rows a live search seldom meets again. 1,024 still serve a search repeated soon after, or a replay's.
-@lru_cache(maxsize=1024)
+@text_memo(1024)
 def row_form(title: str, snippet: str, url: str) -> RowForm:
     """The form of a row's text, shared with recent searches that met the same row."""
     return RowForm(title, snippet, url)

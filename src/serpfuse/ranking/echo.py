@@ -15,7 +15,7 @@ from urllib.parse import unquote, urlsplit
 
 from serpfuse.config import DEFAULT_FILTERS, FilterConfig
 from serpfuse.ranking.tables import junk_rules
-from serpfuse.text import TEXT_MEMO, fold, words
+from serpfuse.text import fold, text_memo, words
 
 if TYPE_CHECKING:
     from serpfuse.ranking.query import QueryAnalysis
@@ -86,7 +86,7 @@ def title_parts(title: str) -> list[list[str]]:
     return [w for w in (words(p) for p in parts) if w]
 
 
-@lru_cache(maxsize=TEXT_MEMO)  # a row's text against the query's words: judged once while both come back
+@text_memo()  # a row's text against the query's words: judged once while both come back
 def _title_echo(
     title: str,
     snippet: str,

@@ -20,7 +20,7 @@ from serpfuse.config import DEFAULT_FILTERS, FilterConfig
 from serpfuse.ranking.context import FilterContext
 from serpfuse.ranking.echo import echo_verdict, page_title_words
 from serpfuse.ranking.tables import host_category, junk_hosts, junk_rules
-from serpfuse.text import TEXT_MEMO, fold, words
+from serpfuse.text import fold, text_memo, words
 from serpfuse.urls import host_of, is_plain_url, registrable_domain
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ def asks_for_definition(query: QueryAnalysis | None) -> bool:
     return any(marker in query.raw for marker in rules.definition_query_cjk)
 
 
-@lru_cache(maxsize=TEXT_MEMO)
+@text_memo()
 def _dictionary_title(title: str) -> str | None:
     rules = junk_rules()
     own = page_title_words(title)
@@ -58,7 +58,7 @@ def _dictionary_title(title: str) -> str | None:
     return f"dictionary page ({len(own)}-word title with '{hit}')" if hit else None
 
 
-@lru_cache(maxsize=TEXT_MEMO)
+@text_memo()
 def _bot_check_title(title: str) -> str | None:
     rules = junk_rules()
     if len(words(title)) > rules.bot_check_max_tokens:
@@ -68,7 +68,7 @@ def _bot_check_title(title: str) -> str | None:
     return f"bot-check or block page ('{hit}')" if hit else None
 
 
-@lru_cache(maxsize=TEXT_MEMO)
+@text_memo()
 def _asset_url(url: str) -> str | None:
     rules = junk_rules()
     lowered = url.lower()
@@ -107,7 +107,7 @@ def _names_site(query: QueryAnalysis | None, host: str) -> bool:
     return bool(label) and label in spans
 
 
-@lru_cache(maxsize=TEXT_MEMO)
+@text_memo()
 def _shop_word(title: str, url: str) -> str | None:
     """The shopping word of a front page's title (the query aside), else None."""
     path = _lower_path(url)
@@ -153,7 +153,7 @@ def junk_verdict(
     return None
 
 
-@lru_cache(maxsize=TEXT_MEMO)
+@text_memo()
 def _listed_host(host: str) -> tuple[str, str] | None:
     return host_category(host, junk_hosts())
 
