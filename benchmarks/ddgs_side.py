@@ -80,7 +80,7 @@ def main() -> None:
                 f"round {r + 1}: ddgs {d['batch_s']:.3f} s = {d['batch_s'] / d['raw_s']:.2f} x raw,"
                 f" CPU {d['cpu_ms']:.1f} ms, {d['rss_mb']:.0f} MB, {d['rows']:.1f} rows a search,"
                 f" {d['empty']} empty; serve {s['serve_s']:.3f} s = {s['ratio']:.2f} x raw,"
-                f" CPU {s['cpu_ms']:.1f} ms, {s['rss_mb']:.0f} MB, {s['failed']} failed",
+                f" CPU {s['cpu_ms']:.1f} ms, {s['rss_mb']:.0f} MB (PSS {s['pss_mb']:.0f}), {s['failed']} failed",
                 flush=True,
             )
 
@@ -93,8 +93,14 @@ def main() -> None:
         f"  batch: ddgs {med(ddgs, 'batch_s'):.3f} s ({d_ratio:.2f} x raw); serve {med(serve, 'serve_s'):.3f} s"
         f" ({med(serve, 'ratio'):.2f} x raw); serve / ddgs {med(serve, 'serve_s') / med(ddgs, 'batch_s'):.2f}"
     )
+    faster = sum(s["serve_s"] < d["batch_s"] for d, s in zip(ddgs, serve, strict=True))
+    leaner = sum(s["cpu_ms"] < d["cpu_ms"] for d, s in zip(ddgs, serve, strict=True))
+    print(f"  serve faster in {faster} of {args.rounds} rounds, its CPU lower in {leaner}")
     print(f"  CPU a search: ddgs {med(ddgs, 'cpu_ms'):.1f} ms; serve {med(serve, 'cpu_ms'):.1f} ms")
-    print(f"  memory at the peak: ddgs {med(ddgs, 'rss_mb'):.0f} MB; serve {med(serve, 'rss_mb'):.0f} MB")
+    print(
+        f"  memory at the peak: ddgs {med(ddgs, 'rss_mb'):.0f} MB (one process); serve {med(serve, 'rss_mb'):.0f} MB"
+        f" RSS summed over its three, PSS {med(serve, 'pss_mb'):.0f} MB"
+    )
     print(f"  ddgs one search alone: {med(ddgs, 'sequential_s') / slowest:.2f} x the slowest engine")
 
 
