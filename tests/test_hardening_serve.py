@@ -5,6 +5,8 @@ paths: one process, and ``--workers 2`` (whose settings travel to spawned worker
 
 from __future__ import annotations
 
+import contextlib
+import json
 import socket
 import time
 
@@ -122,5 +124,46 @@ def test_a_kept_alive_connection_whose_next_head_is_late_is_closed(recording, tm
             sock.setblocking(False)
             lasted = _drip_until_closed([(sock, answered)], give_up_s=10)
         assert lasted and lasted[0] <= 1 + SLACK_S, lasted
+    finally:
+        stop(server.proc)
+
+
+def test_a_request_head_past_its_cap_is_refused_at_once(recording, tmp_path):
+    """A client that streams headers fast (a megabyte of them) is answered 431 and closed once its head passes
+    the cap, not buffered until the header timeout."""
+    server = start_serpfuse(tmp_path, ["--replay", str(recording)], env={"SERPFUSE_HEADER_TIMEOUT_S": "10"})
+    try:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+            started = time.monotonic()
+            head = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            with contextlib.suppress(OSError):  # the server may close before all of it is sent
+                sock.sendall(head)
+                for _ in range(64):
+                    sock.sendall(b"X-Big: " + b"a" * 16 * 1024 + b"\r\n")
+            answer = b""
+            with contextlib.suppress(OSError):
+                while chunk := sock.recv(65536):
+                    answer += chunk
+        assert answer.startswith(b"HTTP/1.1 431"), answer[:80]
+        assert time.monotonic() - started < 5
+        assert http("GET", server.base + "/healthz")[0] == 200  # and the server serves the next client
+    finally:
+        stop(server.proc)
+
+
+def test_a_post_whose_body_comes_with_its_head_is_served(recording, tmp_path):
+    """The cap is on the head alone: a body (up to its own cap) in the same packets as the head is not counted."""
+    server = start_serpfuse(tmp_path, ["--replay", str(recording)])
+    try:
+        query = json.loads(recording.read_text(encoding="utf-8"))[0]["query"]
+        body = json.dumps({"query": query, "limit": 3}).encode()[:-1] + b" " * 40 * 1024 + b"}"
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+            sock.sendall(
+                b"POST /v1/search HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                + b"Content-Length: %d\r\n\r\n" % len(body)
+                + body
+            )
+            answer = _response(sock)
+            assert answer.startswith(b"HTTP/1.1 200"), answer[:300]
     finally:
         stop(server.proc)
