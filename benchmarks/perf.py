@@ -300,9 +300,8 @@ def served_concurrent(src: Path, port: int, n: int, tmp: Path, salt: str, soak: 
                 time.sleep(0.2)
         time.sleep(3)  # the ranking and parse workers start in the background
 
-        finished: list[
-            float
-        ] = []  # when each search of the latest batch was answered, from the batch's start
+        # when each search of the latest batch was answered, from the batch's start
+        finished: list[float] = []
 
         async def batch(qs: list[str]) -> list[bytes]:
             started = time.perf_counter()
@@ -341,6 +340,7 @@ def served_concurrent(src: Path, port: int, n: int, tmp: Path, salt: str, soak: 
             seconds = time.perf_counter() - t0
             out[turn] = min(out.get(turn, seconds), seconds)
     cpu_ms, cpu_split = min(cpu, key=lambda turn: turn[0])
+    fastest = min(spreads, key=lambda answered: answered[-1])  # the faster serve batch's answer times
     by_role = max(peaks, key=_total_mb)
     return {
         "ratio": out["serve"] / out["raw"],
@@ -351,8 +351,7 @@ def served_concurrent(src: Path, port: int, n: int, tmp: Path, salt: str, soak: 
         "cpu_ms_by_role": cpu_split,
         "rss_mb": _total_mb(by_role),
         "pss_mb": max(pss),
-        # the faster serve batch's answers: first, median, last (s from its start)
-        "finished_s": (lambda f: (f[0], f[len(f) // 2], f[-1]))(min(spreads, key=lambda f: f[-1])),
+        "finished_s": (fastest[0], fastest[len(fastest) // 2], fastest[-1]),  # first, median, last
         "idle_pss_mb": idle_pss,
         "rss_by_role": by_role,
         "idle_rss_by_role": idle,

@@ -231,7 +231,8 @@ class RowForm:
 
 
 # A form holds about 9 KB (the relevance guard's stems): 4,096 of them made 37 MB of a server's ranking worker,
-# for rows a live search seldom meets again. 1,024 still serve a search repeated soon after, or a replay's.
+# for rows a live search seldom meets again. 1,024 serve a replay ranked again; a server's worker forgets them
+# after each search (``forget_texts``).
 @text_memo(1024)
 def row_form(title: str, snippet: str, url: str) -> RowForm:
     """The form of a row's text, shared with recent searches that met the same row."""

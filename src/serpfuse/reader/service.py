@@ -16,7 +16,6 @@ from serpfuse.reader.models import CallerError, Page, Unsupported
 from serpfuse.reader.pages import sniff
 from serpfuse.reader.robots import ROBOTS_LIMITS, ROBOTS_TYPES, RobotsCache
 from serpfuse.reader.workers import Budget
-from serpfuse.state.cache import json_bytes
 from serpfuse.urls import canonical_url, host_of
 
 if TYPE_CHECKING:
@@ -91,7 +90,7 @@ class Reader:
         )
         page = await self.extract(fetched, url)
         if cache is not None:
-            body = json_bytes(page.to_json_dict())
+            body = page.to_json_bytes()
             for key in {page_key(url), page_key(fetched.url)}:
                 # an unreachable cache costs a refetch later, never this answer
                 with contextlib.suppress(Exception):

@@ -28,9 +28,10 @@ DEFAULT_HEADER_TIMEOUT_S = 10.0
 # A request head (its request line and headers) may be this long: h11's own cap, which uvicorn served with before
 # httptools. llhttp has none, and would buffer a head streamed fast until the header timeout.
 MAX_HEAD_BYTES = 16 * 1024
+_TOO_LARGE_TEXT = b"request head too large"
 HEAD_TOO_LARGE = (
     b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: text/plain; charset=utf-8\r\n"
-    b"content-length: 22\r\nconnection: close\r\n\r\nrequest head too large"
+    b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(_TOO_LARGE_TEXT), _TOO_LARGE_TEXT)
 )
 
 

@@ -71,11 +71,6 @@ def cache_key(
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-def json_bytes(data: Any) -> bytes:
-    """JSON as the HTTP API sends it (Starlette's ``JSONResponse`` encoding), so stored bytes can be sent as is."""
-    return json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
-
-
 def cached_body(response: SearchResponse) -> bytes:
     return response.model_copy(update={"cached": True}).to_json_bytes()
 
