@@ -46,8 +46,14 @@ class Watched:
         self.outside: list[str] = []
         page.on("console", self._console)
         page.on("pageerror", lambda exc: self.problems.append(f"page error: {exc}"))
-        page.on("requestfailed", lambda req: self.problems.append(f"request failed: {req.url}"))
+        page.on("requestfailed", self._request_failed)
         page.context.route("**/*", lambda route: self._only_loopback(route, origin))
+
+    def _request_failed(self, request) -> None:
+        # One the browser cancelled itself (the next goto, or the context closing, while a favicon still loaded)
+        # is no failure of the page's; any other (refused, reset, empty answer) is.
+        if request.failure != "net::ERR_ABORTED":
+            self.problems.append(f"request failed: {request.url} ({request.failure})")
 
     def _console(self, msg: ConsoleMessage) -> None:
         if msg.type in ("error", "warning"):
