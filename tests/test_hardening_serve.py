@@ -167,3 +167,117 @@ def test_a_post_whose_body_comes_with_its_head_is_served(recording, tmp_path):
             assert answer.startswith(b"HTTP/1.1 200"), answer[:300]
     finally:
         stop(server.proc)
+
+
+def _read_all(sock: socket.socket) -> bytes:
+    answer = b""
+    with contextlib.suppress(OSError):
+        while chunk := sock.recv(65536):
+            answer += chunk
+    return answer
+
+
+def test_a_request_head_past_its_cap_in_one_packet_is_refused(recording, tmp_path):
+    """README promises 431 past 16 KiB: a 20 KB head sent at once (parsed whole in one read) is refused too,
+    not only a head streamed past the cap; the next request on a new connection is served."""
+    server = start_serpfuse(tmp_path, ["--replay", str(recording)])
+    try:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * 20_000 + b"\r\n\r\n")
+            answer = _read_all(sock)
+        assert answer.startswith(b"HTTP/1.1 431"), answer[:80]
+        assert b"HTTP/1.1 200" not in answer
+        assert http("GET", server.base + "/healthz")[0] == 200
+    finally:
+        stop(server.proc)
+
+
+def test_overload_is_a_json_503_with_retry_after_logged_once_per_burst(recording, tmp_path):
+    """Past max_connections every new request is a JSON 503 with Retry-After (in the API's error shape), and
+    the whole burst of refusals is one log line, not one warning per request."""
+    cap, refused = 5, 30
+    env = {"SERPFUSE_MAX_CONNECTIONS": str(cap), "SERPFUSE_HEADER_TIMEOUT_S": "30"}
+    server = start_serpfuse(tmp_path, ["--replay", str(recording)], env=env)
+    holders = []
+    try:
+        for _ in range(cap):  # idle connections that fill the cap (their heads never end)
+            sock = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            holders.append(sock)
+        time.sleep(0.3)
+        answers = [http("GET", server.base + "/v1/search?q=x") for _ in range(refused)]
+        for status, headers, body in answers:
+            assert status == 503
+            assert headers.get("retry-after", "").isdigit(), headers
+            assert headers["content-type"].startswith("application/json")
+            assert json.loads(body)["error"]["status"] == 503
+        for sock in holders:
+            sock.close()
+        holders = []
+        time.sleep(0.3)
+        assert http("GET", server.base + "/healthz")[0] == 200
+    finally:
+        for sock in holders:
+            sock.close()
+        stop(server.proc)
+    lines = [line for line in server.log.read_text().splitlines() if "max_connections" in line]
+    assert len(lines) == 1, lines
+    assert "Exceeded concurrency limit" not in server.log.read_text()
+
+
+def test_a_client_that_drops_mid_body_is_one_log_line(recording, tmp_path):
+    """A client that sends half a body and goes away costs one log line on each body-reading route, never a
+    traceback; the server goes on serving."""
+    server = start_serpfuse(tmp_path, ["--replay", str(recording)])
+    drops = 0
+    try:
+        for path in (b"/v1/search", b"/tavily/search", b"/v2/search", b"/v1/read") * 5:
+            with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+                sock.sendall(
+                    b"POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" % path
+                    + b'Content-Length: 1000\r\n\r\n{"query": "half'
+                )
+                time.sleep(0.05)
+            drops += 1
+        deadline = time.monotonic() + 5
+        while server.log.read_text().count("closed the connection") < drops and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert http("GET", server.base + "/healthz")[0] == 200
+    finally:
+        stop(server.proc)
+    text = server.log.read_text()
+    assert "Traceback" not in text, text[-2000:]
+    assert text.count("closed the connection") == drops, text[-2000:]
+
+
+def test_a_body_that_does_not_arrive_in_time_is_answered_408(recording, tmp_path):
+    """A client that sends its head and then its body a byte at a time (or never) is answered 408 and closed
+    once body_timeout_s has passed, instead of holding the connection and a handler for as long as it likes."""
+    env = {"SERPFUSE_BODY_TIMEOUT_S": "1"}
+    server = start_serpfuse(tmp_path, ["--replay", str(recording)], env=env)
+    try:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+            started = time.monotonic()
+            sock.sendall(
+                b"POST /v1/search HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                b'Content-Length: 1000\r\n\r\n{"query": '
+            )
+            answer = b""
+            with contextlib.suppress(OSError):
+                for _ in range(50):  # a byte every 0.1 s: the body would take 100 s
+                    sock.sendall(b" ")
+                    time.sleep(0.1)
+                    sock.setblocking(False)
+                    with contextlib.suppress(BlockingIOError):
+                        chunk = sock.recv(65536)
+                        if not chunk:
+                            break
+                        answer += chunk
+                    sock.setblocking(True)
+            lasted = time.monotonic() - started
+        assert answer.startswith(b"HTTP/1.1 408"), answer[:120]
+        assert lasted < 1 + 2 * SLACK_S, lasted
+        assert http("GET", server.base + "/healthz")[0] == 200
+    finally:
+        stop(server.proc)
+    assert "Traceback" not in server.log.read_text()

@@ -229,6 +229,9 @@ class Settings(BaseSettings):
     header_timeout_s: float = Field(
         10.0, gt=0, description="how long a client may take to send a request's headers"
     )
+    body_timeout_s: float = Field(
+        30.0, gt=0, description="how long a request's body may take to arrive after its headers"
+    )
     max_connections: int = Field(
         1000, ge=1, description="connections one server process holds; past that a request is answered 503"
     )

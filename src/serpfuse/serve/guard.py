@@ -183,6 +183,8 @@ class Guard:
             await send(message)
 
         received = [0]
+        dropped = [False]  # the client went away before its whole body came
+        body_done = [False]
 
         async def receive_counted() -> Message:
             message = await receive()
@@ -190,6 +192,9 @@ class Guard:
                 received[0] += len(message.get("body", b""))
                 if received[0] > self.max_body:
                     raise ApiError(413, f"request body is over the limit of {self.max_body} bytes")
+                body_done[0] = body_done[0] or not message.get("more_body", False)
+            elif message["type"] == "http.disconnect" and not body_done[0]:
+                dropped[0] = True
             return message
 
         try:
@@ -204,5 +209,16 @@ class Guard:
                     if responded[0]:
                         raise
                     await error_response(route, exc.status, exc.message)(scope, receive, send_and_note)
+                except Exception:
+                    if not dropped[0]:
+                        raise
+                    # whatever the app raised on reading a body that never came: the drop's one line below
+                if dropped[0]:
+                    status[0] = 499  # as nginx counts a client that closed first
+                    client = scope.get("client")
+                    log.warning(
+                        "client %s closed the connection during %s %s's body (%d bytes received)",
+                        client[0] if client else "unknown", scope.get("method"), scope["path"], received[0],
+                    )  # fmt: skip
         finally:
             self.metrics.observe_request(route, status[0], time.perf_counter() - started)

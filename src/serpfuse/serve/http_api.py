@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp
@@ -110,6 +110,8 @@ def guarded(route: str, handler: Handler) -> Handler:
             return error_response(route, 503, str(exc))
         except ReadError as exc:  # the reader's one-line causes: 400/422 the caller's, 502 the page's
             return error_response(route, exc.status, str(exc))
+        except ClientDisconnect:  # gone before its body came: nobody hears this; the guard logs the drop
+            return error_response(route, 400, "client disconnected")
 
     return endpoint
 
@@ -273,7 +275,8 @@ async def http_error(request: Request, exc: Exception) -> Response:
 
 
 async def crash(request: Request, exc: Exception) -> Response:
-    log.exception("unexpected error on %s", request.url.path)
+    if not isinstance(exc, ClientDisconnect):  # a client gone mid-body: the guard logs it in one line
+        log.exception("unexpected error on %s", request.url.path)
     return error_response(ROUTES.get(request.url.path, "other"), 500, "internal error")
 
 
