@@ -11,7 +11,7 @@ SERPFUSE_DATA ?= ../shared/data
 export SERPFUSE_DATA
 
 .PHONY: setup test lint search bench bench-suite bench-crw56 bench-mq2008 bench-consensus bench-reader bench-robustness \
-	bench-cost bench-perf bench-ablation install screenshots readme-output clean
+	bench-cost bench-perf bench-ablation bench-passages install screenshots readme-output clean
 
 $(BIN)/pip:
 	$(PYTHON) -m venv $(VENV)
@@ -61,6 +61,10 @@ bench-consensus: $(RUN_STAMP)
 # the page reader against the other extractors (the dev extra installs them)
 bench-reader: $(DEV_STAMP)
 	$(BENCHMARKS) --corpus article-extraction $(ARGS)
+
+# passage selection under a budget on $(SERPFUSE_DATA)/passages beside first-N and BM25 (the dev extra has bm25s)
+bench-passages: $(DEV_STAMP)
+	$(BIN)/python -m benchmarks.passages $(ARGS)
 
 # one ranker-robustness experiment: ARGS="--misspelled", "--garbage-engine bing", "--generic-rows bing",
 # "--corpus mq2008 --garbage-engine r9" or "--corpus mq2008 --random-subsets 14 --strategy all"

@@ -24,7 +24,6 @@ import argparse
 import gzip
 import json
 import os
-import re
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -125,7 +124,10 @@ def run_wikiqa(rows: list[dict], selectors: dict[str, Selector]) -> dict:
     out: dict = {"queries": len(rows), "not_first": len(later), "scores": {}}
     for name, pick in selectors.items():
         for budget in BUDGETS:
-            hits = {r["id"]: contains(pick(r["pages"][0]["html_or_text"], r["query"], budget), r["answers"]) for r in rows}
+            hits = {
+                r["id"]: contains(pick(r["pages"][0]["html_or_text"], r["query"], budget), r["answers"])
+                for r in rows
+            }
             out["scores"].setdefault(name, {})[budget] = {
                 "all": sum(hits.values()) / len(rows),
                 "not_first": sum(hits[r["id"]] for r in later) / len(later) if later else None,
@@ -153,7 +155,9 @@ def run_folds(rows: list[dict], k: int) -> list[dict]:
 
 def run_nq(rows: list[dict], selectors: dict[str, Selector], budget: int = 1500) -> dict:
     return {
-        name: sum(contains(pick(r["pages"][0]["html_or_text"], r["query"], budget), r["answers"]) for r in rows)
+        name: sum(
+            contains(pick(r["pages"][0]["html_or_text"], r["query"], budget), r["answers"]) for r in rows
+        )
         for name, pick in selectors.items()
     }
 
@@ -164,7 +168,9 @@ def run_crag(rows: list[dict], selectors: dict[str, Selector], budget: int = 150
     from serpfuse.reader.extract import ExtractionError, extract_html
 
     answerable = [
-        r for r in rows if any(len(a.split()) > 1 or a[:1].isupper() for a in r["answers"]) and r["answers"][0] != "nan"
+        r
+        for r in rows
+        if any(len(a.split()) > 1 or a[:1].isupper() for a in r["answers"]) and r["answers"][0] != "nan"
     ]
     texts: dict[tuple[str, int], tuple[str, list[str]]] = {}
     took = []
@@ -209,7 +215,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.passages", description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=Path(os.environ.get("SERPFUSE_DATA", "../shared/data")))
     ap.add_argument("--folds", type=int, default=0, help="also serpfuse's WikiQA score on K folds")
-    ap.add_argument("--no-crag", action="store_true", help="skip the CRAG pages (their extraction takes ~10 s)")
+    ap.add_argument(
+        "--no-crag", action="store_true", help="skip the CRAG pages (their extraction takes ~10 s)"
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     folder = args.data / "passages"
@@ -225,7 +233,11 @@ def main(argv: list[str] | None = None) -> int:
     report: dict = {"wikiqa": run_wikiqa(load(folder / "wikiqa-dev.jsonl"), selectors)}
     if args.folds:
         report["wikiqa_folds"] = run_folds(load(folder / "wikiqa-dev.jsonl"), args.folds)
-    report["nq"] = {"queries": 25, "budget": 1500, "contain": run_nq(load(folder / "nq-dev-subset.jsonl"), selectors)}
+    report["nq"] = {
+        "queries": 25,
+        "budget": 1500,
+        "contain": run_nq(load(folder / "nq-dev-subset.jsonl"), selectors),
+    }
     if not args.no_crag:
         report["crag"] = run_crag(load(folder / "crag-example.jsonl.gz"), selectors)
     if args.json:
@@ -238,7 +250,12 @@ def main(argv: list[str] | None = None) -> int:
 def print_report(report: dict) -> None:
     w = report["wikiqa"]
     print(f"WikiQA dev half: {w['queries']} queries, {w['not_first']} whose answer is not the first sentence")
-    print(f"{'selection':<10} " + " ".join(f"{b:>6}" for b in BUDGETS) + "   | not first: " + " ".join(f"{b:>6}" for b in BUDGETS))
+    print(
+        f"{'selection':<10} "
+        + " ".join(f"{b:>6}" for b in BUDGETS)
+        + "   | not first: "
+        + " ".join(f"{b:>6}" for b in BUDGETS)
+    )
     for name, by_budget in w["scores"].items():
         alls = " ".join(f"{by_budget[b]['all']:6.3f}" for b in BUDGETS)
         later = " ".join(f"{by_budget[b]['not_first']:6.3f}" for b in BUDGETS)
@@ -246,7 +263,10 @@ def print_report(report: dict) -> None:
     for i, fold in enumerate(report.get("wikiqa_folds", [])):
         print(f"  serpfuse fold {i + 1}: " + " ".join(f"{fold[b]:6.3f}" for b in BUDGETS))
     nq = report["nq"]
-    print(f"NQ whole articles at {nq['budget']} characters: " + ", ".join(f"{k} {v}/{nq['queries']}" for k, v in nq["contain"].items()))
+    print(
+        f"NQ whole articles at {nq['budget']} characters: "
+        + ", ".join(f"{k} {v}/{nq['queries']}" for k, v in nq["contain"].items())
+    )
     if "crag" in report:
         c = report["crag"]
         print(

@@ -11,7 +11,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from serpfuse.passages.score import Scored, score_units
-from serpfuse.passages.select import Passage, choose, passages_of, select
+from serpfuse.passages.select import Passage, choose, passages_of, select_units
 from serpfuse.passages.split import markdown_headings, split
 
 __all__ = ["Passage", "PageText", "across", "markdown_headings", "passages", "score_page"]
@@ -29,7 +29,7 @@ def passages(
     """The passages of ``text`` that best answer ``query`` within ``max_chars`` characters, in page order."""
     if max_chars <= 0 or not text.strip():
         return []
-    return select(text, score_page(text, query, headings), max_chars)
+    return select_units(text, score_page(text, query, headings), max_chars)
 
 
 @dataclass(frozen=True)

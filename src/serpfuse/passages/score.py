@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from serpfuse.passages.split import Unit
+from serpfuse.ranking.query import STOPWORDS
 from serpfuse.ranking.specificity import lemma, specificity
 from serpfuse.ranking.words import (
     asked_words,
@@ -40,18 +41,26 @@ from serpfuse.ranking.words import (
 )
 
 LEAD = 0.35  # the prior of a page's first unit, in shares of the query's meaning
-DECAY = 1.0
+DECAY = 0.5
 CONTEXT = 0.5
 NEIGHBOUR = 0.3
-TYPED = 0.15
+TYPED = 0.45
 WEAK = 0.5  # a weak term's (a year, "latest", "guide") share of a key term's weight
 MIN_SPECIFICITY = 1.5
+FAMILY = True
+PROSE_MIN_WORDS = 12
+PROSE = 0.15  # a unit whose words are fewer than this share of function words is a menu or a list of names
 
 _WORD = re.compile(r"[a-z0-9]+")
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
-_NUMBER = re.compile(r"\b\d[\d,.]*\b|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|hundred|thousand|million|billion)\b")
-_MONTH = re.compile(r"\b(?:january|february|march|april|may|june|july|august|september|october|november|december)\b")
-_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+")
+_NUMBER = re.compile(
+    r"[$€£¥]\s?\d|\b\d[\d,.]*\b|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|hundred|thousand|million|billion)\b"
+)
+_MONTH = re.compile(
+    r"\b(?:january|february|march|april|may|june|july|august|september|october|november|december)\b"
+)
+_PLACE = re.compile(r"\b(?:in|at|near|from|was|is) ([A-Z][a-z]{2,})")
+_NAME = re.compile(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+")
 
 
 def fold(text: str) -> str:
@@ -109,6 +118,7 @@ def query_terms(query: str) -> list[QueryTerm]:
         weight = max(max(specificity(w) for w in phrase), MIN_SPECIFICITY)
         keys = tuple(_keys_of(w) for w in phrase)
         terms.append(QueryTerm(" ".join(phrase), frozenset().union(*keys), weight, False, keys))
+    plain = [w for w in plain if len(w) > 1 or w.isdigit()]  # the "s" of "bill's" asks for nothing
     for word in dict.fromkeys(plain):
         role = word_role(word)
         if role == "function":
@@ -121,8 +131,22 @@ def query_terms(query: str) -> list[QueryTerm]:
     return terms
 
 
+@lru_cache(maxsize=1)
+def _function_words() -> frozenset[str]:
+    return frozenset(STOPWORDS) | word_tables().function_words
+
+
+def _prose(words: Sequence[str], function: frozenset[str]) -> float:
+    """1 for a unit that reads as sentences, towards 0 for a long one with few function words (a menu, a list
+    of names or links); a short unit is not judged."""
+    if len(words) < PROSE_MIN_WORDS or not PROSE:
+        return 1.0
+    return min(1.0, sum(w in function for w in words) / (PROSE * len(words)))
+
+
 def question_kind(query: str) -> str | None:
-    """What a question asks for: "when" (a date), "number" (how many, how much), "who" (a name), or None."""
+    """What a question asks for: "when" (a date), "number" (how many, how much), "who" (a name), "where" (a
+    place), or None."""
     q = fold(query).split()
     if not q:
         return None
@@ -133,6 +157,8 @@ def question_kind(query: str) -> str | None:
         return "number"
     if first in ("who", "whom", "whose"):
         return "who"
+    if first == "where":
+        return "where"
     return None
 
 
@@ -142,7 +168,14 @@ def _typed(kind: str | None, raw: str, folded: str, query_words: set[str]) -> bo
     if kind == "number":
         return bool(_NUMBER.search(folded))
     if kind == "who":
-        return any(not set(tokens(m.group())) <= query_words for m in _NAME.finditer(raw))
+        function = _function_words()
+        for m in _NAME.finditer(raw):
+            name = [w for w in tokens(m.group()) if w not in function]
+            if len(name) >= 2 and not set(name) <= query_words:
+                return True
+        return False
+    if kind == "where":  # a place: a capitalised word the query does not have, after the unit's first word
+        return any(w.lower() not in query_words for w in _PLACE.findall(raw, 1))
     return False
 
 
@@ -157,6 +190,7 @@ class Scored:
     context: list[str] = field(default_factory=list)  # found in its heading, header or the unit before
     lead: float = 0.0
     typed: bool = False
+    prose: float = 1.0  # how much it reads as sentences (1) rather than a menu or a list (towards 0)
 
     def why(self) -> str:
         parts = []
@@ -166,18 +200,41 @@ class Scored:
             parts.append("under or after " + ", ".join(self.context))
         if self.typed:
             parts.append("holds the kind of answer asked for")
+        if self.prose < 0.75:
+            parts.append(f"reads like a list or menu (x{self.prose:.2f})")
         if self.lead >= 0.05:
             parts.append(f"early in the page (+{self.lead:.2f})")
         return "; ".join(parts) or "fills the budget"
 
 
+FAMILY_PREFIX = 5  # letters two words of one family share at least ("immigrated" ~ "immigration")
+FAMILY_SLACK = 4  # and the shorter word's letters past the shared beginning are at most this many
+
+
+def same_family(a: str, b: str) -> bool:
+    """Whether two words are of one family by their shared beginning: "transmitted" ~ "transmission",
+    "presidents" ~ "presidency" (a derivation the lemma dictionary does not know)."""
+    if a[:FAMILY_PREFIX] != b[:FAMILY_PREFIX]:
+        return False
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n >= max(FAMILY_PREFIX, min(len(a), len(b)) - FAMILY_SLACK)
+
+
 def learn_spellings(terms: Sequence[QueryTerm], page_words: set[str]) -> None:
-    """A term the page never writes takes the page's words one edit away as its own (5 letters or more)."""
+    """A term takes the page's words of its family (``same_family``) as its own and, when the page never writes
+    it, the page's words one edit away (5 letters or more)."""
     vocabulary = {k for w in page_words for k in word_keys(w)}
+    long_words = [w for w in page_words if len(w) >= FAMILY_PREFIX and w.isalpha()]
     for term in terms:
-        if term.phrase or len(term.word) < 5 or not term.keys.isdisjoint(vocabulary):
+        if term.phrase or len(term.word) < FAMILY_PREFIX:
             continue
-        near = {w for w in page_words if len(w) >= 5 and one_edit_apart(term.word, w)}
+        near = {w for w in long_words if FAMILY and same_family(term.word, w)}
+        if term.keys.isdisjoint(vocabulary):
+            near |= {w for w in long_words if one_edit_apart(term.word, w)}
         if near:
             term.keys = term.keys | frozenset(k for w in near for k in word_keys(w))
 
@@ -194,6 +251,8 @@ def score_units(text: str, units: Sequence[Unit], query: str) -> list[Scored]:
     contexts: dict[str, set[str]] = {}
     n = len(units)
     found = [[t.found(v) for t in terms] for v in vocabularies]
+    function = _function_words()
+    prose = [_prose(ws, function) for ws in words_of]
     weights = []
     for i, term in enumerate(terms):
         df = sum(1 for row in found if row[i])
@@ -202,7 +261,7 @@ def score_units(text: str, units: Sequence[Unit], query: str) -> list[Scored]:
     kind = question_kind(query)
     query_words = set(tokens(query))
     out: list[Scored] = []
-    for index, (unit, vocabulary, hits) in enumerate(zip(units, vocabularies, found, strict=True)):
+    for index, (unit, hits) in enumerate(zip(units, found, strict=True)):
         context_text = " ".join(x for x in (unit.heading, unit.header) if x)
         context = contexts.get(context_text)
         if context is None:
@@ -222,6 +281,6 @@ def score_units(text: str, units: Sequence[Unit], query: str) -> list[Scored]:
         lead = LEAD / (1.0 + index) ** DECAY
         raw = text[unit.start : unit.end]
         typed = unit.kind != "heading" and _typed(kind, raw, fold(raw), query_words)
-        score = value / total + lead + (TYPED if typed else 0.0)
-        out.append(Scored(unit, score, index, matched, around, lead, typed))
+        score = prose[index] * (value / total + (TYPED if typed else 0.0)) + lead
+        out.append(Scored(unit, score, index, matched, around, lead, typed, prose[index]))
     return out

@@ -70,6 +70,8 @@ def passages_of(text: str, chosen: Sequence[Scored]) -> list[Passage]:
     return out
 
 
-def select(text: str, scored: Sequence[Scored], max_chars: int, *, min_score: float = 0.0) -> list[Passage]:
+def select_units(
+    text: str, scored: Sequence[Scored], max_chars: int, *, min_score: float = 0.0
+) -> list[Passage]:
     """The best passages of a page within ``max_chars``, in page order."""
     return passages_of(text, choose(scored, max_chars, min_score=min_score))

@@ -30,9 +30,75 @@ HEADING_MAX = 90
 _END = re.compile(r"""[.!?…]+["'”’)\]]*\s+(?=["'“‘(\[]?[A-Z0-9À-ÖØ-Þ])""")
 # Words after which a full stop is not a sentence's end.
 _ABBREVIATIONS = frozenset(
-    """mr mrs ms dr prof sr jr st mt ft no nos vs etc al fig figs e.g i.e approx ca cf gen col lt sgt capt
-    rev hon gov sen rep pres inc ltd co corp jan feb mar apr jun jul aug sep sept oct nov dec u.s u.k u.n
-    p pp vol vols ed eds op est dept univ assn bros ave blvd rd""".split()
+    [
+        "mr",
+        "mrs",
+        "ms",
+        "dr",
+        "prof",
+        "sr",
+        "jr",
+        "st",
+        "mt",
+        "ft",
+        "no",
+        "nos",
+        "vs",
+        "etc",
+        "al",
+        "fig",
+        "figs",
+        "e.g",
+        "i.e",
+        "approx",
+        "ca",
+        "cf",
+        "gen",
+        "col",
+        "lt",
+        "sgt",
+        "capt",
+        "rev",
+        "hon",
+        "gov",
+        "sen",
+        "rep",
+        "pres",
+        "inc",
+        "ltd",
+        "co",
+        "corp",
+        "jan",
+        "feb",
+        "mar",
+        "apr",
+        "jun",
+        "jul",
+        "aug",
+        "sep",
+        "sept",
+        "oct",
+        "nov",
+        "dec",
+        "u.s",
+        "u.k",
+        "u.n",
+        "p",
+        "pp",
+        "vol",
+        "vols",
+        "ed",
+        "eds",
+        "op",
+        "est",
+        "dept",
+        "univ",
+        "assn",
+        "bros",
+        "ave",
+        "blvd",
+        "rd",
+    ]
 )
 _LIST_ITEM = re.compile(r"^\s*(?:[-*•·]|\d{1,3}[.)])\s+")
 _MD_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+")
@@ -174,6 +240,14 @@ def _is_heading(text: str, line: str, lines: list[tuple[int, int]], i: int, name
     return e - s > 2 * len(line) and not text[s:e].startswith("|")
 
 
+_REFERENCE = re.compile(r"\[([^\]]*)\]\[\d+\]")  # the reader's links: "[text][1]"
+_EMPHASIS = re.compile(r"(\*\*|__|\*|_|`)(.+?)\1")
+
+
 def markdown_headings(markdown: str) -> list[str]:
-    """The headings of a markdown text ("# A title" -> "A title"), for ``split``'s ``headings``."""
-    return [_heading_text(line) for line in markdown.splitlines() if _MD_HEADING.match(line)]
+    """The headings of a markdown text ("# A [title][1]" -> "A title"), for ``split``'s ``headings``."""
+    return [
+        _EMPHASIS.sub(r"\2", _REFERENCE.sub(r"\1", _heading_text(line)))
+        for line in markdown.splitlines()
+        if _MD_HEADING.match(line)
+    ]
