@@ -51,6 +51,8 @@ class Seen:
     headers: dict[str, str]  # lowercase names
     body: bytes
     at: float  # time.monotonic() when the request was read
+    target: str = ""  # the request line's target, as sent
+    lines: list[tuple[str, str]] = field(default_factory=list)  # every header line as sent, in order
 
 
 Handler = Callable[[Seen], Reply]
@@ -87,9 +89,13 @@ def echo_headers(status: int = 500) -> Handler:
 
 
 class FakeServer:
-    def __init__(self, *, lifetime_s: float = 60.0, max_requests: int = 2000, nice: int = 0) -> None:
+    def __init__(
+        self, *, lifetime_s: float = 60.0, max_requests: int = 2000, nice: int = 0, host: str = "127.0.0.1"
+    ) -> None:
         """``nice``: the serving thread's niceness (Linux), so a fake streaming megabytes takes only the CPU
-        the server under test leaves, as engines on other machines do."""
+        the server under test leaves, as engines on other machines do. ``host``: any loopback address
+        (127.0.0.2, ...), so several fakes are several hosts to a client's cookie jar, as engines are."""
+        self.host = host
         self.lifetime_s = lifetime_s
         self.nice = nice
         self.max_requests = max_requests
@@ -104,7 +110,7 @@ class FakeServer:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://{self.host}:{self.port}"
 
     def route(self, path: str, *replies: Reply | Handler) -> None:
         if len(replies) == 1 and callable(replies[0]):
@@ -138,7 +144,7 @@ class FakeServer:
         asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(timeout=10)
 
     async def _start(self) -> None:
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0, limit=256 * 1024)
+        self._server = await asyncio.start_server(self._handle, self.host, 0, limit=256 * 1024)
         self.port = self._server.sockets[0].getsockname()[1]
         self._loop.call_later(self.lifetime_s, lambda: asyncio.ensure_future(self._shutdown()))
 
@@ -195,14 +201,16 @@ class FakeServer:
         lines = head.decode("latin-1").split("\r\n")
         method, target, _ = lines[0].split(" ", 2)
         headers = {}
+        sent: list[tuple[str, str]] = []
         for line in lines[1:]:
             if ":" in line:
                 name, value = line.split(":", 1)
                 headers[name.strip().lower()] = value.strip()
+                sent.append((name.strip(), value.strip()))
         length = int(headers.get("content-length") or 0)
         body = await reader.readexactly(length) if length else b""
         parts = urlsplit(target)
-        seen = Seen(method, parts.path, parse_qs(parts.query), headers, body, time.monotonic())
+        seen = Seen(method, parts.path, parse_qs(parts.query), headers, body, time.monotonic(), target, sent)
         self.requests.append(seen)
         reply = self._pick(seen)
         if reply.delay_s:

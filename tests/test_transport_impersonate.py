@@ -514,3 +514,24 @@ async def test_the_plain_client_keeps_no_cookies(server, curl):
     for _ in range(2):
         await curl.send(spec(server, "/api"), timeout_s=5)
     assert [s.headers.get("cookie") for s in server.seen("/api")] == [None, None]
+
+
+@pytest.mark.parametrize("browser", [True, False], ids=["impersonated", "plain"])
+async def test_a_reused_handle_sends_only_its_own_requests_headers(server, curl, browser):
+    """The invariant the engine client relies on in curl_cffi (pinned to its minor): a handle emptied with
+    ``clean_handles_and_buffers`` and ``reset`` starts its next request with no header of the last one.
+    curl_cffi's ``setopt(HTTPHEADER)`` appends to the handle's own list; ``reset`` alone keeps it."""
+    server.route("/h", Reply(200, body=b"ok"))
+    one = RequestSpec("GET", server.url + "/h", headers={"X-Subscription-Token": "first-key", "Referer": "x"})
+    two = RequestSpec("POST", server.url + "/h", headers={"X-Api-Key": "second-key"}, data={"q": "a"})
+    profile = curl.profiles[0] if browser else None  # one release throughout: each has its own headers
+    for request in (one, two, one):
+        await curl.send(request, browser=browser, profile=profile, timeout_s=5)
+    first, second, third = server.seen("/h")
+    assert "x-api-key" not in {name.lower() for name, _ in first.lines}
+    assert "x-subscription-token" not in {name.lower() for name, _ in second.lines}
+    assert "referer" not in {name.lower() for name, _ in second.lines}
+    for seen in (first, second, third):
+        names = [name.lower() for name, _ in seen.lines]
+        assert len(names) == len(set(names)), names
+    assert [n for n, _ in third.lines] == [n for n, _ in first.lines]

@@ -38,8 +38,10 @@ from serpfuse.engines.base import MASK, EngineInfo
 KeyStatus = Literal["configured", "missing", "not needed"]
 PARTIAL_CHARS = 12  # this many characters of a secret in a row are masked wherever they appear
 MIN_ENCODED_CHARS = PARTIAL_CHARS  # a shorter encoded form (of a secret under 9 bytes) is not looked for
-# Settings whose values are secrets, or URLs whose password is one (a SearXNG behind basic auth, a proxy).
+# What is secret, in one place: every place that masks (the key store, log lines, settings shown, `engines`,
+# `doctor`, recordings) reads these names. API keys are the ``*_API_KEY`` variables and the keys file.
 SECRET_ENVS = ("SERPFUSE_API_TOKEN",)
+# Variables holding a URL whose password is a secret (a SearXNG behind basic auth, a proxy, Redis).
 SECRET_URL_ENVS = (
     "SERPFUSE_SEARXNG_URL",
     "SERPFUSE_PROXY",
@@ -47,6 +49,11 @@ SECRET_URL_ENVS = (
     "HTTPS_PROXY",
     "HTTP_PROXY",
 )
+# ... and every engine's base URL (``SERPFUSE_ENGINES__NAME__BASE_URL``), the form the README recommends.
+SECRET_URL_ENV_PATTERN = re.compile(r"SERPFUSE_ENGINES__\w+__BASE_URL", re.IGNORECASE)
+# The settings' fields of the same kinds (``[engines.NAME] base_url`` is a URL setting too).
+SECRET_SETTINGS = ("api_token",)
+SECRET_URL_SETTINGS = ("redis_url", "proxy")
 KEYS_FILE_ENV = "SERPFUSE_KEYS_FILE"
 _PRIVATE_MODE = 0o600
 
@@ -230,12 +237,21 @@ def url_password(url: str) -> str | None:
         return None
 
 
+def is_secret_url_env(name: str) -> bool:
+    return name in SECRET_URL_ENVS or SECRET_URL_ENV_PATTERN.fullmatch(name) is not None
+
+
 def environment_secrets(env: Mapping[str, str]) -> set[str]:
     """Every secret the environment holds: API keys, the API token, passwords inside configured URLs."""
     values = {v.strip() for name, v in env.items() if name.endswith("_API_KEY") and v.strip()}
     values |= {env[name].strip() for name in SECRET_ENVS if env.get(name, "").strip()}
-    values |= {p for name in SECRET_URL_ENVS if (p := url_password(env.get(name, "")))}
+    values |= {p for name, value in env.items() if is_secret_url_env(name) and (p := url_password(value))}
     return values
+
+
+def url_secrets(urls: Iterable[str | None]) -> set[str]:
+    """The passwords inside ``urls`` (a settings file's Redis URL, proxy or engine base URLs)."""
+    return {p for url in urls if url and (p := url_password(url))}
 
 
 class KeysFileError(Exception):
@@ -311,6 +327,7 @@ class KeyStore:
         self._file_keys = read_keys_file(self.keys_file)
         self._infos = infos
         self._masker: Masker | None = None  # built on first mask, rebuilt after write_key
+        self._extra: set[str] = set()  # also_mask's
 
     def __repr__(self) -> str:
         configured = sorted(name for name in self._known_engines() if self.get(name))
@@ -352,12 +369,19 @@ class KeyStore:
         familiar = [n for n in names if not n.startswith("SERPFUSE_")]
         return f"set {(familiar or names)[0]}"
 
+    def also_mask(self, secrets: Iterable[str]) -> None:
+        """Mask these too (the passwords in a settings file's engine base URLs, which no variable holds)."""
+        extra = {s for s in secrets if s} - self._extra
+        if extra:
+            self._extra |= extra
+            self._masker = None
+
     def masker(self) -> Masker:
         """The masker of every key (and every secret the environment holds). The env is a copy and the file
         changes only through write_key, so this is built once, not on each of the several mask calls every
         engine answer makes."""
         if self._masker is None:
-            values = environment_secrets(self._env) | set(self._file_keys.values())
+            values = environment_secrets(self._env) | set(self._file_keys.values()) | self._extra
             values |= {key for engine in self._known_engines() if (key := self.get(engine))}
             self._masker = Masker(values)
         return self._masker

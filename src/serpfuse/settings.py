@@ -43,7 +43,7 @@ from serpfuse.data import derived
 from serpfuse.engines import ENGINE_NAMES, engine_registry, env_name, name_from_env
 from serpfuse.models import DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_CHARS, SearchRequest
 from serpfuse.ranking.rankers import available
-from serpfuse.secrets import KEYS_FILE_ENV
+from serpfuse.secrets import KEYS_FILE_ENV, SECRET_SETTINGS, SECRET_URL_SETTINGS, url_secrets
 from serpfuse.sources.base import EngineSlot
 from serpfuse.sources.fanout import DEFAULT_DEADLINE_S, UnknownEngine, select_slots
 from serpfuse.sources.replay import ReplaySource
@@ -371,6 +371,15 @@ class Settings(BaseSettings):
     def token(self) -> str | None:
         return self.api_token.get_secret_value() if self.api_token else None
 
+    def secret_urls(self) -> list[str]:
+        """Every URL setting whose password is a secret (``secrets.SECRET_URL_SETTINGS``, engine base URLs)."""
+        named = [getattr(self, name) for name in SECRET_URL_SETTINGS]
+        return [url for url in (*named, *self.engine_base_urls.values()) if url]
+
+    def secrets(self) -> set[str]:
+        """The secrets these settings hold beyond the environment: the API token, passwords in URLs."""
+        return url_secrets(self.secret_urls()) | ({token} if (token := self.token()) else set())
+
 
 def default_config_paths(cwd: Path | None = None) -> list[Path]:
     return [
@@ -559,8 +568,9 @@ def mask_url(url: str) -> str:
 def public_view(settings: Settings) -> dict[str, Any]:
     """The effective settings as JSON, every secret masked (api_token, passwords in URLs)."""
     data = settings.model_dump(mode="json", exclude={"ranking"})
-    data["api_token"] = MASK if settings.api_token else None
-    for name in ("redis_url", "proxy"):
+    for name in SECRET_SETTINGS:
+        data[name] = MASK if data.get(name) else None
+    for name in SECRET_URL_SETTINGS:
         if data.get(name):
             data[name] = mask_url(data[name])
     for table in data.get(ENGINE_TABLES, {}).values():

@@ -78,8 +78,4 @@ def setup_logging(level: int | str = logging.WARNING, *, secrets: Iterable[str] 
 
 def settings_secrets(settings: object) -> list[str]:
     """The secrets a ``Settings`` holds beyond the environment (a TOML file's token, URL passwords)."""
-    from serpfuse.secrets import url_password
-
-    token = settings.token()  # type: ignore[attr-defined]
-    urls = (getattr(settings, "redis_url", None), getattr(settings, "proxy", None))
-    return [s for s in (token, *(url_password(u) for u in urls if u)) if s]
+    return sorted(settings.secrets())  # type: ignore[attr-defined]

@@ -211,6 +211,11 @@ class CurlClient:
                     self._keep_cookies(url, transfer.blocks)
                 return answer
             finally:
+                # A handle is reused, so nothing of this request may stay on it: curl_cffi appends each
+                # HTTPHEADER to the handle's own header list, which only clean_handles_and_buffers() frees
+                # (reset() leaves it; a kept list sent every earlier request's headers, keys included, to
+                # the next host). curl_cffi's own session releases a handle the same way.
+                curl.clean_handles_and_buffers()
                 curl.reset()
                 self._handles.append(curl)
 

@@ -48,7 +48,7 @@ from serpfuse.engines.base import (
     RequestSpec,
 )
 from serpfuse.models import EngineAnswer, EngineRow, SearchRequest
-from serpfuse.secrets import KeysFileError, KeyStore
+from serpfuse.secrets import KeysFileError, KeyStore, url_secrets
 from serpfuse.sources import parsing
 from serpfuse.sources.base import EngineSlot, SourceError
 from serpfuse.sources.transport import DEFAULT_TIMEOUT_S, HttpResponse, ImpersonationUnavailable, Transport
@@ -126,6 +126,7 @@ class LiveSource:
         self.budget = budget  # requests per engine per minute, shared by the fleet through Redis
         self.on_response = on_response
         self._base_urls = dict(base_urls or {})
+        keys.also_mask(url_secrets(self._base_urls.values()))  # a settings file's base URL password
         self._contacts = dict(contacts or {})
         self._env = os.environ if env is None else env
         self._clock = clock

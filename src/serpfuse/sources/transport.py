@@ -24,6 +24,8 @@ not through curl_cffi's session. httpx2 carries everything only with impersonati
 from __future__ import annotations
 
 import asyncio
+import base64
+import dataclasses
 import functools
 import importlib.util
 import random
@@ -32,7 +34,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from typing import TYPE_CHECKING, Any, NamedTuple
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from serpfuse.engines.base import EngineError, EngineTimeout, InvalidRequest, ParseFailure, RequestSpec
 from serpfuse.sources.content_coding import Identity, OverBudget, UndecodableBody, decoder_for
@@ -162,6 +164,25 @@ def _with_own(defaults: Mapping[str, str], own: Mapping[str, str]) -> dict[str, 
         headers[mine or name] = own[mine] if mine else value
     headers.update({name: own[name] for name in own_names.values()})
     return headers
+
+
+def _credentials_in_header(spec: RequestSpec) -> RequestSpec:
+    """A URL's ``user:password@`` moved into the Basic ``Authorization`` header it stands for, so no URL that
+    a client logs, or quotes in an error, carries the password; every client then sends it the same way."""
+    try:
+        parts = urlsplit(spec.url)
+        user, password = parts.username, parts.password
+    except ValueError:
+        return spec  # the client refuses it, with a message naming the host only
+    if user is None and password is None:
+        return spec
+    host = parts.netloc.rpartition("@")[2]
+    url = urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+    headers = dict(spec.headers or {})
+    if not any(name.lower() == "authorization" for name in headers):
+        pair = f"{unquote(user or '')}:{unquote(password or '')}".encode()
+        headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
+    return dataclasses.replace(spec, url=url, headers=headers)
 
 
 def _joined_headers(items: Any) -> dict[str, str]:
@@ -442,6 +463,7 @@ class Transport:
         if max_bytes is not None and max_bytes > self.max_bytes:
             raise ValueError(f"max_bytes {max_bytes} is over the transport's cap ({self.max_bytes})")
         limit = self.max_bytes if max_bytes is None else max_bytes
+        spec = _credentials_in_header(spec)
         # A dead proxy fails every engine alike; saying so saves a user from blaming the engines.
         host = f"{_host(spec.url)} via proxy" if self.proxy else _host(spec.url)
         await self._on_running_loop()

@@ -1,0 +1,188 @@
+"""What goes on the wire, search after search: every engine on a capture server of its own (its base-URL setting,
+as a user sets it), a fake key for every keyed engine and a password in searxng's base URL, several searches in
+one process with engines asked in varied sets and orders, through each client the transport can send with.
+
+A client that reuses a handle or connection must send each request's own headers, never an earlier one's: a
+reused libcurl handle once kept every earlier request's header lines, so API keys reached other engines' hosts
+and each engine's requests grew search after search. Checked here on the requests as the servers read them:
+- every header name appears once in a request;
+- an engine's requests carry the same header names on every search (per page asked, per browser release);
+- each key and the password reach only their own engine's server;
+- none of them shows in the logs (any level), the answers, ``serpfuse engines --json`` or the cache's files.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import os
+import random
+from collections import defaultdict
+from contextlib import ExitStack
+from pathlib import Path
+
+import pytest
+
+from fakeserver import FakeServer, Seen
+from serpfuse.engines import ENGINES, base_url_env
+from serpfuse.settings import load_settings
+from test_engines_base_url import answer
+
+PASSWORD = "pw-searxng-9f3e1c"
+SEARCHES = 4
+QUERIES = ("rust async runtime", "tokio scheduler", "python asyncio tasks", "curl handle reuse")
+
+
+def key_of(engine: str) -> str:
+    return f"key-{engine}-{engine[::-1]}-0123456789"
+
+
+def secrets_of(engine: str) -> list[str]:
+    """What only ``engine``'s server may see: its key (and, for searxng, the base URL's password, also as the
+    Basic credentials carry it)."""
+    found = [key_of(engine)] if ENGINES[engine].INFO.needs_key or ENGINES[engine].INFO.accepts_key else []
+    if engine == "searxng":
+        found += [PASSWORD, base64.b64encode(f"user:{PASSWORD}".encode()).decode()]
+    return found
+
+
+def wire_text(seen: Seen) -> str:
+    """A request as its server read it: the target, every header line, the body."""
+    lines = "\n".join(f"{name}: {value}" for name, value in seen.lines)
+    return f"{seen.method} {seen.target}\n{lines}\n\n{seen.body.decode('latin-1')}"
+
+
+def shape(seen: Seen) -> tuple[str, str, str, str]:
+    """What a request's header set is compared within: the page asked (a JSON-RPC call's method: an MCP
+    session's first call carries no session id, its later ones do), and the browser release sending it (each
+    impersonated release has its own headers; a request picks one at random)."""
+    agent = next((v for k, v in seen.lines if k.lower() == "user-agent"), "")
+    try:
+        step = json.loads(seen.body).get("method", "") if seen.body.startswith(b"{") else ""
+    except ValueError:
+        step = ""
+    return seen.method, seen.path, step, agent
+
+
+@pytest.fixture
+def engine_servers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """One capture server per engine, each on its own loopback address (so a browser's cookie jar sees
+    separate hosts, as it would the engines), every engine's base URL and key set in the environment."""
+    for name in list(os.environ):
+        if name.startswith("SERPFUSE_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("SERPFUSE_CONFIG", "")
+    monkeypatch.setenv("SERPFUSE_KEYS_FILE", str(tmp_path / "no-keys.json"))
+    monkeypatch.setenv("SERPFUSE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    with ExitStack() as stack:
+        servers: dict[str, FakeServer] = {}
+        for number, engine in enumerate(sorted(ENGINES), start=2):
+            server = stack.enter_context(FakeServer(lifetime_s=120, host=f"127.0.0.{number}"))
+            server.route_prefix("/", answer)
+            servers[engine] = server
+            url = server.url
+            if engine == "searxng":
+                url = url.replace("http://", f"http://user:{PASSWORD}@")
+            monkeypatch.setenv(base_url_env(engine), url)
+            info = ENGINES[engine].INFO
+            if info.needs_key or info.accepts_key:
+                monkeypatch.setenv(info.key_envs[0], key_of(engine))
+        yield servers
+
+
+def search_plan(seed: int) -> list[tuple[str, list[str]]]:
+    """The category and engines of each search, in varied sets and orders: every engine at least twice, web
+    and news searches interleaved on the same clients."""
+    rng = random.Random(seed)
+    plan = []
+    for category in ("general", "news"):
+        names = sorted(n for n, m in ENGINES.items() if m.INFO.category == category)
+        for number in range(SEARCHES):
+            chosen = names[:] if number % 2 == 0 else rng.sample(names, k=len(names) // 2 + 1)
+            rng.shuffle(chosen)
+            plan.append((category, chosen))
+    rng.shuffle(plan)
+    return plan
+
+
+@pytest.mark.parametrize("impersonate", ["1", "0"], ids=["libcurl", "httpx2"])
+@pytest.mark.parametrize("seed", [1, 2])
+async def test_each_request_carries_its_own_headers_and_each_secret_reaches_only_its_own_host(
+    engine_servers, monkeypatch, caplog, tmp_path, impersonate, seed
+):
+    from serpfuse.service import SearchService
+
+    monkeypatch.setenv("SERPFUSE_IMPERSONATE", impersonate)
+    caplog.set_level(logging.DEBUG)
+    service = SearchService.from_settings(load_settings(), use_cache=True)
+    answers = []
+    try:
+        for number, (category, engines) in enumerate(search_plan(seed)):
+            query = QUERIES[number % len(QUERIES)]
+            request = service.make_request(query=query, engines=engines, category=category)
+            response = await service.search(request, explain=True, use_cache=number % 3 != 2)
+            answers.append(response.model_dump_json())
+            for engine in ENGINES:  # the fakes' pages are no engine's results: no cooldown keeps one quiet
+                await service.cooldowns.record_success(engine)
+    finally:
+        await service.aclose()
+
+    asked = {engine for engine, server in engine_servers.items() if server.requests}
+    assert asked == set(ENGINES), f"never asked: {sorted(set(ENGINES) - asked)}"
+    for engine, server in engine_servers.items():
+        shapes: dict[tuple[str, str, str, str], set[tuple[str, ...]]] = defaultdict(set)
+        for seen in server.requests:
+            names = [name.lower() for name, _ in seen.lines]
+            twice = sorted({n for n in names if names.count(n) > 1})
+            assert not twice, f"{engine} sent {twice} twice to {seen.path}: {names}"
+            shapes[shape(seen)].add(tuple(sorted(names)))
+            text = wire_text(seen)
+            foreign = [other for other in ENGINES if other != engine for s in secrets_of(other) if s in text]
+            assert not foreign, f"{engine}'s server received the secrets of {foreign}"
+        grown = {k: v for k, v in shapes.items() if len(v) > 1}
+        assert not grown, f"{engine}'s header names changed between searches: {grown}"
+
+    everything = [
+        *answers,
+        caplog.text,
+        *(p.read_text("latin-1") for p in tmp_path.rglob("*") if p.is_file()),
+    ]
+    for engine in ENGINES:
+        for secret in secrets_of(engine):
+            assert not [text for text in everything if secret in text], f"{engine}'s secret shows"
+
+
+def test_the_engines_command_shows_no_key_or_password(engine_servers):
+    from typer.testing import CliRunner
+
+    from test_record import cli_app
+
+    result = CliRunner().invoke(cli_app(), ["engines", "--json"])
+    assert result.exit_code == 0, result.output
+    rows = {row["engine"]: row for row in json.loads(result.output)}
+    assert rows["searxng"]["baseUrl"].startswith("http://user:***@")
+    for engine in ENGINES:
+        for secret in secrets_of(engine):
+            assert secret not in result.output
+
+
+def test_a_base_urls_password_is_a_secret_wherever_it_is_set(tmp_path):
+    """One list of what is secret: a password in any engine's base URL, set by variable or settings file, is
+    masked by the key store, the log set-up and the live source, as the older SERPFUSE_SEARXNG_URL was."""
+    from serpfuse.secrets import KeyStore, environment_secrets
+    from serpfuse.serve.logs import settings_secrets
+    from serpfuse.settings import Settings
+    from serpfuse.sources.live import LiveSource
+    from serpfuse.sources.transport import Transport
+    from serpfuse.state.cooldown import InMemoryCooldownStore
+
+    env = {"SERPFUSE_ENGINES__SEARXNG__BASE_URL": f"https://u:{PASSWORD}@searx.example"}
+    assert PASSWORD in environment_secrets(env)
+    assert PASSWORD not in KeyStore(env=env, keys_file=tmp_path / "k.json").mask(f"echo {PASSWORD}")
+    settings = Settings(engine_options={"mojeek": {"base_url": f"http://u:{PASSWORD}@127.0.0.1:9"}})
+    assert settings_secrets(settings) == [PASSWORD]
+    keys = KeyStore(env={}, keys_file=tmp_path / "k.json")
+    LiveSource(keys, InMemoryCooldownStore(), Transport(), base_urls=settings.engine_base_urls)
+    assert keys.mask(f"GET http://u:{PASSWORD}@127.0.0.1:9/") == "GET http://u:***@127.0.0.1:9/"
