@@ -90,7 +90,13 @@ def echo_headers(status: int = 500) -> Handler:
 
 class FakeServer:
     def __init__(
-        self, *, lifetime_s: float = 60.0, max_requests: int = 2000, nice: int = 0, host: str = "127.0.0.1"
+        self,
+        *,
+        lifetime_s: float = 60.0,
+        max_requests: int = 2000,
+        nice: int = 0,
+        host: str = "127.0.0.1",
+        port: int = 0,
     ) -> None:
         """``nice``: the serving thread's niceness (Linux), so a fake streaming megabytes takes only the CPU
         the server under test leaves, as engines on other machines do. ``host``: any loopback address
@@ -106,7 +112,7 @@ class FakeServer:
         self._thread = threading.Thread(target=self._run_loop, name="fakeserver", daemon=True)
         self._server: asyncio.base_events.Server | None = None
         self._conn_tasks: set[asyncio.Task] = set()
-        self.port = 0
+        self.port = port  # 0: any free port
 
     @property
     def url(self) -> str:
@@ -144,7 +150,7 @@ class FakeServer:
         asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(timeout=10)
 
     async def _start(self) -> None:
-        self._server = await asyncio.start_server(self._handle, self.host, 0, limit=256 * 1024)
+        self._server = await asyncio.start_server(self._handle, self.host, self.port, limit=256 * 1024)
         self.port = self._server.sockets[0].getsockname()[1]
         self._loop.call_later(self.lifetime_s, lambda: asyncio.ensure_future(self._shutdown()))
 

@@ -143,3 +143,47 @@ async def test_the_browser_transport_is_held_to_the_same_guard(server, tmp_path,
         answer = await source.ask("ddg", "q", REQ)
     assert answer.status == "error" and "loopback" in answer.reason
     assert elsewhere.requests == []
+
+
+@pytest.mark.parametrize("impersonate", [True, False], ids=["libcurl", "httpx2"])
+async def test_a_redirect_hop_goes_to_the_address_checked_not_to_a_second_resolution(
+    server, tmp_path, monkeypatch, impersonate
+):
+    """DNS rebinding: the name a redirect leads to resolves to a public address when checked and to a private
+    one a moment later. The hop must connect to the address checked. Here 127.0.0.9 stands for the public
+    address (allowed by the check for this test alone) and 127.0.0.1 for the private one, on the same port."""
+    import asyncio
+
+    from serpfuse.sources import live
+    from serpfuse.sources.transport import Transport
+
+    with (
+        FakeServer(lifetime_s=60, host="127.0.0.9") as checked,
+        FakeServer(lifetime_s=60, port=0) as probe,
+    ):
+        port = checked.port
+        probe.stop()
+        with FakeServer(lifetime_s=60, host="127.0.0.1", port=port) as rebound:
+            checked.route("/next", ok(["https://checked.example/"]))
+            rebound.route("/next", ok(["https://rebound.example/"]))
+            server.route("/page", Reply(302, {"Location": f"http://rebind.test:{port}/next"}))
+            refusal = live.address_refusal
+            monkeypatch.setattr(
+                live, "address_refusal", lambda a: None if str(a) == "127.0.0.9" else refusal(a)
+            )
+            loop = asyncio.get_running_loop()
+            answers = iter(["127.0.0.9"])
+            real = loop.getaddrinfo
+
+            async def rebinding(host, port, *args, **kw):
+                if host == "rebind.test":  # first the checked answer, then the private one
+                    address = next(answers, "127.0.0.1")
+                    return [(2, 1, 6, "", (address, port))]
+                return await real(host, port, *args, **kw)
+
+            monkeypatch.setattr(loop, "getaddrinfo", rebinding)
+            async with Transport(trust_env=False, impersonate=impersonate) as transport:
+                answer = await source_for(server, transport, tmp_path, html_engine()).ask("page", "q", REQ)
+            assert not rebound.requests
+            assert answer.status == "ok" and [r.url for r in answer.rows] == ["https://checked.example/"]
+            assert checked.seen("/next")[0].headers["host"] == f"rebind.test:{port}"

@@ -174,6 +174,7 @@ class CurlClient:
         read_error_body: bool,
         follow_redirects: bool,
         accept_encoding: str | None,
+        connect_to: str | None = None,
     ) -> Answer:
         """One transfer; raises ``BodyTooLarge`` past ``limit`` bytes, curl_cffi's ``CurlError`` for the
         network's failures. Cancellation stops the transfer at once."""
@@ -190,6 +191,8 @@ class CurlClient:
                     curl.setopt(CurlOpt.MAXREDIRS, MAX_REDIRECTS)
                 if accept_encoding is not None:
                     curl.setopt(CurlOpt.ACCEPT_ENCODING, accept_encoding.encode())
+                if connect_to is not None:  # the checked address, never a second resolution of the name
+                    curl.setopt(CurlOpt.RESOLVE, [_resolve_entry(url, connect_to)])
                 if self.profile is not None:
                     curl.impersonate(self.profile, default_headers=True)
                 acurl = self._acurl()
@@ -306,6 +309,13 @@ class CurlClient:
         ]
         if set_cookies:
             self.jar.extract_cookies(_Response(set_cookies), urllib.request.Request(url))  # type: ignore[arg-type]
+
+
+def _resolve_entry(url: str, address: str) -> str:
+    """``host:port:address`` as libcurl's RESOLVE reads it (an IPv6 address in brackets)."""
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme.lower() == "https" else 80)
+    return f"{parts.hostname}:{port}:{f'[{address}]' if ':' in address else address}"
 
 
 def _last(blocks: list[list[bytes]]) -> list[bytes]:

@@ -483,7 +483,8 @@ class LiveSource:
             if not follow or response.status not in REDIRECT_STATUSES or not location:
                 return response
             target = urljoin(_sent_url(spec), location.strip())
-            await _check_redirect(target, base_url)
+            # The hop goes to the address checked, not to whatever the name resolves to a moment later.
+            hop_options["connect_to"] = await _check_redirect(target, base_url)
             spec = _redirected(spec, response.status, target)
         raise EngineError(f"too many redirects ({urlsplit(spec.url).hostname or '?'})")
 
@@ -561,9 +562,10 @@ def _redirected(spec: RequestSpec, status: int, target: str) -> RequestSpec:
     )
 
 
-async def _check_redirect(target: str, base_url: str | None) -> None:
+async def _check_redirect(target: str, base_url: str | None) -> str | None:
     """Refuse a redirect to anything but a public http(s) address; the operator's base URL is allowed. Raises
-    ``EngineError`` naming the host, before anything is sent there."""
+    ``EngineError`` naming the host, before anything is sent there. Returns the address a name was checked at,
+    for the hop to connect to (None for the base URL's host and a host written as an address)."""
     try:
         parts = urlsplit(target)
         port = parts.port or (443 if parts.scheme.lower() == "https" else 80)
@@ -575,7 +577,7 @@ async def _check_redirect(target: str, base_url: str | None) -> None:
             f"redirect to a {parts.scheme or 'relative'}: URL refused (only http and https are followed)"
         )
     if base_url and same_origin(target, base_url):
-        return  # the operator's own choice of host, loopback included
+        return None  # the operator's own choice of host, loopback included
     literal = numeric_host(host)
     if literal is not None:
         addresses: list[ipaddress.IPv4Address | ipaddress.IPv6Address] = [literal]
@@ -588,6 +590,7 @@ async def _check_redirect(target: str, base_url: str | None) -> None:
     for address in addresses:
         if (why := address_refusal(address)) is not None:
             raise EngineError(f"redirect to {host} refused: {why}")
+    return None if literal is not None else str(addresses[0])
 
 
 class NothingToSend(Exception):

@@ -450,6 +450,7 @@ class Transport:
         browser: bool = False,
         follow_redirects: bool = False,
         profile: str | None = None,
+        connect_to: str | None = None,
     ) -> HttpResponse:
         """Send ``spec``; the body of a non-2xx answer is left unread when ``read_error_body`` is False.
 
@@ -458,7 +459,8 @@ class Transport:
         Redirects are followed only when asked: httpx keeps custom key headers on a cross-host redirect.
         Raises ``EngineError`` (``EngineTimeout``, ``ResponseTooLarge``...) and nothing else for network trouble.
         ``max_bytes`` narrows the transport's own cap for this call; it cannot widen it (curl holds every
-        transfer to the transport's).
+        transfer to the transport's). ``connect_to``: the address the URL's host was checked at (a redirect
+        hop); the connection goes there, never to a second resolution of the name (``sources.pinning``).
         """
         if max_bytes is not None and max_bytes > self.max_bytes:
             raise ValueError(f"max_bytes {max_bytes} is over the transport's cap ({self.max_bytes})")
@@ -479,15 +481,16 @@ class Transport:
                         limit,
                         read_error_body,
                         follow_redirects,
+                        connect_to=connect_to,
                     )
                 if self.impersonate:
                     # curl_cffi is installed: plain requests go through libcurl too, un-impersonated: under a
                     # third of httpx2's CPU per request under a fan-out (BENCHMARKS.md "Performance").
                     return await self._send_curl(
-                        spec, None, timeout_s, limit, read_error_body, follow_redirects, browser
+                        spec, None, timeout_s, limit, read_error_body, follow_redirects, browser, connect_to
                     )
                 return await self._send_httpx(
-                    spec, timeout_s, limit, read_error_body, browser, follow_redirects
+                    spec, timeout_s, limit, read_error_body, browser, follow_redirects, connect_to
                 )
         except TimeoutError:
             failure = EngineTimeout(f"no complete answer within {timeout_s:g} s ({host})")
@@ -511,10 +514,44 @@ class Transport:
         read_error_body: bool,
         browser: bool,
         follow_redirects: bool,
+        connect_to: str | None = None,
+    ) -> HttpResponse:
+
+        if connect_to is not None and self._mock is None and not self.proxy:  # a proxy resolves for itself
+            async with self._pinned_client(spec.url, connect_to) as client:
+                return await self._stream_httpx(
+                    client, spec, timeout_s, limit, read_error_body, browser, follow_redirects
+                )
+        return await self._stream_httpx(
+            self.client, spec, timeout_s, limit, read_error_body, browser, follow_redirects
+        )
+
+    def _pinned_client(self, url: str, address: str) -> httpx2.AsyncClient:
+        """A client for one hop whose connection goes to ``address`` alone (TLS and Host still by name)."""
+        import ipaddress
+
+        import httpx2
+
+        from serpfuse.sources.pinning import PinnedBackend, PinnedTransport
+
+        host = (urlsplit(url).hostname or "").lower()
+        context = _ssl_context(self.trust_env) if self._verify else httpx2.create_ssl_context(verify=False)
+        backend = PinnedBackend(host, ipaddress.ip_address(address))
+        return httpx2.AsyncClient(transport=PinnedTransport(backend, context), proxy=None, trust_env=False)
+
+    async def _stream_httpx(
+        self,
+        client: httpx2.AsyncClient,
+        spec: RequestSpec,
+        timeout_s: float,
+        limit: int,
+        read_error_body: bool,
+        browser: bool,
+        follow_redirects: bool,
     ) -> HttpResponse:
         import httpx2
 
-        async with self.client.stream(
+        async with client.stream(
             spec.method.upper(),
             spec.url,
             params=spec.params,
@@ -564,6 +601,7 @@ class Transport:
         read_error_body: bool,
         follow_redirects: bool,
         browser: bool = True,
+        connect_to: str | None = None,
     ) -> HttpResponse:
         from serpfuse.sources.curl_client import BodyTooLarge
 
@@ -593,6 +631,7 @@ class Transport:
                 read_error_body=read_error_body,
                 follow_redirects=follow_redirects,
                 accept_encoding=accept_encoding,
+                connect_to=connect_to,
             )
         except BodyTooLarge:
             too_large = True
