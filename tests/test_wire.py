@@ -186,3 +186,46 @@ def test_a_base_urls_password_is_a_secret_wherever_it_is_set(tmp_path):
     keys = KeyStore(env={}, keys_file=tmp_path / "k.json")
     LiveSource(keys, InMemoryCooldownStore(), Transport(), base_urls=settings.engine_base_urls)
     assert keys.mask(f"GET http://u:{PASSWORD}@127.0.0.1:9/") == "GET http://u:***@127.0.0.1:9/"
+
+
+def echo_request(seen: Seen):
+    """An error page quoting the whole request back (keys included), as some engines' error pages do."""
+    from fakeserver import Reply
+
+    return Reply(500, {"Content-Type": "text/html"}, wire_text(seen).encode())
+
+
+@pytest.mark.parametrize("echo", [False, True], ids=["answers", "errors-echo-the-request"])
+def test_doctor_and_record_send_each_secret_only_to_its_own_host_and_show_none(
+    engine_servers, tmp_path, echo
+):
+    """The other commands that ask engines, one after the other in one process (as the search above): each
+    secret reaches only its own server and shows in none of their outputs, recording files included."""
+    from typer.testing import CliRunner
+
+    from test_record import cli_app
+
+    if echo:
+        for server in engine_servers.values():
+            server.route_prefix("/", echo_request)
+    queries = tmp_path / "queries.txt"
+    queries.write_text("rust async runtime\ntokio scheduler\n")
+    out = tmp_path / "recording"
+    outputs = []
+    for args in (
+        ["doctor", "--json", "--queries", str(queries), "--timeout", "5"],
+        ["record", "--queries", str(queries), "--out", str(out), "--timeout", "5", "--no-core-variant"],
+    ):
+        result = CliRunner().invoke(cli_app(), args)
+        assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+        outputs.append(result.output)
+    outputs += [p.read_text("latin-1") for p in out.rglob("*") if p.is_file()]
+    for engine, server in engine_servers.items():
+        assert server.requests, f"{engine} never asked"
+        for seen in server.requests:
+            text = wire_text(seen)
+            foreign = [other for other in ENGINES if other != engine for s in secrets_of(other) if s in text]
+            assert not foreign, f"{engine}'s server received the secrets of {foreign}"
+    for engine in ENGINES:
+        for secret in secrets_of(engine):
+            assert not [text for text in outputs if secret in text], f"{engine}'s secret shows"
