@@ -26,8 +26,8 @@ QUERY = "rust async runtime"
 # What each engine's request must carry on the fake: (method, path, fields of its query, form or JSON body).
 EXPECTED: dict[str, tuple[str, str, dict]] = {
     "ddg": ("POST", "/html/", {"q": QUERY, "b": ""}),
-    "bing": ("GET", "/search", {"q": QUERY, "setlang": "en", "count": "10"}),
-    "bing-cn": ("GET", "/search", {"q": QUERY, "setlang": "zh-hans"}),
+    "bing": ("GET", "/search", {"q": QUERY, "setlang": "en", "form": "QBRE", "count": None}),
+    "bing-cn": ("GET", "/search", {"q": QUERY, "setlang": "zh-hans", "form": "QBRE"}),
     "yahoo": ("GET", "/search", {"p": QUERY, "ei": "UTF-8"}),
     "mojeek": ("GET", "/search", {"q": QUERY}),
     "brave-web": ("GET", "/search", {"q": QUERY, "source": "web"}),

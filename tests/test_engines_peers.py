@@ -217,6 +217,27 @@ PINS: tuple[Pin, ...] = (
         },
     ),
     # --- Bing ------------------------------------------------------------------------------------------------
+    # free-search-mcp 0.16.0 (PyPI wheel, 2026-10) search_mcp/engines/bing.py: _warm_cookies() GETs the home page
+    # of the www4 edge for its cookie jar, then build_url() asks ``www4.bing.com/search?q=…&form=QBRE`` with the
+    # jar and no ``count`` (measured there 2026-09-21: with count, or without the jar, a first-word decoy).
+    Pin(
+        "bing",
+        "free-search-mcp 0.16.0 search_mcp/engines/bing.py _warm_cookies()",
+        {},
+        "GET",
+        "https://www4.bing.com/",
+        step=0,
+    ),
+    Pin(
+        "bing",
+        "free-search-mcp 0.16.0 search_mcp/engines/bing.py build_url()",
+        {},
+        "GET",
+        "https://www4.bing.com/search",
+        params={"q": QUERY, "form": "QBRE"},
+        cookies={"MUID": "0123ABCD", "SRCHD": "AF=NOFORM"},  # the jar the home page set
+        ours={"params.setlang": "SearXNG PR #6671: without the language Bing answers from the first word"},
+    ),
     # SearXNG PR #6671 (merged 2026-09-07, after 9fea412), from its description: setlang and cc, no cc for
     # us/cn/ru, no Accept-Language override (the values are Bing's language and country codes; the description
     # names the fields, not their values). 9fea412 itself sent mkt and adlt (searx/engines/bing.py request()).
@@ -228,7 +249,10 @@ PINS: tuple[Pin, ...] = (
         "https://www.bing.com/search",
         params={"q": QUERY, "setlang": "de", "cc": "de"},
         ours={
-            "params.count": "twenty rows in one request (Bing's count); the peer pages ten at a time",
+            "url": "the www4 edge, where free-search-mcp measured real (not decoy) answers on 2026-09-21",
+            "params.form": "QBRE, as free-search-mcp 0.16.0 measured it: a query typed on the results page",
+            "cookies.MUID": "the home page's cookie jar (free-search-mcp 0.16.0)",
+            "cookies.SRCHD": "the home page's cookie jar (free-search-mcp 0.16.0)",
             "headers.Accept-Language": "the region's browser: Bing weighs it beside cc, and it costs nothing",
         },
     ),
@@ -240,11 +264,14 @@ PINS: tuple[Pin, ...] = (
         "https://www.bing.com/search",
         params={"q": QUERY, "setlang": "en"},  # cc left out for us: it makes Bing answer garbage
         ours={
-            "params.count": "twenty rows in one request (Bing's count); the peer pages ten at a time",
+            "url": "the www4 edge, where free-search-mcp measured real (not decoy) answers on 2026-09-21",
+            "params.form": "QBRE, as free-search-mcp 0.16.0 measured it: a query typed on the results page",
+            "cookies.MUID": "the home page's cookie jar (free-search-mcp 0.16.0)",
+            "cookies.SRCHD": "the home page's cookie jar (free-search-mcp 0.16.0)",
             "headers.Accept-Language": "the region's browser: Bing weighs it beside cc, and it costs nothing",
         },
     ),
-    # SearXNG PR #6671 for zh-CN (cc left out for cn); no peer asks cn.bing.com.
+    # dhole-mcp 17.3 (PyPI, 2026-10) asks cn.bing.com; SearXNG PR #6671 for zh-CN (cc left out for cn).
     Pin(
         "bing-cn",
         "SearXNG PR #6671 searx/engines/bing.py request()",
@@ -253,10 +280,21 @@ PINS: tuple[Pin, ...] = (
         "https://www.bing.com/search",
         params={"q": QUERY, "setlang": ANY},
         ours={
-            "url": "cn.bing.com is the host Bing serves its Chinese index from (www.bing.com redirects there)",
-            "params.count": "twenty rows in one request (Bing's count); the peer pages ten at a time",
+            "url": "cn.bing.com is the host Bing serves its Chinese index from (dhole-mcp 17.3 asks it too)",
+            "params.form": "QBRE, as free-search-mcp 0.16.0 measured it on Bing: a query typed on the results page",
+            "cookies.MUID": "the home page's cookie jar, as for bing (free-search-mcp 0.16.0)",
+            "cookies.SRCHD": "the home page's cookie jar, as for bing (free-search-mcp 0.16.0)",
             "headers.Accept-Language": "the region's browser: Bing weighs it beside cc, and it costs nothing",
         },
+    ),
+    Pin(
+        "bing-cn",
+        "free-search-mcp 0.16.0 search_mcp/engines/bing.py _warm_cookies() (its home page, on cn.bing.com)",
+        {},
+        "GET",
+        "https://cn.bing.com/",
+        headers={"Accept-Language": Lang("zh")},
+        step=0,
     ),
     # --- Yahoo -----------------------------------------------------------------------------------------------
     # SearXNG 9fea412 searx/engines/yahoo.py request(), locale de-DE, week, safesearch 0
@@ -798,7 +836,19 @@ STARTPAGE_HOME = b"""<html><body><form id="search" action="/sp/search" method="p
 <input type="hidden" name="cat" value="web">
 <input type="hidden" class="abp" id="abp-input" name="abp" value="1">
 </form></body></html>"""
+# Bing's home page: what matters is the jar it sets (a Set-Cookie with an Expires date holding a comma).
+BING_HOME: Reply = (
+    200,
+    {
+        "content-type": "text/html",
+        "set-cookie": "MUID=0123ABCD; domain=.bing.com; expires=Sat, 02 Jan 2027 00:00:00 GMT; path=/, "
+        "SRCHD=AF=NOFORM; domain=.bing.com; path=/",
+    },
+    b'<html><body><form id="sb_form" action="/search"></form></body></html>',
+)
 FIRST_PAGES: dict[str, Reply] = {
+    "bing": BING_HOME,
+    "bing-cn": BING_HOME,
     "startpage": (200, {"content-type": "text/html"}, STARTPAGE_HOME),
     "ddg-news": (
         200,

@@ -11,7 +11,7 @@ from urllib.parse import parse_qs
 import pytest
 
 from conftest import REPO
-from serpfuse.engines import ENGINES, UnknownEngine, classifier, get_engine, is_multi_step
+from serpfuse.engines import ENGINES, UnknownEngine, classifier, get_engine, has_preflight, is_multi_step
 from serpfuse.engines.base import (
     AccessDenied,
     ChallengeDetected,
@@ -30,9 +30,16 @@ KEY = "sk-TEST-SECRET-0123456789"
 TODAY = dt.date.today()
 
 
+# A home page that sets a cookie jar, for engines whose search is built from their first page (Bing's).
+HOME_PAGE = (200, {"set-cookie": "MUID=0123ABCD; path=/"}, b"<html></html>")
+
+
 def build(engine: str, **kwargs) -> RequestSpec | None:
     kwargs.setdefault("text", "rust async runtime")
-    return get_engine(engine).build_request(EngineQuery(**kwargs))
+    module = get_engine(engine)
+    if has_preflight(module) and engine in ("bing", "bing-cn"):
+        return module.build_request(EngineQuery(**kwargs), HOME_PAGE)
+    return module.build_request(EngineQuery(**kwargs))
 
 
 # --- DuckDuckGo ---------------------------------------------------------------------------------------------
@@ -169,18 +176,46 @@ def test_ddg_cannot_apply_explicit_dates() -> None:
 
 def test_bing_sends_setlang_and_cc_not_mkt() -> None:
     spec = build("bing", limit=50, region="de", language="de")
-    assert spec.method == "GET" and spec.url == "https://www.bing.com/search"
-    assert spec.params == {"q": "rust async runtime", "count": 20, "setlang": "de", "cc": "de"}
+    assert spec.method == "GET" and spec.url == "https://www4.bing.com/search"
+    assert spec.params == {"q": "rust async runtime", "form": "QBRE", "setlang": "de", "cc": "de"}
     assert build("bing", region="en-GB").params["cc"] == "gb"
 
 
 def test_bing_always_names_a_language() -> None:
     # Without setlang Bing answers from the query's first word: the query's script names it when nobody did.
-    assert build("bing").params == {"q": "rust async runtime", "count": 10, "setlang": "en"}
+    assert build("bing").params == {"q": "rust async runtime", "form": "QBRE", "setlang": "en"}
     assert build("bing", text="東京 天気").params["setlang"] == "zh-hans"
     assert build("bing", text="東京の天気").params["setlang"] == "ja"
     assert build("bing", text="서울 날씨").params["setlang"] == "ko"
     assert build("bing", language="zh", region="tw").params["setlang"] == "zh-hant"
+
+
+@pytest.mark.parametrize("engine", ["bing", "bing-cn"])
+def test_bing_asks_its_home_page_first_and_searches_with_its_cookies_without_count(engine) -> None:
+    # free-search-mcp 0.16.0 (PyPI, 2026-10) engines/bing.py, measured 2026-09-21: count=10 or no cookie jar
+    # gives a first-word decoy; the home page's jar, form=QBRE and no count give real answers.
+    module = get_engine(engine)
+    first = module.build_preflight(EngineQuery(text="rust async runtime"))
+    assert first.method == "GET" and first.url.endswith(".bing.com/") and first.params is None
+    assert module.INFO.preflight_reuse_s == 1800.0
+    home = (
+        200,
+        {
+            "set-cookie": "MUID=AB; domain=.bing.com; expires=Sat, 02 Jan 2027 00:00:00 GMT; path=/, _EDGE_S=F=1; path=/"
+        },
+        b"<html></html>",
+    )
+    spec = module.build_request(EngineQuery(text="rust async runtime", limit=20), home)
+    assert spec.cookies == {"MUID": "AB", "_EDGE_S": "F=1"}
+    assert spec.params["form"] == "QBRE" and "count" not in spec.params
+    # A home page that set nothing still lets the search go (the decoy check judges its answer).
+    assert module.build_request(EngineQuery(text="q"), (200, {}, b"<html></html>")).cookies is None
+
+
+def test_bing_home_page_captcha_is_a_challenge() -> None:
+    captcha = (200, {}, b'<html><div id="b_captcha"><script src="/turing/captcha/challenge"></script></div>')
+    with pytest.raises(ChallengeDetected):
+        get_engine("bing").build_request(EngineQuery(text="q"), captcha)
 
 
 @pytest.mark.parametrize("country", ["us", "cn", "ru"])
@@ -199,10 +234,17 @@ def test_bing_declares_no_time_range_and_sends_no_filter(engine) -> None:
 def test_bing_cn_defaults_to_chinese() -> None:
     spec = build("bing-cn", text="异步 运行时")
     assert spec.url == "https://cn.bing.com/search"
-    assert spec.params == {"q": "异步 运行时", "count": 10, "setlang": "zh-hans"}
+    assert spec.params == {"q": "异步 运行时", "form": "QBRE", "setlang": "zh-hans"}
+    assert spec.headers["Accept-Language"].startswith("zh")
+    assert (
+        get_engine("bing-cn")
+        .build_preflight(EngineQuery(text="异步"))
+        .headers["Accept-Language"]
+        .startswith("zh")
+    )
     assert build("bing-cn", language="en", region="gb").params == {
         "q": "rust async runtime",
-        "count": 10,
+        "form": "QBRE",
         "setlang": "en",
         "cc": "gb",
     }

@@ -19,8 +19,10 @@ TimeRange = Literal["day", "week", "month", "year"]
 # What a search looks for: the web, or news articles (asked of the engines' news endpoints).
 Category = Literal["general", "news"]
 CATEGORIES: tuple[str, ...] = get_args(Category)
+# "decoy": the engine answered rows about another question (the query's first word only, engines.decoy); they
+# are kept out of the results.
 EngineStatus = Literal[
-    "ok", "empty", "error", "timeout", "parse-timeout", "rate-limited", "challenge", "skipped"
+    "ok", "empty", "decoy", "error", "timeout", "parse-timeout", "rate-limited", "challenge", "skipped"
 ]
 DateStatus = Literal["known", "unknown", "conflicting"]
 # The statuses of an engine that answered (with rows or without): everything else is a failure or a skip.

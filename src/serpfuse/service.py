@@ -46,7 +46,7 @@ DEGRADED_TTL_S = 120.0
 # Decoded cache hits kept in this process (about 50 KB each), so a repeated hit skips decoding and validation.
 HOT_HITS = 128
 RECENT_KEYS = 4096  # cache keys of recent requests remembered (about 1 MB at most)
-_FAILED = frozenset(get_args(ErrorStatus))
+_FAILED = frozenset(get_args(ErrorStatus)) | {"decoy"}  # a decoy list is an engine not heard
 
 # What to try when no engine answered, as every face says it (the CLI prefixes "serpfuse: ").
 NO_ANSWER_HINT = (

@@ -108,7 +108,7 @@ def render_engines(resp: SearchResponse, console: Console, *, named: bool = Fals
     shown, summary = split_engines(resp, named=named)
     parts = []
     for e in shown:
-        colour = {"ok": "green", "empty": "yellow", "skipped": "dim"}.get(e.status, "red")
+        colour = {"ok": "green", "empty": "yellow", "decoy": "yellow", "skipped": "dim"}.get(e.status, "red")
         why = f" ({escape(e.reason)})" if e.reason and e.status != "ok" else ""
         parts.append(
             f"[{colour}]{escape(e.engine)}: {e.status}, {e.rows} rows, {e.latency_ms:.0f} ms{why}[/{colour}]"
@@ -148,6 +148,12 @@ def render_explain(resp: SearchResponse, console: Console) -> None:
         cut = "" if c.selected else f"{c.cut_by}: {c.cut_reason}"
         table.add_row(str(c.position or "-"), escape(c.url), escape(ranks), parts, escape(cut))
     console.print(table)
+    # Rows that never became candidates: an engine's list about another question (engines.decoy).
+    for e in resp.engines:
+        if e.status == "decoy":
+            console.print(
+                f"[yellow]{escape(e.engine)}: not a candidate: {escape(e.reason or 'decoy list')}[/yellow]"
+            )
 
 
 def register(app: typer.Typer) -> None:

@@ -315,6 +315,26 @@ def check_status(status: int, headers: Mapping[str, str], body: bytes) -> None:
         raise error
 
 
+# One cookie of a ``Set-Cookie`` header: its name=value, before the first ";". The transport joins repeated
+# headers with ", ", and an Expires date holds a comma too ("Thu, 01 Jan 2026"): a new cookie starts where a
+# ", " is followed by a name and "=", which no date's "01 Jan" is.
+_NEXT_COOKIE = re.compile(r",\s*(?=[^\s;,=]+=)")
+
+
+def set_cookies(headers: Mapping[str, str]) -> dict[str, str]:
+    """The cookies a response sets (name -> value), from its ``Set-Cookie`` header(s), attributes left out; a
+    cookie set empty (a deletion) is left out too."""
+    value = header(headers, "set-cookie") or ""
+    out: dict[str, str] = {}
+    for part in _NEXT_COOKIE.split(value):
+        pair = part.split(";", 1)[0].strip()
+        name, sep, val = pair.partition("=")
+        name, val = name.strip(), val.strip()
+        if sep and name and val:
+            out[name] = val
+    return out
+
+
 def shows_challenge(body: bytes, markers: tuple[bytes, ...]) -> bool:
     """Whether a page carries one of an engine's block markers. Parsers ask only when a page gave no rows, so
     a result that merely mentions "challenge-form" in its snippet cannot pass for a block page."""

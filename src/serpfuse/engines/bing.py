@@ -1,4 +1,14 @@
-"""Bing web search, scraped from www.bing.com (keyless; Microsoft's index).
+"""Bing web search, scraped from www4.bing.com (keyless; Microsoft's index).
+
+Two requests, as a person's browser makes them. First the home page (``build_preflight``), for the cookies it
+sets; then the search, carrying them, as a query typed into the results page's box (``form=QBRE``) and without
+``count``, which no browser sends. Asked with ``?q=...&count=10`` and no cookies, Bing answers HTTP 200 with ten
+well-formed rows about the query's first word only (a "decoy"): free-search-mcp 0.16.0 (PyPI, 2026-10,
+``engines/bing.py``) measured on 2026-09-21 "as shipped ``count=10``, no cookies: 0/10 on topic; home-page
+cookies + ``form=QBRE`` and no ``count``: 9-10/10; the same plus ``count=10``: decoy", on the www4 edge, with the
+jar kept 30 minutes. The live source keeps the home page that long (``INFO.preflight_reuse_s``), drops it after a
+failed search, and checks every answer for a decoy (``engines.decoy``): a decoy is asked once more with a fresh
+home page, and a second decoy is the engine's status, its rows kept out of the results.
 
 Bing reads the query in the interface language (``setlang``) and country (``cc``) given on the URL; without
 them it answers from the query's first word or with unrelated pages (SearXNG #4964, PR #6671). The language
@@ -23,12 +33,14 @@ from collections.abc import Mapping
 from selectolax.lexbor import LexborNode
 
 from serpfuse.engines.base import (
+    BODY_HEAD_BYTES,
     ChallengeDetected,
     EngineInfo,
     EngineQuery,
+    Reply,
     RequestSpec,
     check_status,
-    clamp,
+    set_cookies,
     shows_challenge,
 )
 from serpfuse.engines.bodies import html_tree, node_text, results_page_without_rows
@@ -47,9 +59,12 @@ INFO = EngineInfo(
     transport="browser",
     rows_per_request=20,
     group="bing",
+    preflight_reuse_s=1800.0,  # the cookie jar's life in free-search-mcp 0.16.0 (30 min)
 )
 
-URL = "https://www.bing.com/search"
+HOME = "https://www4.bing.com/"
+URL = "https://www4.bing.com/search"
+FORM = "QBRE"  # the results page's own search box; "QBLH" (the home page's) answers a lighter layout
 # Countries whose cc makes Bing answer garbage to a client outside them (SearXNG PR #6671).
 NO_CC = frozenset({"us", "cn", "ru"})
 TRADITIONAL_CHINESE = frozenset({"tw", "hk", "mo"})
@@ -93,20 +108,43 @@ def market(q: EngineQuery, default_country: str | None = None) -> tuple[str, str
     return lang, (country if country and country not in NO_CC else None)
 
 
-def request_for(url: str, q: EngineQuery, default_country: str | None = None) -> RequestSpec:
-    setlang, cc = market(q, default_country)
-    params: dict[str, str | int] = {"q": q.text, "count": clamp(q.limit, 1, INFO.rows_per_request)}
-    params["setlang"] = setlang
-    if cc:
-        params["cc"] = cc
+def _language_header(q: EngineQuery) -> dict[str, str] | None:
     # The region's browser, too: Bing weighs Accept-Language beside cc (and a US browser's header otherwise).
     language = accept_language(q.region, q.language)
-    headers = {"Accept-Language": language} if language else None
-    return RequestSpec(method="GET", url=url, params=params, headers=headers)
+    return {"Accept-Language": language} if language else None
 
 
-def build_request(q: EngineQuery) -> RequestSpec | None:
-    return request_for(URL, q)
+def preflight_for(home: str, q: EngineQuery) -> RequestSpec:
+    """The home page, opened as a typed address (no Referer, so Sec-Fetch-Site "none"), for its cookies."""
+    return RequestSpec(method="GET", url=home, headers=_language_header(q))
+
+
+def request_for(
+    url: str, q: EngineQuery, preflight: Reply, default_country: str | None = None
+) -> RequestSpec:
+    """The search, with the cookies the home page set. No ``count``: with it Bing answers a decoy."""
+    _, headers, body = preflight
+    if shows_challenge(body[:BODY_HEAD_BYTES], CHALLENGE_MARKERS):
+        raise ChallengeDetected("Bing CAPTCHA (home page)")
+    setlang, cc = market(q, default_country)
+    params: dict[str, str] = {"q": q.text, "form": FORM, "setlang": setlang}
+    if cc:
+        params["cc"] = cc
+    return RequestSpec(
+        method="GET",
+        url=url,
+        params=params,
+        headers=_language_header(q),
+        cookies=set_cookies(headers) or None,
+    )
+
+
+def build_preflight(q: EngineQuery) -> RequestSpec | None:
+    return preflight_for(HOME, q)
+
+
+def build_request(q: EngineQuery, preflight: Reply) -> RequestSpec | None:
+    return request_for(URL, q, preflight)
 
 
 def _snippet(item: LexborNode) -> tuple[str, dt.datetime | None]:

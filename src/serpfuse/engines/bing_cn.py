@@ -1,7 +1,8 @@
 """Bing China (cn.bing.com, keyless): Bing's page layout, with the index that answers Chinese sources.
 
-Asked as bing is (``setlang``, ``cc``), in Chinese unless the query names another language or region; like
-bing it declares no time-range support (Bing's filter needs JavaScript).
+Asked as bing is (its home page's cookies, then ``form=QBRE``, ``setlang``, ``cc``, no ``count``: see ``bing``),
+in Chinese unless the query names another language or region; like bing it declares no time-range support
+(Bing's filter needs JavaScript). The same decoy risk as bing's: the live source checks its answers alike.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from serpfuse.engines import bing
-from serpfuse.engines.base import EngineInfo, EngineQuery, RequestSpec
+from serpfuse.engines.base import EngineInfo, EngineQuery, Reply, RequestSpec
 from serpfuse.models import EngineRow
 
 INFO = EngineInfo(
@@ -22,16 +23,26 @@ INFO = EngineInfo(
     transport="browser",
     rows_per_request=20,
     group="bing",
+    preflight_reuse_s=bing.INFO.preflight_reuse_s,
 )
 
+HOME = "https://cn.bing.com/"
 URL = "https://cn.bing.com/search"
 DEFAULT_COUNTRY = "cn"
 
 
-def build_request(q: EngineQuery) -> RequestSpec | None:
+def _chinese(q: EngineQuery) -> EngineQuery:
     if not q.language and not q.region:
-        q = EngineQuery(**{**q.__dict__, "language": "zh", "region": DEFAULT_COUNTRY})
-    return bing.request_for(URL, q, DEFAULT_COUNTRY)
+        return EngineQuery(**{**q.__dict__, "language": "zh", "region": DEFAULT_COUNTRY})
+    return q
+
+
+def build_preflight(q: EngineQuery) -> RequestSpec | None:
+    return bing.preflight_for(HOME, _chinese(q))
+
+
+def build_request(q: EngineQuery, preflight: Reply) -> RequestSpec | None:
+    return bing.request_for(URL, _chinese(q), preflight, DEFAULT_COUNTRY)
 
 
 def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) -> list[EngineRow]:

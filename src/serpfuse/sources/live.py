@@ -4,7 +4,9 @@ One call goes: availability (key, base URL, time-range support, cooldown) -> ``E
 rate-limit queue -> (the ``build_preflight`` page, for engines that need one, or the one an earlier call
 fetched while it is still good) -> ``build_request`` ->
 ``Transport.send`` -> ``classify_http`` -> ``parse`` (off the loop, under a budget: ``sources.parsing``) ->
-cooldown bookkeeping -> ``EngineAnswer``. The whole call, queue included, runs under the engine's timeout; the fan-out's
+the decoy check (``engines.decoy``: a list about the query's first word only is status ``decoy``, its rows
+dropped, after one more try with a fresh first page where the engine has one) -> cooldown bookkeeping ->
+``EngineAnswer``. The whole call, queue included, runs under the engine's timeout; the fan-out's
 overall deadline cancels it from outside, and cancellation is never swallowed (nothing is left running).
 
 Redirects: an HTML engine's answers are followed here, hop by hop (at most ``MAX_REDIRECTS``), and only to
@@ -47,6 +49,7 @@ from serpfuse.engines.base import (
     Reply,
     RequestSpec,
 )
+from serpfuse.engines.decoy import decoy_reason
 from serpfuse.models import EngineAnswer, EngineRow, SearchRequest
 from serpfuse.secrets import KeysFileError, KeyStore, url_secrets
 from serpfuse.sources import parsing
@@ -329,6 +332,7 @@ class LiveSource:
 
         timeout_s = self._timeout_for(module)
         error: EngineError | None = None
+        decoy: str | None = None
         try:
             async with asyncio.timeout(timeout_s):
                 waited_s = await self.rate_limiter.wait_turn(
@@ -339,9 +343,15 @@ class LiveSource:
                 if waited_s > 0 and (state := await self.cooldowns.get(engine)) is not None:
                     self._cooling[engine] = state
                     return answer("skipped", reason=state.describe(self._clock()))
-                rows = await self._call(
-                    module, variant, self._query(module, variant, request), started + timeout_s
-                )
+                q = self._query(module, variant, request)
+                rows = await self._call(module, variant, q, started + timeout_s)
+                decoy = decoy_reason(rows, q.text)
+                if decoy is not None and has_preflight(module):
+                    # A stale first page (Bing's cookie jar) is what makes a decoy: once more with a fresh one.
+                    log.info("%s: decoy list; asking once more with a fresh first page", engine)
+                    self._kept_pages.pop(engine, None)
+                    rows = await self._call(module, variant, q, started + timeout_s)
+                    decoy = decoy_reason(rows, q.text)
         except QueueTooLong:
             # Our own queue, not the engine's fault: no cooldown.
             return answer("timeout", reason="rate-limit queue is longer than the engine's timeout")
@@ -371,6 +381,11 @@ class LiveSource:
             retry_after = error.retry_after_s if isinstance(error, RateLimited) else None
             return answer(error.status, reason=safe_reason, retry_after_s=retry_after)
 
+        if decoy is not None:
+            # An answer about another question: no cooldown (the next query may be answered), no rows.
+            self._kept_pages.pop(engine, None)
+            log.info("%s: decoy: %s", engine, decoy)
+            return answer("decoy", reason=decoy)
         await self.cooldowns.record_success(engine)
         self._cooling.pop(engine, None)
         rows = [
