@@ -249,6 +249,7 @@ def test_doctor_passes_when_every_engine_answers_on_topic(server, tmp_path, monk
 
 def test_doctor_reports_each_played_failure_and_exits_1(server, tmp_path, monkeypatch):
     server.route("/ddg/html/", challenge_page())  # DuckDuckGo's 202 bot challenge
+    server.route("/bing/", Reply(200, HTML, b"<html><body>Bing</body></html>"))  # its home page, for cookies
     server.route(
         "/bing/search", Reply(200, HTML, b'<html><body><ol id="b_results"></ol></body></html>')
     )  # empty
@@ -256,7 +257,8 @@ def test_doctor_reports_each_played_failure_and_exits_1(server, tmp_path, monkey
         "/brave/search", Reply(200, HTML, b'<html><body><div class="v3-app">new</div></body></html>')
     )  # layout
     server.route("/sp/", Reply(200, HTML, (FIXTURES / "startpage_home_handmade.html").read_bytes()))
-    server.route("/sp/sp/search", startpage_results(lambda q, i: f"Chocolate cake recipe {i}"))  # off-topic
+    # Off the query altogether: the live source's decoy check says so before the doctor reads the rows.
+    server.route("/sp/sp/search", startpage_results(lambda q, i: f"Chocolate cake recipe {i}"))
     server.route(
         "/mojeek/search", Reply(200, HTML, b'<html><body><ul class="results-standard"></ul></body></html>')
     )
@@ -280,7 +282,7 @@ def test_doctor_reports_each_played_failure_and_exits_1(server, tmp_path, monkey
         "ddg": "challenge",
         "bing": "empty",
         "brave-web": "wrong layout",
-        "startpage": "off-topic",
+        "startpage": "decoy",
         "mojeek": "empty",
         "yahoo": "error",
     }
@@ -289,7 +291,7 @@ def test_doctor_reports_each_played_failure_and_exits_1(server, tmp_path, monkey
     assert [q["status"] for q in engines["ddg"]["queries"]] == ["challenge", "skipped"]
     assert len(server.seen("/ddg/html/")) == 1
     assert "parser refused a 200 page" in engines["brave-web"]["reason"]
-    assert engines["startpage"]["onTopic"] == 0.0 and engines["startpage"]["rows"] == 5
+    assert "decoy list: 0 of 5 rows" in engines["startpage"]["reason"] and engines["startpage"]["rows"] == 0
     # a plain HTTP error suspends nothing here: every query was asked
     assert len(server.seen("/yahoo/search")) == 2 and engines["yahoo"]["queriesAsked"] == 2
     assert "HTTP 500" in engines["yahoo"]["reason"]
