@@ -6,15 +6,17 @@ the query's terms, and a row's text with the terms it mentions.
   what it is about (a year, "latest", "guide", "speed", "install"; ``data/relevance_words.txt``) is a *weak*
   term; the rest are the *key* terms. A "quoted phrase" is one key term.
 - **Matching.** A term is found in a row (title, snippet and URL) when a light stem of it is (plurals, -ing,
-  -ed, a final -e: "models" ~ "model", "belgrade" ~ "belgrad"), when two adjacent words are written as one
-  on either side ("da nang" ~ "danang"), or when a regional variant is (``data/relevance_variants.txt``:
-  autumn ~ fall). A snippet's leading date stamp ("May 4, 2026 · ") is not text.
+  -ed, a final -e: "models" ~ "model", "belgrade" ~ "belgrad"), when a word of its family is (the same
+  Snowball stem, the stemmer applied until it changes nothing: "anthropological" ~ "anthropology",
+  "environmental" ~ "environment"), when two adjacent words are written as one on either side ("da nang" ~
+  "danang"), or when a regional variant is (``data/relevance_variants.txt``: autumn ~ fall). A snippet's
+  leading date stamp ("May 4, 2026 · ") is not text.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property, lru_cache
 from operator import add
@@ -117,6 +119,34 @@ def _light_stem(word: str) -> str:
     return word
 
 
+FAMILY = "~"  # marks a family stem in a vocabulary, so it never meets a light stem of the same letters
+MIN_FAMILY_LETTERS = 4  # shorter words have no derivations worth joining ("us", "new", "art")
+
+
+@cache
+def _snowball() -> Callable[[str], str]:
+    import Stemmer  # PyStemmer: Snowball's C stemmers, about 2 µs a word
+
+    return Stemmer.Stemmer("english").stemWord
+
+
+@lru_cache(maxsize=1 << 16)
+def family_stem(word: str) -> str | None:
+    """The mark of a word's family: its English Snowball (Porter2) stem, the stemmer applied again until the
+    stem stays ("environmental" -> "environment" -> "environ", as "environment" -> "environ"), or None for a
+    word the stemmer should not read (shorter than four letters, digits, not ASCII)."""
+    if len(word) < MIN_FAMILY_LETTERS or not word.isascii() or not word.isalpha():
+        return None
+    stem = _snowball()
+    out = stem(word)
+    for _ in range(3):
+        again = stem(out)
+        if again == out:
+            break
+        out = again
+    return FAMILY + out
+
+
 # light_stem changes only words ending in one of these letters (-s, -ing, -ed, a final -e)
 _STEMMED_ENDINGS = frozenset("sgde")
 
@@ -142,7 +172,7 @@ def _stems(word: str) -> frozenset[str]:
 
 def _vocabulary(plain: Iterable[str]) -> set[str]:
     """The stems of distinct words: a word ending in none of -s, -g, -d, -e is its own only stem (most are),
-    the others go through the memo of their stems."""
+    the others go through the memo of their stems; and each word's family mark (``family_stem``)."""
     out: set[str] = set()
     add_word = out.add
     for word in plain:
@@ -150,6 +180,8 @@ def _vocabulary(plain: Iterable[str]) -> set[str]:
             out |= _stems(word)
         else:
             add_word(word)
+        if family := family_stem(word):
+            add_word(family)
     return out
 
 
@@ -189,6 +221,8 @@ class Term:
 def _word_forms(word: str) -> frozenset[tuple[str, ...]]:
     variants = word_tables().variants
     stems = set().union(*(variants.get(s, {s}) for s in word_stems(word)))
+    if family := family_stem(word):
+        stems.add(family)
     return frozenset((s,) for s in stems)
 
 
