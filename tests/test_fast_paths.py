@@ -24,7 +24,7 @@ from serpfuse.ranking.query import analyze_query
 from serpfuse.ranking.rankers.consensus import form_lexical_match, lexical_match, query_terms
 from serpfuse.ranking.selection import row_shingles, shingles
 from serpfuse.ranking.types import Candidate, Scored
-from serpfuse.ranking.words import RowText, light_stem, strip_date_stamp, word_stems
+from serpfuse.ranking.words import RowText, family_stem, light_stem, strip_date_stamp, word_stems
 from serpfuse.sources.fanout import fan_out
 from serpfuse.sources.replay import ReplaySource
 
@@ -194,7 +194,8 @@ def test_each_rows_form_reads_as_the_plain_paths_do(recording, texts):
 
 def test_a_rows_vocabulary_reads_as_the_plain_stems_do(recording, texts):
     """``RowText.of`` stems a word ending in none of -s, -g, -d, -e as itself and the others through their own
-    memo: the same vocabulary as every word's ``word_stems`` and every two adjacent words' ``light_stem``."""
+    memo: the same vocabulary as every word's ``word_stems`` and ``family_stem`` and every two adjacent words'
+    ``light_stem``."""
     rows = [
         (r.get("title") or "", r.get("content") or "", r.get("url") or "")
         for e in json.loads(recording.read_text(encoding="utf-8"))
@@ -206,6 +207,8 @@ def test_a_rows_vocabulary_reads_as_the_plain_stems_do(recording, texts):
         want: set[str] = set()
         for w in (*title_words, *snippet_words, *plain_words(unquote(url))):
             want |= word_stems(w)
+            if family := family_stem(w):
+                want.add(family)
         for tokens in (title_words, snippet_words):
             want.update(light_stem(a + b) for a, b in zip(tokens, tokens[1:], strict=False))
         assert RowText.of(title, snippet, url).vocabulary == want, (title, snippet, url)

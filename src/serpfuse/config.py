@@ -70,6 +70,11 @@ class FilterConfig(Model):
     # off-topic (its top on_topic_depth rows carry less than evidence_on_topic of that meaning). Otherwise
     # it is kept, demoted by anchor_demotion: what it lacks is the query's generic words.
     evidence_guard: bool = True
+    # A row at least agreement_engines engines rank in their top agreement_depth is about the query as the
+    # engines read it: the relevance guard neither cuts nor demotes it for a word it lacks, and the pool gate
+    # keeps it (0 = off).
+    agreement_engines: int = Field(3, ge=0)
+    agreement_depth: int = Field(10, ge=1)
     evidence_meaning: float = Field(0.75, ge=0, le=1)
     evidence_on_topic: float = Field(0.75, ge=0, le=1)
     on_topic_depth: int = Field(8, ge=1)

@@ -63,7 +63,7 @@ def engine_reports(answers: list[EngineAnswer]) -> list[EngineReport]:
     return reports
 
 
-def explain_row(scored: Scored, strategy: str, demoted: str | None = None) -> str:
+def explain_row(scored: Scored, strategy: str, demoted: str | None = None, note: str | None = None) -> str:
     """One line a person (or an LLM) can read: who ranked it where, and what moved its score."""
     ranks = ", ".join(
         f"{e} #{r}" for e, r in sorted(scored.candidate.engine_ranks.items(), key=lambda t: (t[1], t[0]))
@@ -77,11 +77,15 @@ def explain_row(scored: Scored, strategy: str, demoted: str | None = None) -> st
         extra.append(f"diversity {scored.selection_score - scored.score:+.3f}")
     if demoted:
         extra.append(f"demoted x{scored.parts.get('demoted', 1.0):g}: {demoted}")
+    if note:
+        extra.append(note)
     tail = f" ({', '.join(extra)})" if extra else ""
     return f"{ranks}; {agree}; {strategy} score {scored.score:.3f}{tail}"
 
 
-def _result(scored: Scored, strategy: str, demoted: str | None = None) -> FusedResult:
+def _result(
+    scored: Scored, strategy: str, demoted: str | None = None, note: str | None = None
+) -> FusedResult:
     c = scored.candidate
     return FusedResult(
         url=c.url,
@@ -98,7 +102,7 @@ def _result(scored: Scored, strategy: str, demoted: str | None = None) -> FusedR
         engine_ranks=dict(sorted(c.engine_ranks.items())),
         contributions={k: v for k, v in sorted(scored.contributions.items()) if v},
         provenance=c.observations,
-        reason=explain_row(scored, strategy, demoted),
+        reason=explain_row(scored, strategy, demoted, note),
     )
 
 
@@ -219,7 +223,10 @@ def rank_answers(
     ctx, filter_ctx, warnings = inputs.ctx, inputs.filter_ctx, inputs.warnings
     ranked = demote(ranker.rank(outcome.kept, ctx), outcome.demoted, config.filters.anchor_demotion)
     selection = select(ranked, ranker, ctx)
-    results = [_result(s, strategy, outcome.demoted.get(s.candidate.key)) for s in selection.selected]
+    results = [
+        _result(s, strategy, outcome.demoted.get(s.candidate.key), outcome.notes.get(s.candidate.key))
+        for s in selection.selected
+    ]
     unchecked = {c.key for c in undated((s.candidate for s in selection.selected), filter_ctx)}
     for s, r in zip(selection.selected, results, strict=True):
         if s.candidate.key in unchecked:

@@ -210,6 +210,12 @@ class Term:
     def _phrases(self) -> tuple[tuple[str, ...], ...]:
         return tuple(f for f in self.forms if len(f) != 1)
 
+    @cached_property
+    def typed_stems(self) -> frozenset[str]:
+        """The light stems of the word as typed (empty for a phrase): what the row says when it says the word
+        itself, not another form of it."""
+        return frozenset() if " " in self.text else frozenset(word_stems(self.text))
+
     def in_vocabulary(self, vocabulary: frozenset[str]) -> bool:
         """Whether a row with this vocabulary mentions the term (``RowText.has`` of any of its forms): the
         one-word forms are one set test, worked out once per term rather than once per row."""
@@ -326,6 +332,15 @@ class RowText:
     def of_candidate(cls, candidate: Candidate) -> RowText:
         """``of`` the candidate's title, snippet and URL, worked out once per row text (text.RowForm)."""
         return candidate.form.derived(cls, lambda f: cls.of(f.title, f.snippet, f.url))
+
+    def word_for(self, term: Term) -> str | None:
+        """The row's word that carries the one-word term in another form than typed (the first in
+        alphabetical order), or None."""
+        singles = term._singles
+        return next(
+            (w for w in sorted(self.plain_words) if light_stem(w) in singles or family_stem(w) in singles),
+            None,
+        )
 
     def has(self, form: tuple[str, ...]) -> bool:
         # A quoted phrase counts when all its words are there: the engines held the quote against the whole

@@ -32,6 +32,7 @@ class FilterOutcome:
     warnings: list[str] = field(default_factory=list)
     fallback_used: bool = False
     demoted: dict[str, str] = field(default_factory=dict)  # kept candidate key -> why it ranks lower
+    notes: dict[str, str] = field(default_factory=dict)  # kept candidate key -> how a guard read it
     pool: PoolTerms | None = None  # the query read against the non-junk rows, for the ranker
 
 
@@ -116,12 +117,14 @@ def judge(screened: Screened, ctx: FilterContext) -> FilterOutcome:
     non_junk = rows
     verdicts: list[str] = []
     demoted: dict[str, str] = {}
+    notes: dict[str, str] = {}
     for flt in relevance:
         bound = bind_to_pool(flt, rows, ctx)
         rows = _run(bound, rows, ctx, cut)
         if verdict := getattr(bound, "verdict", None):
             verdicts.append(verdict)
         demoted.update(getattr(bound, "demoted", {}))
+        notes.update(getattr(bound, "notes", {}))
 
     if before_junk and not non_junk:
         # A reranker could fall back to the raw rows when every row is junk; serpfuse deliberately does not: an
@@ -149,4 +152,7 @@ def judge(screened: Screened, ctx: FilterContext) -> FilterOutcome:
 
     kept = {c.key for c in rows}
     demoted = {key: why for key, why in demoted.items() if key in kept}
-    return FilterOutcome(kept=rows, cut=cut, warnings=warnings, demoted=demoted, pool=ctx.pool)
+    notes = {key: why for key, why in notes.items() if key in kept}
+    if verdicts and rows:
+        warnings.append(f"{verdicts[0]}; {len(rows)} results the engines agree on are shown")
+    return FilterOutcome(kept=rows, cut=cut, warnings=warnings, demoted=demoted, notes=notes, pool=ctx.pool)

@@ -72,6 +72,19 @@ def coverage_of(terms: Sequence[Term], found_texts: Iterable[str], weak_weight: 
     )
 
 
+def other_forms(found: Iterable[Term], row: RowText | None) -> str:
+    """How the row carries the terms it does not carry as typed ("reads 'anthropological' as
+    'anthropology'"), or "": the form that matched (a word of its family, a regional variant, the pool's
+    spelling or lemma), for the explanation."""
+    if row is None:
+        return ""
+    read = []
+    for term in found:
+        if term.typed_stems and term.typed_stems.isdisjoint(row.vocabulary) and (word := row.word_for(term)):
+            read.append(f"'{term.text}' as '{word}'")
+    return f"reads {', '.join(read)}" if read else ""
+
+
 def _names(terms: Iterable[Term]) -> str:
     return ", ".join(t.text for t in terms)
 
@@ -150,18 +163,27 @@ class PoolRelevance:
         self.coverages = coverages or {}  # candidate key -> its coverage, for the rows of the pool
         self.pool = pool
         self.demoted: dict[str, str] = {}
+        self.notes: dict[
+            str, str
+        ] = {}  # kept row -> what the explanation adds: a form matched, a rule held off
         self.cfg = cfg  # the evidence guard's thresholds; None: every row short of coverage is cut
         self.on_topic = pool.engine_content(cfg.on_topic_depth) if pool is not None and cfg else {}
 
     def check(self, candidate: Candidate, ctx: FilterContext) -> str | None:
         if not self.terms:
             return None
+        agreed = self.agreed(candidate)
         if self.verdict:
-            return self.verdict
-        cov = self.coverages.get(candidate.key) or coverage(
-            self.terms, RowText.of_candidate(candidate), self.weak_weight
-        )
+            if agreed is None:
+                return self.verdict
+            self.notes[candidate.key] = f"kept against the pool gate: {agreed}"
+            return None
+        row = None if candidate.key in self.coverages else RowText.of_candidate(candidate)
+        cov = self.coverages.get(candidate.key) or coverage(self.terms, row, self.weak_weight)
         if not cov.passes(self.min_coverage):
+            if agreed is not None:
+                self.notes[candidate.key] = f"{coverage_reason(cov)} (kept: {agreed})"
+                return None
             evidence = self.evidence_for(candidate)
             if evidence is None:
                 return coverage_reason(cov) + self.against(candidate)
@@ -170,8 +192,26 @@ class PoolRelevance:
         if self.pool is not None and (
             why := self.pool.lacks_anchor(candidate.key) or self.pool.lacks_engine_term(candidate.key)
         ):
-            self.demoted[candidate.key] = why
+            if agreed is None:
+                self.demoted[candidate.key] = why
+            else:
+                self.notes[candidate.key] = f"{why} (not demoted: {agreed})"
+        if forms := other_forms(cov.found, self.pool.rows.get(candidate.key) if self.pool else row):
+            self.notes[candidate.key] = "; ".join(filter(None, [self.notes.get(candidate.key), forms]))
         return None
+
+    def agreed(self, candidate: Candidate) -> str | None:
+        """Why the engines' agreement vouches for the row, or None: at least ``agreement_engines`` engines
+        rank it in their top ``agreement_depth``. Engines that agree on a page read the query alike; a word
+        it lacks is one the engines, not the page, found unnecessary. One engine's bait never gets there."""
+        cfg = self.cfg
+        if cfg is None or not cfg.agreement_engines or len(candidate.engine_ranks) < cfg.agreement_engines:
+            return None
+        depth = cfg.agreement_depth
+        engines = sorted(e for e, r in candidate.engine_ranks.items() if r <= depth)
+        if len(engines) < cfg.agreement_engines:
+            return None
+        return f"{len(engines)} engines rank it in their top {depth} ({', '.join(engines)})"
 
     def evidence_for(self, candidate: Candidate) -> str | None:
         """Why a row short of coverage is kept, or None: it carries the query's specific meaning, or an
@@ -228,8 +268,8 @@ class RelevanceFilter:
         known = all(key in pool.found for key in rows)
         found = [pool.found[key] for key in rows] if known else None
         verdict = pool_verdict(terms, list(rows.values()), found, cfg) if gate else None
-        if verdict:
-            return PoolRelevance(terms, verdict, cfg.weak_term_weight, cfg.min_coverage)
+        if verdict:  # final, but for the rows the engines agree on (PoolRelevance.agreed)
+            return PoolRelevance(terms, verdict, cfg.weak_term_weight, cfg.min_coverage, cfg=cfg)
         shared: dict[frozenset[str], Coverage] = {}  # rows mentioning the same terms share one coverage
 
         def covered(found: frozenset[str]) -> Coverage:
