@@ -13,11 +13,14 @@ what the rule adds (for "fusion: X": the default's fusion minus X). Where it is 
 - crw56 dev through the pipeline, in four query folds (by qid): nDCG@8, RelShown@8, Irrelevant@5 per fold.
 - crw56's robustness variants (benchmarks/robustness.py): misspelled queries with echo rows, bing answering off
   topic (garbage), bing carrying generic rows (three ways).
+- trec-dl-passages through the pipeline (benchmarks/trecdl.py: six retrieval systems, passages without titles),
+  in four query folds (the query's position in the file, mod 4): nDCG@8 and Irrelevant@5 per fold.
 
 The bar (``verdict``): a rule stays in the default only if it helps on at least two independent corpora and
 loses on none beyond its interval. A rule that reads text has one judged web corpus, crw56: there it must help on
 at least ``MIN_FOLDS`` of the four dev folds and hurt on none, not hurt a robustness variant beyond its interval
-(nor add irrelevant rows there), and MQ2008 must not move. A fusion rule must help on MQ2008 (on at least four of
+(nor add irrelevant rows there), and MQ2008 must not move. On trec-dl, the second judged corpus with text, no rule
+may lose beyond its interval, overall or on any fold; the folds it helps on are reported (``trec_verdict``). A fusion rule must help on MQ2008 (on at least four of
 five subsets, none below beyond its interval) and on crw56 dev by the same test. Everything else is opt-in.
 """
 
@@ -32,7 +35,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks import crw56
+from benchmarks import crw56, trecdl
 from benchmarks import mq2008 as mq
 from benchmarks import robustness as rb
 from benchmarks.setups import load_crw56, load_mq2008_queries
@@ -135,6 +138,10 @@ RULES: tuple[Rule, ...] = (
          knob("filters", pool_gate=False), on=knob("filters", pool_gate=True)),
     Rule("evidence guard", "text", "a row an on-topic engine lists lacks only generic words: demote, don't cut",
          knob("filters", evidence_guard=False), relaxes=True),
+    Rule("word families", "text", "a page about a word's family is about the word (anthropology, anthropological)",
+         knob("filters", word_families=False), on=knob("filters", word_families=True)),
+    Rule("engine agreement", "text", "a page three engines rank in their top ten is about the query as they read it",
+         knob("filters", agreement_engines=0), on=knob("filters", agreement_engines=3)),
     Rule("anchor demotion", "text", "a row lacking the query's most specific word ranks below those carrying it",
          knob("filters", anchor_demotion=1.0), on=knob("filters", anchor_demotion=0.2)),
     Rule("weak terms count half", "text", "years and words like 'guide' say less about a row than its subject",
@@ -170,6 +177,8 @@ class Measured:
     mq_seeded: dict[int, dict[str, dict[str, float]]] = field(default_factory=dict)  # seed -> setup -> ...
     dev: dict[str, dict[str, float]] = field(default_factory=dict)  # qid -> metric -> value
     robust: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)  # variant -> qid -> metric
+    trec: dict[str, dict[str, float]] = field(default_factory=dict)  # trec-dl qid -> metric -> value
+    trec_folds: dict[str, int] = field(default_factory=dict)  # trec-dl qid -> its fold
 
 
 @dataclass
@@ -232,6 +241,18 @@ def measure_crw56(root: Path, runs: Sequence[tuple[str, RankingConfig]]) -> dict
     return out
 
 
+def measure_trecdl(
+    root: Path, runs: Sequence[tuple[str, RankingConfig]], measured: Mapping[str, Measured]
+) -> None:
+    """trec-dl-passages through the pipeline, each run's per-query values and the query folds into ``measured``."""
+    corpus = trecdl.load_trecdl(root)
+    runner = trecdl.PipelineRunner(corpus)
+    folds = {str(q.qid): q.fold for q in corpus.split("dev")}
+    for label, config in runs:
+        measured[label].trec = _values(trecdl.run(corpus, config, label, runner).per_query)
+        measured[label].trec_folds = folds
+
+
 # --- comparing a row with the default -------------------------------------------------------------------------
 
 
@@ -282,13 +303,22 @@ def crw56_folds(qids: Sequence[str]) -> list[list[str]]:
     return [[q for q in qids if int(q) // 2 % 4 == f] for f in range(4)]
 
 
-def setup_folds(default: Mapping[str, Mapping[str, float]], off: Mapping[str, Mapping[str, float]]):
-    """Per query fold of one crw56 setup: the row's ΔnDCG@8 and ΔRelShown@8 (over the queries with a relevant
+def folds_by(fold_of: Mapping[str, int]) -> Callable[[Sequence[str]], list[list[str]]]:
+    """The four query folds ``fold_of`` (qid -> 0..3) names, e.g. trec-dl's ``TrecDlQuery.fold``."""
+    return lambda qids: [[q for q in qids if fold_of[q] == f] for f in range(4)]
+
+
+def setup_folds(
+    default: Mapping[str, Mapping[str, float]],
+    off: Mapping[str, Mapping[str, float]],
+    folds_of: Callable[[Sequence[str]], list[list[str]]] = crw56_folds,
+):
+    """Per query fold of one judged setup: the row's ΔnDCG@8 and ΔRelShown@8 (over the queries with a relevant
     row) and ΔIrrelevant@5 (summed over every query), each the row's minus the default's."""
-    judged = sorted((q for q in default if "nDCG@8" in default[q]), key=int)
-    every = sorted(default, key=int)
+    judged = [q for q in default if "nDCG@8" in default[q]]
+    every = list(default)
     out = []
-    for fold, fold_all in zip(crw56_folds(judged), crw56_folds(every), strict=True):
+    for fold, fold_all in zip(folds_of(judged), folds_of(every), strict=True):
         out.append(
             (
                 _mean(_metric(off, "nDCG@8", fold)) - _mean(_metric(default, "nDCG@8", fold)),
@@ -318,6 +348,12 @@ class Row:
     folds: dict[str, list[tuple[float, float, int]]]
     robust: dict[str, Delta]
     robust_irrelevant: dict[str, int]
+    trec: Delta = field(default_factory=lambda: Delta(0.0, 0.0, 0.0, 0))  # trec-dl nDCG@8
+    trec_irrelevant: int = 0  # trec-dl Irrelevant@5, the row's minus the default's
+    trec_folds: list[tuple[float, float, int]] = field(default_factory=list)  # as ``folds``, on trec-dl
+    trec_fold_deltas: list[Delta] = field(
+        default_factory=list
+    )  # each trec-dl fold's ΔnDCG@8 with its interval
     verdict: str = ""
     why: str = ""
 
@@ -357,13 +393,25 @@ def compare(name: str, kind: str, defence: str, default: Measured, off: Measured
             sum(v["Irrelevant@5"] for v in off.robust[variant].values()) - sum(v["Irrelevant@5"] for v in table.values())
         )  # fmt: skip
         folds[variant] = setup_folds(table, off.robust[variant])
-    return Row(
+    row = Row(
         name, kind, defence, mq_fixed, mq_seeds, gaps, mq_folds,
         delta(_metric(default.dev, "nDCG@8", judged), _metric(off.dev, "nDCG@8", judged)),
         delta(_metric(default.dev, "RelShown@8", judged), _metric(off.dev, "RelShown@8", judged)),
         int(sum(_metric(off.dev, "Irrelevant@5", every)) - sum(_metric(default.dev, "Irrelevant@5", every))),
         folds, robust, robust_irr,
     )  # fmt: skip
+    if default.trec:
+        by_fold = folds_by(default.trec_folds)
+        scored = [q for q in default.trec if "nDCG@8" in default.trec[q]]
+        row.trec = delta(_metric(default.trec, "nDCG@8", scored), _metric(off.trec, "nDCG@8", scored))
+        row.trec_irrelevant = int(
+            sum(v["Irrelevant@5"] for v in off.trec.values()) - sum(v["Irrelevant@5"] for v in default.trec.values())
+        )  # fmt: skip
+        row.trec_folds = setup_folds(default.trec, off.trec, by_fold)
+        row.trec_fold_deltas = [
+            delta(_metric(default.trec, "nDCG@8", f), _metric(off.trec, "nDCG@8", f)) for f in by_fold(scored)
+        ]
+    return row
 
 
 def _metric_flat(table: Mapping[str, float], qids: Sequence[str]) -> list[float]:
@@ -401,6 +449,23 @@ def crw56_verdict(row: Row) -> tuple[dict[str, int], dict[str, int]]:
     return helps, hurts
 
 
+def trec_verdict(row: Row) -> tuple[str, bool]:
+    """trec-dl's part of the bar: the rule may not lose there beyond its interval, overall or on any fold; the
+    folds it helps on (higher nDCG@8, or fewer irrelevant rows at no cost) are reported, since a rule built for
+    a case the corpus lacks (echo pages: passages have no title; typos) cannot help there."""
+    if not row.trec_folds:
+        return "trec-dl not measured", True
+    helps = sum(map(fold_helps, row.trec_folds))
+    below = [str(i) for i, d in enumerate(row.trec_fold_deltas) if d.below]
+    ok = not row.trec.below and not below
+    text = f"trec-dl: helps on {helps} of 4 folds"
+    if row.trec.below:
+        text += ", below beyond its interval overall"
+    if below:
+        text += f", below beyond its interval on fold {', '.join(below)}"
+    return text, ok
+
+
 def judge(row: Row) -> Row:
     helps, hurts = crw56_verdict(row)
     best = max(helps, key=lambda s: (helps[s], s == "dev"))
@@ -414,15 +479,17 @@ def judge(row: Row) -> Row:
     crw_text += f"; hurts on {', '.join(sorted(set(hurt)))}" if hurt else "; hurts on none"
     mq_losses = [n for n, d in [*row.mq_fixed.items(), *row.mq_folds.items()] if d.below]
     mq_losses += [f"seed {s}" for s, d in row.mq_seeds.items() if d.below]
+    trec_text, trec_ok = trec_verdict(row)
+    crw_text += f"; {trec_text}"
     if row.kind == "text":
         mq_text = "MQ2008 moves" if row.mq_moved else "MQ2008 unmoved"
-        kept = crw_ok and not row.mq_moved
+        kept = crw_ok and trec_ok and not row.mq_moved
     else:
         mq_helps = sum(1 for d in row.mq_folds.values() if d.delta > 0)
         mq_text = f"MQ2008: helps on {mq_helps} of 5 subsets"
         if mq_losses:
             mq_text += f", below beyond its interval on {', '.join(mq_losses)}"
-        kept = mq_helps >= 4 and not mq_losses and crw_ok
+        kept = mq_helps >= 4 and not mq_losses and crw_ok and trec_ok
     row.verdict = "kept" if kept else "opt-in"
     row.why = f"{crw_text}; {mq_text}"
     return row
@@ -460,6 +527,9 @@ def run(
     ]
     measured = measure_crw56(root, runs)
     log("crw56 dev and its robustness variants: done")
+    if (root / trecdl.FOLDER).is_dir():
+        measure_trecdl(root, runs, measured)
+        log("trec-dl-passages: done")
     # Bare lists never reach the filters or the selection (ranking/fusion.py): a rule that changes only those
     # is scored on the default's MQ2008 runs, which is why such a rule cannot move MQ2008.
     cache: dict[str, Measured] = {}
@@ -504,6 +574,12 @@ def run(
         "dev": {m: _mean(_metric(default.dev, m, [q for q in default.dev if m in default.dev[q]]))
                 for m in ("nDCG@8", "RelShown@8")} | {"Irrelevant@5": sum(v["Irrelevant@5"] for v in default.dev.values())},
     }  # fmt: skip
+    if default.trec:
+        summary["trec"] = {
+            "nDCG@8": _mean([v["nDCG@8"] for v in default.trec.values() if "nDCG@8" in v]),
+            "Irrelevant@5": sum(v["Irrelevant@5"] for v in default.trec.values()),
+            "emptied": sum(1 for v in default.trec.values() if "nDCG@8" in v and v.get("shown", 0) == 0),
+        }
     return rows, summary
 
 
@@ -516,7 +592,7 @@ def markdown(rows: Sequence[Row], summary: dict) -> str:
     seeds = sorted(summary["gaps"])
     head = ["rule", "defence", "MQ2008 fixed Δ (3 setups)", "MQ2008 S1–S5 Δ", "random subsets Δ per seed",
             "row's gap mean / worst %", "crw56 dev ΔnDCG@8", "folds ΔnDCG / ΔIrr@5", "misspelled", "garbage",
-            "generic 1 / 2 / 3", "verdict"]  # fmt: skip
+            "generic 1 / 2 / 3", "trec-dl ΔnDCG@8", "trec-dl folds ΔnDCG / ΔIrr@5", "verdict"]  # fmt: skip
     lines = ["| " + " | ".join(head) + " |", "|---|---|" + "---:|" * (len(head) - 3) + "---|"]
     for r in rows:
         fixed = " ".join(f"{d.delta:+.4f}{'*' if d.below or d.above else ''}" for d in r.mq_fixed.values())
@@ -528,10 +604,12 @@ def markdown(rows: Sequence[Row], summary: dict) -> str:
         gaps = " ".join(f"{r.mq_gaps[s][0]:+.2f}/{r.mq_gaps[s][1]:+.2f}" for s in seeds)
         dev_folds = " ".join(f"{-n:+.3f}/{irr:+d}" for n, _, irr in r.folds["dev"])
         generic = " / ".join(r.robust[f"generic {i}"].cell(3) for i in (1, 2, 3))
+        trec = r.trec.cell(4) + f", Irr@5 {r.trec_irrelevant:+d}" if r.trec_folds else "–"
+        trec_folds = " ".join(f"{-n:+.3f}/{irr:+d}" for n, _, irr in r.trec_folds) or "–"
         lines.append(
             "| " + " | ".join([r.name, r.defence, fixed, folds, seeds_cell, gaps, r.dev.cell(4) + f", Irr@5 {r.dev_irrelevant:+d}",
                                dev_folds, r.robust["misspelled"].cell(3), r.robust["garbage"].cell(3), generic,
-                               f"**{r.verdict}**" if r.verdict else r.why]) + " |"
+                               trec, trec_folds, f"**{r.verdict}**" if r.verdict else r.why]) + " |"
         )  # fmt: skip
     gap = ", ".join(f"seed {s}: {m:+.2f} % / {w:+.2f} %" for s, (m, w) in summary["gaps"].items())
     lines += [
@@ -540,7 +618,13 @@ def markdown(rows: Sequence[Row], summary: dict) -> str:
         + ", ".join(f"{k} {v:.4f}" for k, v in summary["fixed"].items())
         + f"; random subsets, gap to the best plain method mean / worst: {gap}; crw56 dev nDCG@8 "
         f"{summary['dev']['nDCG@8']:.4f}, RelShown@8 {summary['dev']['RelShown@8']:.4f}, Irrelevant@5 "
-        f"{summary['dev']['Irrelevant@5']:.0f}.",
+        f"{summary['dev']['Irrelevant@5']:.0f}"
+        + (
+            f"; trec-dl nDCG@8 {summary['trec']['nDCG@8']:.4f}, Irrelevant@5 {summary['trec']['Irrelevant@5']:.0f}, "
+            f"emptied {summary['trec']['emptied']:.0f}."
+            if summary.get("trec")
+            else "."
+        ),
         "",
         "Δ = with the rule − without it (fusion: X, the default − X), paired by query; * the 95 % interval excludes 0. Folds: "
         "ΔnDCG@8 / Δ Irrelevant@5 (rows the rule keeps out of the top 5) on crw56 dev's four query folds.",
@@ -568,6 +652,8 @@ def as_json(rows: Sequence[Row], summary: dict) -> str:
                     "dev": d(r.dev), "devRelShown": d(r.dev_relshown), "devIrrelevant": r.dev_irrelevant,
                     "folds": r.folds,
                     "robust": {k: d(v) for k, v in r.robust.items()}, "robustIrrelevant": r.robust_irrelevant,
+                    "trec": d(r.trec), "trecIrrelevant": r.trec_irrelevant, "trecFolds": r.trec_folds,
+                    "trecFoldDeltas": [d(x) for x in r.trec_fold_deltas],
                 }
                 for r in rows
             ],

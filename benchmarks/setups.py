@@ -101,6 +101,41 @@ def crw56_bench(options: BenchOptions, per_engine: bool = True) -> Bench:
     )
 
 
+# --- trec-dl-passages ----------------------------------------------------------------------------------------
+
+
+def load_trecdl(root: Path):
+    from benchmarks import trecdl
+
+    try:
+        return trecdl.load_trecdl(root)
+    except trecdl.CorpusError as exc:
+        raise BenchError(str(exc)) from None
+
+
+def trecdl_bench(options: BenchOptions) -> Bench:
+    """trec-dl-passages through the pipeline (``benchmarks.trecdl``): six retrieval systems as engines."""
+    from benchmarks import trecdl
+
+    if options.split not in ("dev", "all"):
+        raise BenchError("trec-dl holds only its dev half here (--split dev)")
+    corpus = load_trecdl(options.root)
+    runner = trecdl.PipelineRunner(corpus)
+
+    def run(label: str, config: RankingConfig | None, progress: Tick) -> BenchReport:
+        return trecdl.run(corpus, config or RankingConfig(), label, runner, progress)
+
+    return Bench(
+        name="trec-dl",
+        primary="nDCG@8",
+        headline=("nDCG@8", "RelShown@8", "P@8", "MRR@8", "Irrelevant@5", "shown"),
+        metrics=crw56.METRICS,
+        queries=len(corpus.queries),
+        run=run,
+        notes=["Junk@5 and CleanRel@5 mean nothing here (passages have no title or site)"],
+    )
+
+
 # --- MQ2008-agg ----------------------------------------------------------------------------------------------
 
 MQ_METRICS = [
@@ -349,6 +384,7 @@ def consensus_bench(options: BenchOptions) -> Bench:
 # The corpora ``python -m benchmarks --corpus`` knows, in the order its help lists them.
 CORPORA: dict[str, Callable[[BenchOptions], Bench]] = {
     "crw56": crw56_bench,
+    "trec-dl": trecdl_bench,
     "mq2008": mq2008_bench,
     "consensus": consensus_bench,
     "article-extraction": lambda options: _extraction_has_own_runner(),

@@ -13,6 +13,8 @@ What it reports:
   is reported. No figure comes from the data that chose it.
 - crw56 dev (28 queries, graded judgments): each strategy and each plain method through the whole pipeline,
   the gap to the best plain method with its interval, and the gap on each of four query folds (by qid).
+- trec-dl-passages (76 queries, six retrieval systems as engines, NIST's graded judgments): the same, its folds by
+  the query's position in the file (benchmarks/trecdl.py).
 The robustness variants of crw56 (misspelled, garbage engine, generic rows) are ``make bench-robustness``.
 """
 
@@ -122,12 +124,31 @@ def score_crw56(root: Path, methods: Sequence[str]) -> dict[str, dict[str, float
     return out
 
 
-def crw56_rows(per_query: dict[str, dict[str, float]], methods: Sequence[str]) -> list[dict]:
+def score_trecdl(root: Path, methods: Sequence[str]) -> tuple[dict[str, dict[str, float]], dict[str, int]]:
+    """method -> qid -> nDCG@8 on trec-dl-passages through the pipeline, and each qid's fold."""
+    from benchmarks import trecdl
+
+    corpus = trecdl.load_trecdl(root)
+    runner = trecdl.PipelineRunner(corpus)
+    out: dict[str, dict[str, float]] = {}
+    for method in methods:
+        report = trecdl.run(corpus, method_config(method), method, runner)
+        out[method] = {q.qid: q.values["nDCG@8"] for q in report.per_query if "nDCG@8" in q.values}
+    return out, {str(q.qid): q.fold for q in corpus.queries}
+
+
+def crw56_rows(
+    per_query: dict[str, dict[str, float]], methods: Sequence[str], fold_of: Mapping[str, int] | None = None
+) -> list[dict]:
+    """Each method against the best plain method on a text corpus, overall and on each of four query folds
+    (``fold_of``: qid -> fold; default crw56 dev's, by qid)."""
+
     def mean(m: str, qids: Sequence[str]) -> float:
         return sum(per_query[m][q] for q in qids) / len(qids)
 
-    qids = sorted(per_query[PLAIN[0]], key=int)
-    folds = [[q for q in qids if int(q) // 2 % 4 == f] for f in range(4)]  # dev qids are even
+    qids = list(per_query[PLAIN[0]])
+    fold_of = fold_of or {q: int(q) // 2 % 4 for q in qids}  # crw56 dev qids are even
+    folds = [[q for q in qids if fold_of[q] == f] for f in range(4)]
     best = max(PLAIN, key=lambda p: mean(p, qids))
     rows = []
     for m in methods:
@@ -149,12 +170,34 @@ def markdown(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(lines)
 
 
+def text_table(title: str, rows: list[dict]) -> list[str]:
+    return [
+        title,
+        "",
+        markdown(
+            ["method", "nDCG@8", "Δ", "interval", "Δ on folds 0-3"],
+            [
+                [
+                    c["method"],
+                    f"{c['nDCG@8']:.4f}",
+                    f"{c['Δ']:+.4f}",
+                    f"[{c['low']:+.4f}, {c['high']:+.4f}]",
+                    " ".join(f"{g:+.4f}" for g in c["fold Δ"]),
+                ]
+                for c in rows
+            ],
+        ),
+        "",
+    ]
+
+
 def report(
     fixed: list[SetupScores],
     seeded: list[SetupScores],
     cv: list[dict],
     crw: list[dict],
     methods: Sequence[str],
+    trec: list[dict] | None = None,
 ) -> str:
     out = ["### MQ2008 fixed setups (nDCG@8; Δ against the best plain method, 95 % paired bootstrap)", ""]
     head = ["setup", *PLAIN, *[m for m in methods if m not in PLAIN]]
@@ -214,6 +257,12 @@ def report(
         "",
         f"(best plain method on crw56 dev: {crw[0]['best plain']})",
     ]
+    if trec:
+        out += [
+            "",
+            *text_table("### trec-dl-passages through the pipeline (Δ against the best plain method)", trec),
+        ]
+        out += [f"(best plain method on trec-dl: {trec[0]['best plain']})"]
     return "\n".join(out)
 
 
@@ -241,10 +290,18 @@ def main(argv: Sequence[str] | None = None, echo: Callable[[str], None] = print)
     )
     cv = cross_validated(fixed + seeded, queries, methods)
     crw = crw56_rows(score_crw56(args.data, methods), methods)
+    trec = None
+    if (args.data / "trec-dl-passages").is_dir():
+        per_query, folds = score_trecdl(args.data, methods)
+        trec = crw56_rows(per_query, methods, folds)
     if args.json:
-        echo(json.dumps({"fixed": [r.per_query for r in fixed], "cv": cv, "crw56": crw}, default=str))
+        echo(
+            json.dumps(
+                {"fixed": [r.per_query for r in fixed], "cv": cv, "crw56": crw, "trecdl": trec}, default=str
+            )
+        )
     else:
-        echo(report(fixed, seeded, cv, crw, methods))
+        echo(report(fixed, seeded, cv, crw, methods, trec))
     return 0
 
 

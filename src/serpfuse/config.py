@@ -93,6 +93,8 @@ class FilterConfig(Model):
     partial_min_rows: int = Field(3, ge=1)
     # A typed word reads as a pool word one or two slips away that the pool uses this many times as often; it
     # is a typo when wordfreq finds it typo_zipf_gap (Zipf units) rarer than the pool's spelling.
+    # A query word also counts as the words of its family (ranking/words.py: the same Snowball stem).
+    word_families: bool = True
     pool_spellings: bool = True  # False: the query's words are read only as typed (no spellings, no lemmas)
     spelling_majority: float = Field(2.0, ge=1)
     typo_zipf_gap: float = Field(1.0, ge=0)

@@ -39,6 +39,7 @@ from serpfuse.ranking.words import (
     light_stem,
     query_terms,
     same_word_ending_aside,
+    without_families,
 )
 from serpfuse.text import fold
 
@@ -336,7 +337,10 @@ def analyze_pool(
             cfg=cfg,
         )  # fmt: skip
     rows = {c.key: RowText.of_candidate(c) for c in candidates}
-    terms, spelled = learn_spellings(query_terms(query), list(rows.values()), lang, cfg)
+    terms = query_terms(query)
+    if not cfg.word_families:
+        terms = [without_families(t) for t in terms]
+    terms, spelled = learn_spellings(terms, list(rows.values()), lang, cfg)
     pairs = adjacent_pairs(terms)
     found = {key: frozenset(t.text for t in found_terms(terms, row, pairs)) for key, row in rows.items()}
     spec = {t.text: max(specificity(spelled.get(w, w), lang) for w in t.text.split()) for t in terms}

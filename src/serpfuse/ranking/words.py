@@ -120,7 +120,6 @@ def _light_stem(word: str) -> str:
 
 
 FAMILY = "~"  # marks a family stem in a vocabulary, so it never meets a light stem of the same letters
-MIN_FAMILY_LETTERS = 4  # shorter words have no derivations worth joining ("us", "new", "art")
 
 
 @cache
@@ -135,7 +134,7 @@ def family_stem(word: str) -> str | None:
     """The mark of a word's family: its English Snowball (Porter2) stem, the stemmer applied again until the
     stem stays ("environmental" -> "environment" -> "environ", as "environment" -> "environ"), or None for a
     word the stemmer should not read (shorter than four letters, digits, not ASCII)."""
-    if len(word) < MIN_FAMILY_LETTERS or not word.isascii() or not word.isalpha():
+    if len(word) <= 3 or not word.isascii() or not word.isalpha():  # as light_stem: "us", "new", "art" stay
         return None
     stem = _snowball()
     out = stem(word)
@@ -230,6 +229,11 @@ def _word_forms(word: str) -> frozenset[tuple[str, ...]]:
     if family := family_stem(word):
         stems.add(family)
     return frozenset((s,) for s in stems)
+
+
+def without_families(term: Term) -> Term:
+    """The term found only as typed, its lemmas and variants: no word of its family counts."""
+    return Term(term.text, frozenset(f for f in term.forms if not f[0].startswith(FAMILY)), term.weak)
 
 
 def word_role(word: str) -> str:
