@@ -22,7 +22,7 @@ from redis_server import start_serpfuse, stop
 from serpfuse.reader import workers
 from serpfuse.reader.extract import ExtractionError
 from serpfuse.reader.fetch import Fetched
-from serpfuse.reader.models import OverBudget, Unsupported
+from serpfuse.reader.models import PageOverBudget, Unsupported
 from serpfuse.reader.workers import Budget
 from test_reader_fetch import ARTICLE
 
@@ -100,7 +100,7 @@ async def test_a_page_over_its_time_is_ended_and_its_worker_replaced(one_worker)
     (before,) = one_worker.pids()
     started = time.monotonic()
     with pytest.raises(
-        OverBudget, match=r"^the page is too large or too slow to read \(extraction took over 1 s\)$"
+        PageOverBudget, match=r"^the page is too large or too slow to read \(extraction took over 1 s\)$"
     ):
         await workers.extract(html(table_page(2_000_000)), "http://site.test/t", Budget(time_s=1.0), in_workers=True)  # fmt: skip
     assert time.monotonic() - started < 6
@@ -113,7 +113,7 @@ async def test_a_pdf_bomb_is_over_budget(one_worker):
     bomb = pdf_bomb(2_000_000)
     assert len(bomb) < 300_000
     started = time.monotonic()
-    with pytest.raises(OverBudget, match="too large or too slow to read"):
+    with pytest.raises(PageOverBudget, match="too large or too slow to read"):
         await workers.extract(pdf(bomb), "http://site.test/p.pdf", Budget(time_s=2.0), in_workers=True)
     assert time.monotonic() - started < 7
 
@@ -128,7 +128,7 @@ async def test_a_worker_that_dies_fails_its_page_alone(one_worker):
     await asyncio.sleep(1.0)  # the page is in the worker now
     (pid,) = one_worker.pids()
     os.kill(pid, signal.SIGKILL)
-    with pytest.raises(OverBudget, match="the extraction worker died"):
+    with pytest.raises(PageOverBudget, match="the extraction worker died"):
         await asyncio.wait_for(task, 30)
     page = await workers.extract(html(ARTICLE), "http://site.test/p", Budget(), in_workers=True)
     assert page.title == "Harbour news"
@@ -136,9 +136,11 @@ async def test_a_worker_that_dies_fails_its_page_alone(one_worker):
 
 async def test_input_over_the_size_budget_is_refused_before_any_work():
     budget = Budget(max_markup_bytes=10_000, max_pdf_bytes=500)
-    with pytest.raises(OverBudget, match=r"\(20,\d{3} bytes of markup; the reader extracts at most 10,000\)"):
+    with pytest.raises(
+        PageOverBudget, match=r"\(20,\d{3} bytes of markup; the reader extracts at most 10,000\)"
+    ):
         await workers.extract(html(table_page(20_000)), "http://site.test/t", budget, in_workers=True)
-    with pytest.raises(OverBudget, match="bytes of PDF; the reader extracts at most 500"):
+    with pytest.raises(PageOverBudget, match="bytes of PDF; the reader extracts at most 500"):
         await workers.extract(pdf(pdf_bomb(10)), "http://site.test/p.pdf", budget, in_workers=True)
     assert not workers.WORKERS.started  # refused before a worker was even started
 
@@ -156,7 +158,7 @@ async def test_an_extractors_own_crash_is_a_one_line_error(monkeypatch):
 
 async def test_in_a_thread_the_time_budget_holds_too():
     started = time.monotonic()
-    with pytest.raises(OverBudget, match=r"extraction took over 0.5 s"):
+    with pytest.raises(PageOverBudget, match=r"extraction took over 0.5 s"):
         await workers.extract(html(table_page(2_000_000)), "http://site.test/t", Budget(time_s=0.5), in_workers=False)  # fmt: skip
     assert time.monotonic() - started < 5
 
@@ -169,12 +171,12 @@ def test_an_abandoned_thread_cannot_hold_the_programs_exit(tmp_path):
         "import asyncio, sys\n"
         "from serpfuse.reader import workers\n"
         "from serpfuse.reader.fetch import Fetched\n"
-        "from serpfuse.reader.models import OverBudget\n"
+        "from serpfuse.reader.models import PageOverBudget\n"
         "body = open(sys.argv[1], 'rb').read()\n"
         "page = Fetched('http://site.test/t', 200, 'text/html', 'utf-8', body)\n"
         "try:\n"
         "    asyncio.run(workers.extract(page, 'http://site.test/t', workers.Budget(time_s=0.5), in_workers=False))\n"
-        "except OverBudget as exc:\n"
+        "except PageOverBudget as exc:\n"
         "    print(exc)\n"
     )  # fmt: skip
     table = tmp_path / "table.html"
@@ -286,7 +288,7 @@ def test_pypdfs_own_limits_say_so_in_one_line(monkeypatch):
 
     monkeypatch.setattr(pypdf, "PdfReader", limited)
     with pytest.raises(
-        OverBudget,
+        PageOverBudget,
         match=r"^the page is too large or too slow to read \(pypdf: Reached maximum number of tokens per stream\.\)$",
     ):
         extract_pdf(pdf_bomb(10))

@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 from serpfuse.engines.base import EngineError, ParseOverrun
 from serpfuse.sources import parsing
-from serpfuse.sources.parsing import _by_reference, _NoWorker, in_daemon_thread
+from serpfuse.sources.parsing import NoWorker, _by_reference, in_daemon_thread
 from serpfuse.text import forget_texts
 
 T = TypeVar("T")
@@ -62,7 +62,7 @@ async def off_loop(fn: Callable[..., T], *args: Any, budget_s: float, last: bool
             return result
         except ParseOverrun:
             raise TimeoutError(f"{fn.__name__} took over {budget_s:.2g} s") from None
-        except (_NoWorker, EngineError):  # no worker free, or it died or failed: the plain path decides
+        except (NoWorker, EngineError):  # no worker free, or it died or failed: the plain path decides
             pass
     return await in_thread(fn, *args, budget_s=ends - time.monotonic(), **kwargs)
 

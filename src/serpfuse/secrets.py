@@ -34,6 +34,7 @@ from urllib.parse import urlsplit
 import platformdirs
 
 from serpfuse.engines.base import MASK, EngineInfo
+from serpfuse.errors import ConfigError
 
 KeyStatus = Literal["configured", "missing", "not needed"]
 PARTIAL_CHARS = 12  # this many characters of a secret in a row are masked wherever they appear
@@ -254,7 +255,7 @@ def url_secrets(urls: Iterable[str | None]) -> set[str]:
     return {p for url in urls if url and (p := url_password(url))}
 
 
-class KeysFileError(Exception):
+class KeysFileError(ConfigError):
     """The keys file cannot be used. The message names the file and the fix, never its content."""
 
 

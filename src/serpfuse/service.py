@@ -24,6 +24,7 @@ from typing import Any, Literal, get_args
 from serpfuse import rank_worker
 from serpfuse.config import RankingConfig
 from serpfuse.engines.base import ErrorStatus
+from serpfuse.errors import InputError
 from serpfuse.models import ANSWERED, EngineReport, Model, SearchRequest, SearchResponse
 from serpfuse.pipeline import fell_back
 from serpfuse.pipeline import search as run_pipeline
@@ -67,7 +68,7 @@ def no_answer_hint(resp: SearchResponse) -> str | None:
     return NO_ANSWER_HINT if any(e.status in ("error", "timeout") for e in resp.engines) else NOT_REACHED_HINT
 
 
-class QueryTooLong(ValueError):
+class QueryTooLong(InputError):
     def __init__(self, length: int, limit: int) -> None:
         super().__init__(f"query is {length} characters long; the limit is {limit}")
 

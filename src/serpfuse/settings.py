@@ -41,6 +41,7 @@ from pydantic_settings import (
 from serpfuse.config import RankingConfig
 from serpfuse.data import derived
 from serpfuse.engines import ENGINE_NAMES, engine_registry, env_name, name_from_env
+from serpfuse.errors import ConfigError
 from serpfuse.models import DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_CHARS, SearchRequest
 from serpfuse.ranking.rankers import available
 from serpfuse.secrets import KEYS_FILE_ENV, SECRET_SETTINGS, SECRET_URL_SETTINGS, url_secrets
@@ -67,10 +68,6 @@ CacheBackend = Literal["sqlite", "redis", "off"]
 ENGINE_TABLES = "engine_options"  # the field holding the [engines.NAME] tables
 ENGINES_ENV_PREFIX = "SERPFUSE_ENGINES__"
 MAX_CONTACT_CHARS = 200
-
-
-class ConfigError(Exception):
-    """The configuration cannot be used. The message is one line and names the file or variable at fault."""
 
 
 # The TOML table being loaded: read by the settings source below, set only inside ``load_settings``.

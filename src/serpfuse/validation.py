@@ -13,16 +13,13 @@ import re
 from collections.abc import Collection, Iterable
 from typing import Any
 
+from serpfuse.errors import InputError
+
 MAX_JSON_DEPTH = 8  # a request body is an object of scalars and lists: 2 levels; 8 is generous
 # A locale: "us", "de-DE", "us-en", "zh-Hans-CN", "wt-wt" (no region). Used with fullmatch only.
 LOCALE = re.compile(r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8}){0,2}")
 LOCALE_MAX_CHARS = 35  # BCP 47's practical longest tag
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
-
-
-class InputError(ValueError):
-    """Caller input that cannot be served. The message is one line, names the field, and never quotes the
-    offending text raw (a lone surrogate in an error message would break the reply that carries it)."""
 
 
 def check_text(value: str, field: str) -> str:

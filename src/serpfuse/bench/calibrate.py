@@ -43,6 +43,7 @@ import numpy as np
 from serpfuse.bench import metrics, trec
 from serpfuse.bench.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Bootstrap
 from serpfuse.config import DEFAULT_STRATEGY, RankingConfig
+from serpfuse.errors import InputError
 from serpfuse.ranking.context import RankContext
 from serpfuse.ranking.types import Candidate
 
@@ -70,7 +71,7 @@ ADDITIVE = ("combmnz",)
 _DISCOUNT = np.array([1.0 / math.log2(position + 2) for position in range(K)])
 
 
-class CalibrationError(ValueError):
+class CalibrationError(InputError):
     """Input calibrate cannot use, said in one line (naming the file and line for a bad judgment)."""
 
 

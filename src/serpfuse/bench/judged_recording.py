@@ -41,6 +41,7 @@ from serpfuse.bench.modes import (
 )
 from serpfuse.bench.report import BenchReport, MetricSpec, QueryScore, ShownRow, aggregate, worst_queries
 from serpfuse.config import RankingConfig
+from serpfuse.errors import InputError
 from serpfuse.urls import dedup_key
 
 if TYPE_CHECKING:
@@ -73,7 +74,7 @@ HEADLINE = ("nDCG@8", "RelShown@8", "P@8", "MRR@8", "Irrelevant@5", "Junk@5", "C
 PRIMARY = "nDCG@8"
 
 
-class JudgmentsError(ValueError):
+class JudgmentsError(InputError):
     """The recording or the judgments cannot be read, said in one line (naming the line for a bad judgment)."""
 
 

@@ -37,11 +37,12 @@ from serpfuse.bench.report import (
 )
 from serpfuse.bench.sweep import Sweep, sweep
 from serpfuse.config import RankingConfig
+from serpfuse.errors import InputError
 from serpfuse.ranking.rankers import UnknownStrategy
 from serpfuse.settings import validation_message
 
 
-class BenchError(Exception):
+class BenchError(InputError):
     """The caller's mistake or missing data, said in one line (the CLI exits 2 with it)."""
 
 

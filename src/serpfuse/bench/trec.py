@@ -15,12 +15,13 @@ from pathlib import Path
 
 from serpfuse.bench import metrics as m
 from serpfuse.bench.metrics import order_by_score
+from serpfuse.errors import InputError
 
 Run = dict[str, dict[str, float]]  # qid -> docid -> score
 QrelsSet = dict[str, dict[str, int]]  # qid -> docid -> grade
 
 
-class TrecFormatError(ValueError):
+class TrecFormatError(InputError):
     """A line that is not a run/qrels line, with the file and line number."""
 
 

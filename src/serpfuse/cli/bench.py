@@ -26,7 +26,8 @@ from typing import Annotated, Any
 
 import typer
 
-from serpfuse.cli.errors import fail
+from serpfuse.cli.errors import fail, fail_on
+from serpfuse.errors import SerpfuseError
 
 
 class Progress:
@@ -140,7 +141,6 @@ def register(app: typer.Typer) -> None:
         """Measure ranking quality on a recording with judgments: overall, per group, per engine, worst queries."""
         from serpfuse.bench.config_specs import strategy_names
         from serpfuse.bench.judged_recording import RecordingBenchOptions, run
-        from serpfuse.bench.modes import BenchError
 
         if as_json and as_markdown:
             fail("--json and --markdown are two output formats: choose one")
@@ -165,18 +165,18 @@ def register(app: typer.Typer) -> None:
         )
         try:
             outcome = run(options, lambda total: Progress(total, output == "table"))
-        except BenchError as exc:
-            fail(str(exc))
+        except SerpfuseError as exc:
+            fail_on(exc)
         show(outcome, output)
 
 
 def _read_weights(path: Path) -> dict[str, float]:
-    from serpfuse.settings import ConfigError, read_weights_file
+    from serpfuse.settings import read_weights_file
 
     try:
         return read_weights_file(path)
-    except ConfigError as exc:
-        fail(str(exc))
+    except SerpfuseError as exc:
+        fail_on(exc)
 
 
 def show(outcome: Any, output: str) -> None:

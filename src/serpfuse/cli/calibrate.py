@@ -22,8 +22,9 @@ from typing import Annotated
 
 import typer
 
-from serpfuse.cli.errors import fail
+from serpfuse.cli.errors import fail, fail_on
 from serpfuse.config import DEFAULT_STRATEGY
+from serpfuse.errors import SerpfuseError
 
 
 def register(app: typer.Typer) -> None:
@@ -82,7 +83,9 @@ def register(app: typer.Typer) -> None:
                     loaded, cal.read_run_qrels(qrels), depth, config=config
                 )
             result = cal.calibrate(problem, folds=folds, resamples=resamples)
-        except (ValueError, OSError) as exc:  # CalibrationError and TrecFormatError among them: one line each
+        except SerpfuseError as exc:  # CalibrationError and TrecFormatError among them: one line each
+            fail_on(exc)
+        except (ValueError, OSError) as exc:
             fail(str(exc).splitlines()[0])
         result.notes.extend(notes)
         text = result.toml()

@@ -9,9 +9,10 @@ from typing import Annotated
 
 import typer
 
-from serpfuse.cli.errors import fail
+from serpfuse.cli.errors import fail, fail_on
+from serpfuse.errors import SerpfuseError
 from serpfuse.secrets import KeysFileError, KeyStore
-from serpfuse.settings import ConfigError, find_config_file, load_settings, public_view
+from serpfuse.settings import find_config_file, load_settings, public_view
 
 
 def _engine_names() -> list[str]:
@@ -52,8 +53,8 @@ def register(app: typer.Typer) -> None:
         try:
             path = find_config_file(config)
             settings = load_settings(config)
-        except ConfigError as exc:
-            fail(str(exc))
+        except SerpfuseError as exc:
+            fail_on(exc)
         view = {
             "config_file": str(path) if path else None,
             "settings": public_view(settings),
@@ -74,8 +75,8 @@ def register(app: typer.Typer) -> None:
         """Store API keys in the private keys file (mode 0600), or list which engines have one."""
         try:
             store = KeyStore()
-        except KeysFileError as exc:
-            fail(str(exc))
+        except SerpfuseError as exc:
+            fail_on(exc)
         known = _engine_names()
         for item in set_ or []:
             engine, sep, key = item.partition("=")
@@ -88,8 +89,8 @@ def register(app: typer.Typer) -> None:
                 key = _read_secret(engine)
             try:
                 path = store.write_key(engine, key)
-            except KeysFileError as exc:
-                fail(str(exc))
+            except SerpfuseError as exc:
+                fail_on(exc)
             print(f"serpfuse: saved the {engine} key in {path} (mode 0600)", file=sys.stderr)
         if list_ or not set_:
             for engine in known:

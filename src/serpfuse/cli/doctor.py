@@ -16,7 +16,8 @@ from rich.markup import escape
 from rich.measure import Measurement
 from rich.table import Table
 
-from serpfuse.cli.errors import EXIT_NO_RESULTS, fail
+from serpfuse.cli.errors import EXIT_NO_RESULTS, fail, fail_on
+from serpfuse.errors import SerpfuseError
 
 COLOURS = {"ok": "green", "skipped": "dim", "empty": "yellow", "off-topic": "yellow"}
 
@@ -130,10 +131,8 @@ def register(app: typer.Typer) -> None:
         config: Annotated[str | None, typer.Option(help="Settings file (TOML).")] = None,
     ) -> None:
         """Check every engine live on a fixed query set; exit 1 when a default primary is broken."""
-        from serpfuse.cli.record import QueryFileError, _base_urls, read_queries
-        from serpfuse.engines import UnknownEngine
-        from serpfuse.settings import ConfigError, load_settings
-        from serpfuse.sources.base import SourceError
+        from serpfuse.cli.record import _base_urls, read_queries
+        from serpfuse.settings import load_settings
         from serpfuse.sources.doctor import DoctorQuery, check_engines, cooldowns, shipped_queries
         from serpfuse.sources.live import LiveSource
 
@@ -142,8 +141,8 @@ def register(app: typer.Typer) -> None:
         try:
             settings = load_settings(config, timeout_s=timeout)
             query_set = [DoctorQuery(q) for q in read_queries(queries)] if queries else shipped_queries()
-        except (QueryFileError, ConfigError) as exc:
-            fail(str(exc))
+        except SerpfuseError as exc:
+            fail_on(exc)
         try:
             source = LiveSource.from_environment(
                 engines=engine or settings.engines,
@@ -154,8 +153,8 @@ def register(app: typer.Typer) -> None:
                 contacts=settings.engine_contacts,
                 cooldowns=cooldowns(),
             )
-        except (SourceError, UnknownEngine) as exc:
-            fail(str(exc))
+        except SerpfuseError as exc:
+            fail_on(exc)
 
         print(
             f"serpfuse doctor: {len(query_set)} queries, each sent to every engine at once "

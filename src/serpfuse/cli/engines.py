@@ -12,14 +12,15 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from serpfuse.cli.errors import fail
+from serpfuse.cli.errors import fail_on
 from serpfuse.config import RankingConfig
+from serpfuse.errors import SerpfuseError, Unavailable
 from serpfuse.models import SearchRequest
-from serpfuse.secrets import KeysFileError, KeyStore
-from serpfuse.settings import ConfigError, Settings, load_settings, mask_url
+from serpfuse.secrets import KeyStore
+from serpfuse.settings import Settings, load_settings, mask_url
 from serpfuse.sources.live import LiveSource
 from serpfuse.sources.transport import Transport
-from serpfuse.state import UnusableStore, open_stores
+from serpfuse.state import open_stores
 
 _ANY_REQUEST = SearchRequest(query="serpfuse engines")  # no time range, no dates: only static reasons show
 
@@ -102,7 +103,7 @@ def render(rows: list[dict[str, Any]], console: Console) -> None:
     )
 
 
-class StoreUnreachable(Exception):
+class StoreUnreachable(Unavailable):
     """The shared cooldown store did not answer: the rows cannot say which engines are cooling down."""
 
 
@@ -138,12 +139,12 @@ def register(app: typer.Typer) -> None:
         try:
             settings = load_settings(config)
             keys = KeyStore()
-        except (ConfigError, KeysFileError) as exc:
-            fail(str(exc))
+        except SerpfuseError as exc:
+            fail_on(exc)
         try:
             rows = asyncio.run(_collect(settings, keys))
-        except (UnusableStore, StoreUnreachable) as exc:
-            fail(str(exc))  # one line, no URL (it may hold a password)
+        except SerpfuseError as exc:
+            fail_on(exc)  # one line, no URL (it may hold a password)
         if as_json:
             print(json.dumps(rows, ensure_ascii=False, indent=2))
         else:

@@ -17,9 +17,10 @@ import typer
 from pydantic import ValidationError
 
 from serpfuse.bench import trec
-from serpfuse.cli.errors import fail, validation_message
+from serpfuse.cli.errors import fail, fail_on, validation_message
 from serpfuse.config import DEFAULT_STRATEGY, RankingConfig
-from serpfuse.ranking.rankers import UnknownStrategy, get_ranker
+from serpfuse.errors import SerpfuseError
+from serpfuse.ranking.rankers import get_ranker
 
 
 def engine_name(path: Path) -> str:
@@ -83,20 +84,20 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Fuse ranked lists given as TREC run files and print the fused run in TREC format."""
         from serpfuse.bench.config_specs import config_from
-        from serpfuse.settings import ConfigError, read_weights_file
+        from serpfuse.settings import read_weights_file
 
         try:
             get_ranker(strategy)
-        except UnknownStrategy as exc:
-            fail(str(exc))
+        except SerpfuseError as exc:
+            fail_on(exc)
         tag = trec.check_tag(f"serpfuse-{strategy}")
         try:
             config = config_from(strategy, settings or [])
             if weights is not None:
                 config = config.model_copy(update={"weights": read_weights_file(weights)})
             loaded = load_runs(runs)
-        except ConfigError as exc:
-            fail(str(exc))
+        except SerpfuseError as exc:
+            fail_on(exc)
         except ValidationError as exc:
             fail(validation_message(exc))
         except (ValueError, OSError) as exc:

@@ -15,7 +15,8 @@ from typing import Annotated
 
 import typer
 
-from serpfuse.cli.errors import fail
+from serpfuse.cli.errors import fail, fail_on
+from serpfuse.errors import SerpfuseError
 
 HOST = "127.0.0.1"
 
@@ -42,8 +43,8 @@ def register(app: typer.Typer) -> None:
 
         try:
             pool = load_pool(recording)
-        except JudgmentsError as exc:
-            fail(str(exc).splitlines()[0])
+        except SerpfuseError as exc:
+            fail_on(exc)
         if not pool:
             fail(f"the recording {recording} holds no rows to judge")
         if out.is_dir():

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from serpfuse.cli.errors import fail
+from serpfuse.cli.errors import fail_on
 from serpfuse.cli.serve import (
     ConfigOpt,
     NoCacheOpt,
@@ -20,8 +20,9 @@ from serpfuse.cli.serve import (
     open_service,
     settings_flags,
 )
+from serpfuse.errors import SerpfuseError
 from serpfuse.serve.logs import settings_secrets, setup_logging
-from serpfuse.settings import ConfigError, check_bind
+from serpfuse.settings import check_bind
 
 MCP_HTTP_PORT = 8766
 
@@ -52,8 +53,8 @@ def register(app: typer.Typer) -> None:
             return
         try:
             check_bind(settings.host, settings.token())
-        except ConfigError as exc:
-            fail(str(exc))
+        except SerpfuseError as exc:
+            fail_on(exc)
         # A taken port is a one-line error before anything says "serving" (the server binds it again itself).
         listen(settings.host, port).close()
         service = open_service(settings)

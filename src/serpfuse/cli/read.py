@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from serpfuse.cli.errors import EXIT_BAD_INPUT, fail
-from serpfuse.settings import ConfigError, load_settings
+from serpfuse.cli.errors import EXIT_BAD_INPUT, fail_on
+from serpfuse.errors import SerpfuseError
+from serpfuse.settings import load_settings
 
 if TYPE_CHECKING:
     from serpfuse.reader.models import Page, ReadError
@@ -65,8 +66,8 @@ def register(app: typer.Typer) -> None:
             settings = load_settings(config, read_robots=False if no_robots else None)
             any_url = any(is_url(t) for t in targets)
             cache = cache_for(settings) if any_url and not no_cache else None
-        except ConfigError as exc:
-            fail(str(exc))
+        except SerpfuseError as exc:
+            fail_on(exc)
         # Pages are extracted in worker processes under the reader's budget, started now so that they import
         # the extractors while the first pages download.
         workers.start(min(len(targets), _cores()))

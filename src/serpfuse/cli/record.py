@@ -30,11 +30,10 @@ from typing import Annotated, Any
 
 import typer
 
-from serpfuse.cli.errors import EXIT_NO_RESULTS, fail
-from serpfuse.engines import UnknownEngine
+from serpfuse.cli.errors import EXIT_NO_RESULTS, fail, fail_on
+from serpfuse.errors import InputError, SerpfuseError
 from serpfuse.models import ANSWERED, EngineAnswer, SearchRequest
 from serpfuse.ranking.query import analyze_query
-from serpfuse.sources.base import SourceError
 from serpfuse.sources.live import LiveSource
 from serpfuse.sources.replay import FORMAT
 from serpfuse.sources.transport import HttpResponse
@@ -44,7 +43,7 @@ from serpfuse.version import __version__
 _EXTENSIONS = (("json", "json"), ("html", "html"), ("xml", "xml"), ("event-stream", "sse"), ("text/", "txt"))
 
 
-class QueryFileError(ValueError):
+class QueryFileError(InputError):
     pass
 
 
@@ -236,13 +235,13 @@ def register(app: typer.Typer) -> None:
         config: Annotated[str | None, typer.Option(help="Settings file (TOML).")] = None,
     ) -> None:
         """Run live searches and save, per query and engine, the raw response and the parsed rows."""
-        from serpfuse.settings import ConfigError, load_settings
+        from serpfuse.settings import load_settings
 
         try:
             query_list = read_queries(queries)
             settings = load_settings(config, timeout_s=timeout)
-        except (QueryFileError, ConfigError) as exc:
-            fail(str(exc))
+        except SerpfuseError as exc:
+            fail_on(exc)
         if timeout is not None and timeout <= 0:
             fail("timeout must be positive")
         try:
@@ -254,8 +253,8 @@ def register(app: typer.Typer) -> None:
                 base_urls={**settings.engine_base_urls, **_base_urls(base_url)},
                 contacts=settings.engine_contacts,
             )
-        except (SourceError, UnknownEngine) as exc:
-            fail(str(exc))
+        except SerpfuseError as exc:
+            fail_on(exc)
 
         async def run() -> RecordSummary:
             try:

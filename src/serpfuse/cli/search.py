@@ -17,15 +17,14 @@ from rich.markup import escape
 from rich.table import Table
 
 from serpfuse import service
-from serpfuse.cli.errors import EXIT_NO_RESULTS, fail, validation_message
+from serpfuse.cli.errors import EXIT_NO_RESULTS, fail, fail_on, validation_message
 from serpfuse.config import DEFAULT_STRATEGY
 from serpfuse.engines import ENGINE_NAMES
+from serpfuse.errors import SerpfuseError
 from serpfuse.models import ANSWERED, EngineReport, SearchResponse
-from serpfuse.ranking.rankers import UnknownStrategy, available
-from serpfuse.service import QueryTooLong, SearchService
-from serpfuse.settings import ConfigError, load_settings, read_weights_file
-from serpfuse.sources.base import SourceError
-from serpfuse.sources.fanout import UnknownEngine
+from serpfuse.ranking.rankers import available
+from serpfuse.service import SearchService
+from serpfuse.settings import load_settings, read_weights_file
 from serpfuse.state.metrics import Uncounted
 
 NO_ANSWER_HINT = "serpfuse: " + service.NO_ANSWER_HINT
@@ -221,8 +220,8 @@ def register(app: typer.Typer) -> None:
             )
             if weights:  # the file's weights replace the settings' [ranking.weights]
                 settings.ranking = settings.ranking.model_copy(update={"weights": read_weights_file(weights)})
-        except ConfigError as exc:
-            fail(str(exc))
+        except SerpfuseError as exc:
+            fail_on(exc)
         try:
             day_from = dt.date.fromisoformat(date_from) if date_from else None
             day_to = dt.date.fromisoformat(date_to) if date_to else None
@@ -269,8 +268,8 @@ def register(app: typer.Typer) -> None:
             response = asyncio.run(run())
         except ValidationError as exc:
             fail(validation_message(exc))
-        except (UnknownStrategy, UnknownEngine, SourceError, ConfigError, QueryTooLong) as exc:
-            fail(str(exc))
+        except SerpfuseError as exc:
+            fail_on(exc)
         named = bool(engine or settings.engines)  # the user chose the engines: each one is reported
         answered = any(e.status in ANSWERED for e in response.engines)
         if as_json:

@@ -11,13 +11,13 @@ from typing import Annotated
 
 import typer
 
-from serpfuse.cli.errors import fail
+from serpfuse.cli.errors import fail, fail_on
+from serpfuse.errors import SerpfuseError
 from serpfuse.serve.logs import settings_secrets, setup_logging
 from serpfuse.serve.workers import default_workers, shared_dir
 from serpfuse.serve.workers import run as run_workers
 from serpfuse.service import SearchService
-from serpfuse.settings import ConfigError, Settings, check_bind, load_settings
-from serpfuse.sources.base import SourceError
+from serpfuse.settings import Settings, check_bind, load_settings
 
 
 def build_settings(flags: dict) -> Settings:
@@ -25,8 +25,8 @@ def build_settings(flags: dict) -> Settings:
     rest = dict(flags)
     try:
         return load_settings(rest.pop("config"), **rest)
-    except ConfigError as exc:
-        fail(str(exc))
+    except SerpfuseError as exc:
+        fail_on(exc)
 
 
 def settings_flags(
@@ -55,8 +55,8 @@ def open_service(settings: Settings, *, workers: int = 1) -> SearchService:
     ones, so a state file that cannot be used fails here, once, before any worker starts."""
     try:
         return SearchService.from_settings(settings, shared_dir=shared_dir(settings) if workers > 1 else None)
-    except (ConfigError, SourceError) as exc:
-        fail(str(exc))
+    except SerpfuseError as exc:
+        fail_on(exc)
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -127,8 +127,8 @@ def register(app: typer.Typer) -> None:
         setup_logging(log_level, secrets=settings_secrets(settings))
         try:
             check_bind(settings.host, settings.token())
-        except ConfigError as exc:
-            fail(str(exc))
+        except SerpfuseError as exc:
+            fail_on(exc)
         sock = listen(settings.host, settings.port)
         processes = workers or default_workers()
         # in the supervisor too: bad settings fail here, once, in one line

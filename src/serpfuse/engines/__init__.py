@@ -14,6 +14,7 @@ from types import ModuleType
 from typing import Any
 
 from serpfuse.engines.base import EngineError, classify_http
+from serpfuse.errors import InputError
 
 # The registered engine modules, in the order ENGINES lists them; each engine's name is its module's, with "-"
 # for "_". They are imported when first asked for: a search of a recording, or `serpfuse --help`, needs none of
@@ -69,14 +70,18 @@ def __getattr__(name: str) -> Any:
 NOT_OWN_WEB_INDEX = frozenset({"wikipedia", "anysearch", "searxng"})
 
 
-class UnknownEngine(ValueError):
-    """An engine name that is not in the registry."""
+class UnknownEngine(InputError):
+    """Engine names that are not among ``valid`` (the registry's, or those a source can ask)."""
+
+    def __init__(self, names: list[str], valid: list[str]):
+        super().__init__(f"unknown engine {', '.join(map(repr, names))}; choose from: {', '.join(valid)}")
+        self.names, self.valid = names, valid
 
 
 def get_engine(name: str) -> ModuleType:
     module = engine_module(name)
     if module is None:
-        raise UnknownEngine(f"unknown engine {name!r}; valid engines: {', '.join(sorted(ENGINE_NAMES))}")
+        raise UnknownEngine([name], sorted(ENGINE_NAMES))
     return module
 
 

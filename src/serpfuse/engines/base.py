@@ -48,6 +48,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from serpfuse.errors import SerpfuseError
 from serpfuse.models import Category
 
 Tier = Literal["primary", "fallback"]
@@ -192,7 +193,7 @@ class EngineClient(Protocol):
 # --- errors ------------------------------------------------------------------------------------------------
 
 
-class EngineError(Exception):
+class EngineError(SerpfuseError):
     """An engine call failed. The message is a fixed, safe string: never a response body, never a key.
 
     ``cooldown_s`` is the suspension this failure asks for; None lets the transport's ladder decide.
@@ -237,7 +238,7 @@ class AccessDenied(EngineError):
         super().__init__(message, cooldown_s=cooldown_s)
 
 
-class QueryNotServed(Exception):
+class QueryNotServed(SerpfuseError):
     """Raised by ``build_request`` when the engine cannot take this query as asked (DuckDuckGo's 499-character
     cap): the engine is skipped with this message as the reason, and no cooldown. Not an ``EngineError``: the
     engine did nothing wrong. Returning None says the same without the why."""

@@ -19,6 +19,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from serpfuse.errors import InputError
 from serpfuse.judge.pool import PoolQuery
 from serpfuse.judge.store import JudgmentsFile
 
@@ -43,7 +44,7 @@ _templates = Environment(
 )
 
 
-class BadGrade(ValueError):
+class BadGrade(InputError):
     pass
 
 

@@ -42,7 +42,7 @@ from trafilatura.settings import Document, Extractor
 from trafilatura.utils import load_html
 from trafilatura.xml import xmltotxt
 
-from serpfuse.reader.models import CallerError, OverBudget
+from serpfuse.reader.models import CallerError, PageOverBudget
 
 # trafilatura warns per page ("discarding data: URL"), readability logs what it could not score; the reader says
 # the same once, as its one-line error.
@@ -310,7 +310,7 @@ def extract_pdf(data: bytes) -> Extraction:
         pages = [page.extract_text() or "" for page in reader.pages]
         info = reader.metadata
     except limits as exc:
-        raise OverBudget(f"pypdf: {_first_line(exc)}") from exc
+        raise PageOverBudget(f"pypdf: {_first_line(exc)}") from exc
     except (errors.PyPdfError, ValueError, KeyError, TypeError) as exc:  # its read errors
         raise ExtractionError(f"unreadable PDF: {_first_line(exc)}") from exc
     text = "\n\n".join(p.strip() for p in pages if p.strip())

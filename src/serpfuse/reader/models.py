@@ -6,25 +6,26 @@ from typing import Literal
 
 from pydantic import Field
 
+from serpfuse.errors import SerpfuseError
 from serpfuse.models import Model
 
 Format = Literal["markdown", "text", "html"]
 FORMATS: tuple[str, ...] = ("markdown", "text", "html")
 
 
-class ReadError(Exception):
+class ReadError(SerpfuseError):
     """A read that failed, said in one line. ``exit_code`` 1: the network or the remote page (unreachable,
     timed out, HTTP error, too large); 2: the caller's request cannot be served (a refused address, a type the
     reader does not read, robots.txt says no, nothing readable)."""
 
     exit_code = 1
-    status = 502  # what the HTTP API answers
+    http_status = 502  # what the HTTP API answers
 
     def __init__(self, message: str) -> None:
         super().__init__(message.splitlines()[0] if message else type(self).__name__)
 
 
-class OverBudget(ReadError):
+class PageOverBudget(ReadError):
     """Extracting the page would cost more than the reader spends on one page (time, memory or input size):
     a huge table, a PDF whose streams inflate to gigabytes. One line, starting with what the caller needs."""
 
@@ -34,7 +35,7 @@ class OverBudget(ReadError):
 
 class CallerError(ReadError):
     exit_code = 2
-    status = 422
+    http_status = 422
 
 
 class Unsupported(CallerError):

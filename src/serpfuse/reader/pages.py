@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from serpfuse.reader.fetch import HTML_TYPES, PDF_TYPES, TEXT_TYPES, Fetched, decode
-from serpfuse.reader.models import OverBudget, Page, ReadError, Unsupported
+from serpfuse.reader.models import Page, PageOverBudget, ReadError, Unsupported
 
 if TYPE_CHECKING:
     from serpfuse.reader.extract import Extraction
@@ -37,7 +37,7 @@ def page_of(fetched: Fetched, asked: str) -> Page:
     except ReadError:
         raise
     except MemoryError:
-        raise OverBudget("extraction needed more memory than allowed") from None
+        raise PageOverBudget("extraction needed more memory than allowed") from None
     except Exception as exc:  # an extractor's own failure on this body: the page is unreadable, in one line
         from serpfuse.reader.extract import ExtractionError
 

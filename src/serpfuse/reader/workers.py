@@ -8,7 +8,7 @@ worker process of ``sources.parsing``'s pool, a pool of its own (``WORKERS``: it
 extractors, not the engines, and a slow page never waits behind or delays an engine's answer): a page over
 its time is ended by killing its worker (replaced at once), a page that needs more than the worker's memory
 cap (``WORKER_EXTRA_MEMORY`` over its start) fails alone, and a body over ``Budget``'s input size is refused
-before any work. Each is an ``OverBudget`` error: "the page is too large or too slow to read (why)".
+before any work. Each is a ``PageOverBudget`` error: "the page is too large or too slow to read (why)".
 
 Who uses the workers: a reader told to (``Reader(workers=True)``: ``serpfuse read``), or by default a process
 that ranks its searches in a worker process, as every server does (``SearchService.start``). Anything else (a
@@ -32,10 +32,10 @@ from typing import Any
 
 from serpfuse.engines.base import ParseFailure, ParseOverrun
 from serpfuse.reader.fetch import PDF_TYPES, Fetched
-from serpfuse.reader.models import OverBudget, Page, ReadError
+from serpfuse.reader.models import Page, PageOverBudget, ReadError
 from serpfuse.reader.pages import media_kind, page_of
 from serpfuse.sources import parsing
-from serpfuse.sources.parsing import WORKER_EXTRA_MEMORY, ParsePool, _NoWorker, in_daemon_thread
+from serpfuse.sources.parsing import WORKER_EXTRA_MEMORY, NoWorker, ParsePool, in_daemon_thread
 
 WORKER_START_S = (
     30.0  # how long a page waits for the first worker (it imports the extractors) before a thread
@@ -93,11 +93,11 @@ def check_size(fetched: Fetched, budget: Budget) -> None:
     cap = budget.max_pdf_bytes if is_pdf else budget.max_markup_bytes
     if len(fetched.body) > cap:
         what = "PDF" if is_pdf else "markup"
-        raise OverBudget(f"{len(fetched.body):,} bytes of {what}; the reader extracts at most {cap:,}")
+        raise PageOverBudget(f"{len(fetched.body):,} bytes of {what}; the reader extracts at most {cap:,}")
 
 
 async def extract(fetched: Fetched, asked: str, budget: Budget, *, in_workers: bool) -> Page:
-    """``page_of(fetched, asked)`` off the event loop within ``budget``; ``OverBudget`` when it would cost
+    """``page_of(fetched, asked)`` off the event loop within ``budget``; ``PageOverBudget`` when it would cost
     more. In a worker process when ``in_workers`` (they start now if they have not), else in a thread."""
     check_size(fetched, budget)
     if in_workers:
@@ -106,7 +106,7 @@ async def extract(fetched: Fetched, asked: str, budget: Budget, *, in_workers: b
             async with _slot():
                 try:
                     return await _in_worker(fetched, asked, budget)
-                except _NoWorker:  # every worker died and none came back: a thread, as without them
+                except NoWorker:  # every worker died and none came back: a thread, as without them
                     pass
     try:
         return await in_daemon_thread(page_of, budget.time_s, fetched, asked, name="serpfuse-extract")
@@ -114,8 +114,8 @@ async def extract(fetched: Fetched, asked: str, budget: Budget, *, in_workers: b
         raise _too_slow(budget.time_s) from None
 
 
-def _too_slow(budget_s: float) -> OverBudget:
-    return OverBudget(f"extraction took over {budget_s:g} s")
+def _too_slow(budget_s: float) -> PageOverBudget:
+    return PageOverBudget(f"extraction took over {budget_s:g} s")
 
 
 async def _in_worker(fetched: Fetched, asked: str, budget: Budget) -> Page:
@@ -124,7 +124,7 @@ async def _in_worker(fetched: Fetched, asked: str, budget: Budget) -> Page:
     except ParseOverrun:
         raise _too_slow(budget.time_s) from None
     except ParseFailure:  # the worker died under it: the memory cap, or a crash in C code
-        raise OverBudget(
+        raise PageOverBudget(
             f"the extraction worker died (it may use {WORKER_EXTRA_MEMORY // 2**20} MB)"
         ) from None
     if kind == "page":

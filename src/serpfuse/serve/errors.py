@@ -6,11 +6,15 @@ from typing import Any
 
 from starlette.responses import JSONResponse
 
+from serpfuse.errors import SerpfuseError
 
-class ApiError(Exception):
+
+class ApiError(SerpfuseError):
+    """A refusal of the HTTP API's own (401, 413, 429...): the status is the instance's, not the class's."""
+
     def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
-        self.status = status
+        self.http_status = status
         self.message = " ".join(message.split())
         self.headers = headers or {}
 

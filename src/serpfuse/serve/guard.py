@@ -200,7 +200,7 @@ class Guard:
         try:
             problem = await self.check(scope, route)
             if problem is not None:
-                response = error_response(route, problem.status, problem.message, problem.headers)
+                response = error_response(route, problem.http_status, problem.message, problem.headers)
                 await response(scope, receive, send_and_note)
             else:
                 try:
@@ -208,7 +208,7 @@ class Guard:
                 except ApiError as exc:  # the body limit, raised through an app that is not ours (MCP)
                     if responded[0]:
                         raise
-                    await error_response(route, exc.status, exc.message)(scope, receive, send_and_note)
+                    await error_response(route, exc.http_status, exc.message)(scope, receive, send_and_note)
                 except Exception:
                     if not dropped[0]:
                         raise

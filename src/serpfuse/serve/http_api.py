@@ -38,21 +38,17 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp
 
+from serpfuse.errors import SerpfuseError
 from serpfuse.models import SearchRequest, SearchResponse
-from serpfuse.ranking.rankers import UnknownStrategy
-from serpfuse.reader.models import ReadError
 from serpfuse.serve import read_shapes, search_shapes
 from serpfuse.serve.errors import ApiError, error_response
 from serpfuse.serve.guard import Guard
 from serpfuse.serve.openapi import openapi_document
 from serpfuse.serve.page import Page
-from serpfuse.service import QueryTooLong, SearchService
+from serpfuse.service import SearchService
 from serpfuse.settings import validation_message
-from serpfuse.sources.base import SourceError
-from serpfuse.sources.fanout import UnknownEngine
-from serpfuse.sources.replay import ReplayError
 from serpfuse.state.metrics import CONTENT_TYPE
-from serpfuse.validation import InputError, parse_json_object
+from serpfuse.validation import parse_json_object
 
 if TYPE_CHECKING:
     from serpfuse.reader.service import Reader
@@ -91,25 +87,18 @@ async def read_json_object(request: Request, max_bytes: int) -> dict[str, Any]:
 
 
 def guarded(route: str, handler: Handler) -> Handler:
-    """The handler with every expected failure turned into the route's one-line 4xx (or 503 for the engines)."""
+    """The handler with every expected failure turned into the route's one-line error, its status the error
+    class's (``serpfuse.errors``: 400 the caller's input, 404 a recording's missing query, 503 no source)."""
 
     async def endpoint(request: Request) -> Response:
         try:
             return await handler(request)
         except ApiError as exc:
-            return error_response(route, exc.status, exc.message, exc.headers)
-        except InputError as exc:
-            return error_response(route, 400, str(exc))
+            return error_response(route, exc.http_status, exc.message, exc.headers)
         except ValidationError as exc:
             return error_response(route, 400, validation_message(exc))
-        except (QueryTooLong, UnknownStrategy, UnknownEngine) as exc:
-            return error_response(route, 400, str(exc))
-        except ReplayError as exc:
-            return error_response(route, 404, str(exc))
-        except SourceError as exc:
-            return error_response(route, 503, str(exc))
-        except ReadError as exc:  # the reader's one-line causes: 400/422 the caller's, 502 the page's
-            return error_response(route, exc.status, str(exc))
+        except SerpfuseError as exc:
+            return error_response(route, exc.http_status, str(exc))
         except ClientDisconnect:  # gone before its body came: nobody hears this; the guard logs the drop
             return error_response(route, 400, "client disconnected")
 

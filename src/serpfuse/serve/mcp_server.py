@@ -35,13 +35,13 @@ from mcp_types import (
 )
 from pydantic import Field, ValidationError
 
+from serpfuse.errors import SerpfuseError
 from serpfuse.models import ANSWERED, MAX_LIMIT, CandidateExplanation, FusedResult, Model, SearchResponse
 from serpfuse.ranking.rankers import available
 from serpfuse.reader.models import ReadError
 from serpfuse.serve.read_shapes import ReadUrlOutput
 from serpfuse.service import EngineHealth, SearchService
 from serpfuse.settings import MCP_MAX_CHARS, MCP_MIN_CHARS, split_list, validation_message
-from serpfuse.sources.base import SourceError
 from serpfuse.validation import InputError, check_strings
 from serpfuse.version import __version__
 
@@ -416,9 +416,9 @@ def build_server(service: SearchService, *, name: str = "serpfuse") -> MCPServer
                     category=category, strategy=strategy, min_score=min_score,
                 )  # fmt: skip
                 resp = await service.search(request, explain=explain, interface="mcp")
-            # Bad input (pydantic's ValidationError, QueryTooLong, UnknownStrategy, UnknownEngine are all
-            # ValueErrors) or a query the source cannot serve: a tool error, never a crash.
-            except (ValueError, SourceError) as exc:
+            # Bad input (pydantic's ValidationError is a ValueError) or any serpfuse error (a query the source
+            # cannot serve among them): a tool error, never a crash.
+            except (ValueError, SerpfuseError) as exc:
                 raise ToolError(_one_line(exc)) from None
             text, out = render(resp, max_chars)
             return CallToolResult(

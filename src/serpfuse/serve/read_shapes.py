@@ -90,7 +90,7 @@ class FirecrawlV2ScrapeRequest(BaseModel):
 
 
 class BadRequest(CallerError):
-    status = 400
+    http_status = 400
 
 
 def _format(value: Any, default: str = "markdown") -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from serpfuse.errors import Unavailable
 from serpfuse.models import EngineAnswer, SearchRequest
 
 Tier = Literal["primary", "fallback"]
@@ -27,7 +28,7 @@ class EngineSlot:
     unavailable_reason: str | None = None  # e.g. "no API key configured", "cooling down for 42 s"
 
 
-class SourceError(Exception):
+class SourceError(Unavailable):
     """The source cannot serve this request at all (e.g. a query absent from a replay file)."""
 
 

@@ -11,15 +11,17 @@ from __future__ import annotations
 import zlib
 from typing import Protocol
 
+from serpfuse.errors import SerpfuseError
+
 PIECE = 64 * 1024  # the most any decoder produces in one step, so a step never overshoots the budget by much
 MAX_CODINGS = 5  # more stacked encodings than any server applies is a hostile answer
 
 
-class OverBudget(Exception):
+class OverBudget(SerpfuseError):
     """The decoded body would pass the bytes still allowed."""
 
 
-class UndecodableBody(Exception):
+class UndecodableBody(SerpfuseError):
     """A Content-Encoding we cannot decode, or a body that is not what its encoding says."""
 
 

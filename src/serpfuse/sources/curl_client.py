@@ -31,10 +31,12 @@ from curl_cffi.curl import CURL_WRITEFUNC_ERROR
 from curl_cffi.requests.impersonate import resolve_latest_browser_type
 from curl_cffi.requests.utils import requote_uri, update_url_params
 
+from serpfuse.errors import SerpfuseError
+
 MAX_REDIRECTS = 30  # only when a call asks curl to follow (live engines follow hop by hop themselves)
 
 
-class BodyTooLarge(Exception):
+class BodyTooLarge(SerpfuseError):
     """The body passed the call's cap; the transfer was stopped there."""
 
 

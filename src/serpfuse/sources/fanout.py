@@ -19,7 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from serpfuse.config import engine_table
-from serpfuse.engines import category_of
+from serpfuse.engines import UnknownEngine, category_of
+from serpfuse.errors import InputError
 from serpfuse.models import ANSWERED, EngineAnswer, EngineRow, SearchRequest
 from serpfuse.ranking.query import QueryAnalysis
 from serpfuse.sources.base import EngineSlot, Source
@@ -47,17 +48,11 @@ class FanoutResult:
     lead_engines: list[str] = field(default_factory=list)
 
 
-class UnknownEngine(ValueError):
-    def __init__(self, names: list[str], valid: list[str]):
-        super().__init__(f"unknown engine {', '.join(map(repr, names))}; choose from: {', '.join(valid)}")
-        self.names, self.valid = names, valid
-
-
 class NoEngineInCategory(UnknownEngine):
     """Every named engine searches another category, and none has a counterpart in this one."""
 
     def __init__(self, names: list[str], category: str, valid: list[str]):
-        ValueError.__init__(
+        InputError.__init__(
             self,
             f"no {category} search among {', '.join(map(repr, names))}; "
             f"{category} engines: {', '.join(valid) or 'none'}",

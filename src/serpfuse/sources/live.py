@@ -50,10 +50,11 @@ from serpfuse.engines.base import (
     RequestSpec,
 )
 from serpfuse.engines.decoy import decoy_reason
+from serpfuse.errors import ConfigError, SerpfuseError
 from serpfuse.models import EngineAnswer, EngineRow, SearchRequest
-from serpfuse.secrets import KeysFileError, KeyStore, url_secrets
+from serpfuse.secrets import KeyStore, url_secrets
 from serpfuse.sources import parsing
-from serpfuse.sources.base import EngineSlot, SourceError
+from serpfuse.sources.base import EngineSlot
 from serpfuse.sources.transport import DEFAULT_TIMEOUT_S, HttpResponse, ImpersonationUnavailable, Transport
 from serpfuse.sources.transport_limits import (
     DEFAULT_CONNECTIONS,
@@ -158,7 +159,8 @@ class LiveSource:
     ) -> LiveSource:
         """Keys from env/keys file, proxy from ``$SERPFUSE_PROXY``, impersonation from ``$SERPFUSE_IMPERSONATE``.
 
-        Raises ``SourceError`` (a one-line message) for an unusable keys file or a missing curl_cffi.
+        Raises ``ConfigError`` (a one-line message; ``KeysFileError`` is one) for an unusable keys file or a
+        missing curl_cffi.
         """
         try:
             keys = KeyStore()
@@ -172,8 +174,8 @@ class LiveSource:
                 keepalive_s=keepalive_s,
                 max_bytes=max_bytes,
             )
-        except (KeysFileError, ImpersonationUnavailable) as exc:
-            raise SourceError(str(exc)) from None
+        except ImpersonationUnavailable as exc:
+            raise ConfigError(str(exc)) from None
         return cls(
             keys,
             cooldowns or InMemoryCooldownStore(),
@@ -608,7 +610,7 @@ async def _check_redirect(target: str, base_url: str | None) -> str | None:
     return None if literal is not None else str(addresses[0])
 
 
-class NothingToSend(Exception):
+class NothingToSend(SerpfuseError):
     """``build_request`` returned None: the engine cannot express this query (SearXNG's ``url = None``)."""
 
 

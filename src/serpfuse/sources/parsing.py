@@ -50,6 +50,7 @@ from multiprocessing.connection import Connection
 from typing import Any, TypeVar
 
 from serpfuse.engines.base import EngineError, ParseFailure, ParseOverrun
+from serpfuse.errors import SerpfuseError
 from serpfuse.models import EngineRow
 
 T = TypeVar("T")
@@ -269,7 +270,7 @@ class ParsePool:
         began()
         with self._lock:
             if job.abandoned or not self._idle:
-                raise _NoWorker()
+                raise NoWorker()
             worker = job.worker = self._idle.pop()
             generation = self._generation
         try:
@@ -300,12 +301,12 @@ class ParsePool:
         self, fn: Parse, args: tuple[Any, ...], budget_s: float, *, kill_on_cancel: bool = True
     ) -> list[EngineRow]:
         """``fn(*args)`` in a worker; ``ParseOverrun`` (the worker killed) when it is not done in ``budget_s``.
-        Raises ``_NoWorker`` when no worker is up. ``kill_on_cancel``: a call whose caller has gone kills its
+        Raises ``NoWorker`` when no worker is up. ``kill_on_cancel``: a call whose caller has gone kills its
         worker (a parse of hostile input must not go on using a core); False for work that is bounded anyway
         (ranking), which then finishes and is thrown away instead of costing a new worker."""
         threads = self._threads
         if not self.ready or threads is None:
-            raise _NoWorker()
+            raise NoWorker()
         job = _Job()
         began, signal = _beginning()
         future = asyncio.get_running_loop().run_in_executor(threads, self._run, job, fn, args, signal)
@@ -349,7 +350,7 @@ class ParsePool:
             return sorted(w.process.pid for w in self._workers if w.process.pid is not None)
 
 
-class _NoWorker(Exception):
+class NoWorker(SerpfuseError):
     """No worker process is up (the pool was not started, or is starting): the answer parses in a thread."""
 
 
@@ -434,7 +435,7 @@ async def parse_answer(fn: Parse, args: tuple[Any, ...], budget_s: float) -> lis
     the workers are up and ``fn`` can be sent by reference; else in a thread. ``ParseOverrun`` when it does not
     finish in time."""
     if WORKERS.ready and _by_reference(fn):
-        with contextlib.suppress(_NoWorker):
+        with contextlib.suppress(NoWorker):
             return await WORKERS.parse(fn, args, budget_s)
     return await parse_in_thread(lambda: fn(*args), budget_s)
 

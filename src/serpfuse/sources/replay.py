@@ -45,7 +45,11 @@ class RecordedQuery:
 
 
 class ReplayError(SourceError):
-    pass
+    """The recording cannot answer: no such file, an unreadable one, or a query it does not hold. The caller's
+    to fix (another query or file), so a 404 and exit 2, not the 503 of a source that is down."""
+
+    http_status = 404
+    exit_code = 2
 
 
 def _status_of_unresponsive(text: str) -> str:

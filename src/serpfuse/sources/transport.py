@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from serpfuse.engines.base import EngineError, EngineTimeout, InvalidRequest, ParseFailure, RequestSpec
+from serpfuse.errors import ConfigError
 from serpfuse.sources.content_coding import Identity, OverBudget, UndecodableBody, decoder_for
 from serpfuse.sources.transport_limits import (
     DEFAULT_CONNECTIONS,
@@ -123,7 +124,7 @@ class ResponseTooLarge(ParseFailure):
     default_message = "response too large"
 
 
-class ImpersonationUnavailable(RuntimeError):
+class ImpersonationUnavailable(ConfigError, RuntimeError):
     """``impersonate=True`` without curl_cffi installed."""
 
     def __init__(self) -> None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from serpfuse.errors import ConfigError
 from serpfuse.state.cache import NoCache, RedisResultCache, ResultCache, SqliteResultCache
 from serpfuse.state.cooldown import CooldownStore, InMemoryCooldownStore
 from serpfuse.state.failsoft import Breaker, FailSoft
@@ -35,7 +36,7 @@ __all__ = ["StoreSettings", "Stores", "UnusableStore", "open_stores"]
 REDIS_CALL_S = 0.4
 
 
-class UnusableStore(ValueError):
+class UnusableStore(ConfigError, ValueError):
     """Settings no store can work with; the message is one line, and never holds the Redis URL."""
 
 

@@ -18,11 +18,13 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
+from serpfuse.errors import SerpfuseError
+
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]
 
 
-class QueueTooLong(Exception):
+class QueueTooLong(SerpfuseError):
     """The engine's next free slot is later than the caller can wait."""
 
     def __init__(self, engine: str, wait_s: float) -> None:

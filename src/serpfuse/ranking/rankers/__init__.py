@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from importlib import import_module
 
+from serpfuse.errors import InputError
 from serpfuse.ranking.context import RankContext
 from serpfuse.ranking.rankers.base import Ranker
 from serpfuse.ranking.types import Candidate, Scored, Selection
@@ -21,7 +22,7 @@ _MODULES: dict[str, str] = {
 }
 
 
-class UnknownStrategy(ValueError):
+class UnknownStrategy(InputError):
     def __init__(self, name: str):
         super().__init__(f"unknown strategy {name!r}; choose one of: {', '.join(available())}")
 

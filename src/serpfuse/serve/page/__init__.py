@@ -25,14 +25,12 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.staticfiles import StaticFiles
 
+from serpfuse.errors import InputError, SerpfuseError
 from serpfuse.models import ANSWERED, MAX_LIMIT, FusedResult, SearchResponse
 from serpfuse.ranking.filters.timerange import snippet_date
-from serpfuse.ranking.rankers import UnknownStrategy
 from serpfuse.ranking.rankers.parts import legend, meaning
-from serpfuse.service import QueryTooLong, SearchService, no_answer_hint
+from serpfuse.service import SearchService, no_answer_hint
 from serpfuse.settings import validation_message
-from serpfuse.sources.base import SourceError
-from serpfuse.sources.fanout import UnknownEngine
 from serpfuse.sources.replay import ReplayError
 
 TIME_RANGES = ("day", "week", "month", "year")
@@ -61,7 +59,7 @@ def _many(values: list[str]) -> list[str]:
     return [part.strip() for v in values for part in v.split(",") if part.strip()]
 
 
-class BadPage(ValueError):
+class BadPage(InputError):
     """A ``pageno`` the page cannot show: the one-line message, shown as a 400."""
 
 
@@ -241,15 +239,15 @@ class Page:
             resp = await self.service.search(search_request, explain=ask.view == "explain", interface="page")
         except ValidationError as exc:
             return await self.render("search.html", 400, ask=ask, error=validation_message(exc))
-        except (QueryTooLong, UnknownStrategy, UnknownEngine, BadPage) as exc:
-            return await self.render("search.html", 400, ask=ask, error=" ".join(str(exc).split()))
-        except ReplayError as exc:
+        except ReplayError as exc:  # the page lists the queries the recording holds
             recorded = self.service.recorded_queries()
             return await self.render(
-                "search.html", 404, ask=ask, error=" ".join(str(exc).split()), recorded=recorded
+                "search.html", exc.http_status, ask=ask, error=" ".join(str(exc).split()), recorded=recorded
             )
-        except SourceError as exc:
-            return await self.render("search.html", 503, ask=ask, error=" ".join(str(exc).split()))
+        except SerpfuseError as exc:  # the status is the error class's (serpfuse.errors)
+            return await self.render(
+                "search.html", exc.http_status, ask=ask, error=" ".join(str(exc).split())
+            )
         now = dt.datetime.now(dt.UTC)
         rows = resp.results[paging.first :]
         return await self.render(
