@@ -1,11 +1,19 @@
 """libcurl driven directly (curl_cffi's easy handles on its asyncio multi), for the transport's engine requests.
 
-curl_cffi's ``AsyncSession`` sets some forty options and parses the answer in Python on every request, for
-features an engine request never uses (files, auth, multipart, fingerprint strings, response history); with a
-streamed body it adds a queue and a task per request. Here a request sets the options it needs and collects the
-body in one callback, which also enforces the call's size cap and skips an error body nobody will read: about
-40 % less CPU a request, as a JSON API and as a browser (``python -m benchmarks.client_cost``, against the
-session; BENCHMARKS.md "Performance").
+Why not curl_cffi's ``AsyncSession`` (measured 2026-12-06 on curl_cffi 0.17, ``python -m benchmarks.client_cost``):
+the session now costs the same CPU per request (0.37-0.39 ms against 0.37-0.42 ms here, 500 at once), but it
+cannot stop what an engine request must stop. A call cancelled before the answer's headers (the fan-out's
+deadline, every slow engine) leaves the session's transfer running until its own timeout; an error answer's body
+(which may quote credentials) is downloaded whole before its status can be acted on; a capped body is read to its
+end by the stream's close. Here a request sets the options it needs, the header callback sees the status first,
+the body callback refuses an error body and stops at the call's cap, and cancellation takes the handle out of the
+multi at once.
+
+What this relies on in curl_cffi (pinned to its minor in pyproject.toml): ``Curl.setopt(HTTPHEADER)`` appends to
+the handle's own header list, which only ``clean_handles_and_buffers()`` frees (``reset()`` keeps it), so a
+handle is emptied with both before reuse, as curl_cffi's own session does; a handle once reused without it sent
+every earlier request's headers, API keys included, to the next host. tests/test_wire.py and
+test_transport_impersonate.py's reused-handle test check it.
 
 One ``CurlClient`` per impersonated browser release (or one plain, un-impersonated). A browser client keeps the
 cookies sites set, as that browser would; the plain one is stateless, as an API client should be.
