@@ -172,7 +172,7 @@ async def test_no_startpage_request_through_the_base_url_carries_abp(
     assert {fields(s)["with_date"] for s in searches} == {"w"} and fields(searches[0])["lui"] == "deutsch"
 
 
-async def test_ddgs_post_through_the_base_url_carries_its_origin(
+async def test_ddgs_post_through_the_base_url_carries_its_referer_and_no_origin(
     server, transport, tmp_path, monkeypatch, clean_env
 ):
     route_everything(server)
@@ -182,7 +182,8 @@ async def test_ddgs_post_through_the_base_url_carries_its_origin(
     )
     await source.ask("ddg", QUERY, SearchRequest(query=QUERY))
     (post,) = server.seen("/html/")
-    assert post.method == "POST" and post.headers["origin"] == "https://html.duckduckgo.com"
+    assert post.method == "POST" and post.headers["referer"] == "https://html.duckduckgo.com/"
+    assert "origin" not in post.headers
     assert "cookie" not in post.headers  # no region chosen: no kl=wt-wt cookie
 
 

@@ -2,8 +2,13 @@
 
 POST https://html.duckduckgo.com/html/ as the site's own search form sends it: ``q``, ``b`` (empty), ``kl``
 (region, ``wt-wt`` for none) and ``df`` (d/w/m/y); ``df`` repeated as a cookie, and ``kl`` too when a region is
-chosen (a ``kl=wt-wt`` cookie is a setting nobody saves); ``Origin`` and ``Referer`` the site itself, as a form
-posted from its page carries them (so Sec-Fetch-Site says "same-origin"). ``kl`` takes DuckDuckGo's own region
+chosen (a ``kl=wt-wt`` cookie is a setting nobody saves); ``Referer`` the site itself, as a form posted from its
+page carries it (so Sec-Fetch-Site says "same-origin"). No ``Origin`` and no ``Content-Type`` of the engine's
+own: the impersonated browser's headers keep their browser's order, and a header the engine adds can only go
+after them, where no browser puts Origin or Content-Type (a browser's form POST has them right after the client
+hints). searxng#6596 (2026-08-30, zhechenzhu): with an explicit Content-Type "202 every single time", without it
+"200 every single time"; SearXNG's working request (duckduckgo.py cf1410af8, 2026-06-15) sends no Origin. The
+client names the form's type itself, last, as httpx and libcurl do for SearXNG. ``kl`` takes DuckDuckGo's own region
 codes (data/ddg_regions.json: ``uk-en``, ``jp-jp``, ``tw-tzh``...), not country-language pairs; the region's
 language and country go in ``Accept-Language`` too, from which the page guesses its language.
 
@@ -133,7 +138,7 @@ def build_request(q: EngineQuery) -> RequestSpec | None:
     cookies = {"kl": kl} if kl != NO_REGION else {}
     if q.time_range:
         form["df"] = cookies["df"] = TIME_RANGE[q.time_range]
-    headers = {"Origin": ORIGIN, "Referer": REFERER}
+    headers = {"Referer": REFERER}
     if language := _accept_language(kl, q.language):
         headers["Accept-Language"] = language
     return RequestSpec(method="POST", url=URL, data=form, headers=headers, cookies=cookies or None)

@@ -39,8 +39,11 @@ INFO = EngineInfo(
 )
 
 URL = "https://www.mojeek.com/search"
-# Mojeek's block page ("... appears to be sending automated queries"); a 403 is caught by classify_http.
-CHALLENGE_MARKERS = (b"sending automated queries",)
+# Mojeek's block pages; a 403 is caught by classify_http. The older one says "... appears to be sending automated
+# queries"; the newer one (2026) is an ALTCHA proof-of-work page titled "Captcha" whose markup shares nothing
+# with it: its widget (``<altcha-widget>``, the altcha script) in a ``captcha-wrap`` box. free-search-mcp 0.16.0
+# (PyPI, 2026-10, engines/base.py) names these two markers; without them the page read as a changed layout.
+CHALLENGE_MARKERS = (b"sending automated queries", b"altcha", b"captcha-wrap")
 
 RESULTS = "ul.results-standard > li"
 RESULTS_PAGE = "div.results, ul.results-standard"  # the results column, with or without results

@@ -175,7 +175,7 @@ class CurlClient:
         url: str,
         *,
         params: Mapping[str, Any] | None,
-        headers: Mapping[str, str],
+        headers: Mapping[str, str | None],
         cookies: Mapping[str, str] | None,
         data: Mapping[str, Any] | None,
         json_body: Any,
@@ -238,14 +238,18 @@ class CurlClient:
         transfer: _Transfer,
         method: str,
         url: str,
-        headers: Mapping[str, str],
+        headers: Mapping[str, str | None],
         cookies: Mapping[str, str] | None,
         data: Mapping[str, Any] | None,
         json_body: Any,
         timeout_s: float,
     ) -> None:
         method = method.upper()
-        lines = [f"{name}: {value}" if value else f"{name};" for name, value in headers.items()]
+        # "Name:" drops a header the impersonated release would send (None), "Name;" sends it empty ("").
+        lines = [
+            f"{name}:" if value is None else f"{name}: {value}" if value else f"{name};"
+            for name, value in headers.items()
+        ]
         typed = any(name.lower() == "content-type" for name in headers)
         body: bytes | None = None
         if json_body is not None:

@@ -96,6 +96,20 @@ def browser_profiles() -> tuple[str, ...]:
     return tuple(p for p in BROWSER_PROFILES if p in offered) or ("chrome",)
 
 
+# Headers a browser sends only when it navigates (a typed address, a link, a form): never on a fetch() or
+# XMLHttpRequest, whose Sec-Fetch-Mode is "cors" (or "no-cors", "same-origin"). A fetch's priority is "u=1, i"
+# (Chrome; Firefox's "u=4" is close enough to be replaced the same), a navigation's "u=0, i".
+NAVIGATION_ONLY = ("Upgrade-Insecure-Requests", "Sec-Fetch-User", "Cache-Control")
+FETCH_PRIORITY = "u=1, i"
+
+
+def is_fetch(spec: RequestSpec) -> bool:
+    """Whether the engine describes its request as a page's script fetching (``Sec-Fetch-Mode`` other than
+    "navigate"): Yep's API and DuckDuckGo News' ``news.js`` are, the pages people open are not."""
+    mode = next((v for k, v in (spec.headers or {}).items() if k.lower() == "sec-fetch-mode"), None)
+    return mode is not None and mode.strip().lower() != "navigate"
+
+
 def fetch_site(spec: RequestSpec) -> str:
     """Sec-Fetch-Site as a browser sets it for this navigation: "none" when typed (no Referer), else how the
     Referer's site relates to the target's (a form posted from the engine's own page is "same-origin")."""
@@ -151,9 +165,29 @@ def _engine_headers(spec: RequestSpec) -> dict[str, str]:
 
 
 def _headers_for(spec: RequestSpec, browser: bool) -> dict[str, str]:
-    """The defaults (browser or API) with the engine's own headers (``_with_own``)."""
-    defaults = {**BROWSER_HEADERS, "Sec-Fetch-Site": fetch_site(spec)} if browser else API_HEADERS
+    """The defaults (browser or API) with the engine's own headers (``_with_own``); a browser's fetch without
+    the headers only a navigation carries."""
+    if not browser:
+        return _with_own(API_HEADERS, _engine_headers(spec))
+    defaults = {**BROWSER_HEADERS, "Sec-Fetch-Site": fetch_site(spec)}
+    if is_fetch(spec):
+        defaults = {k: v for k, v in defaults.items() if k not in NAVIGATION_ONLY}
     return _with_own(defaults, _engine_headers(spec))
+
+
+def _impersonated_headers(spec: RequestSpec, profile: str) -> dict[str, str | None]:
+    """What goes on top of an impersonated release's own headers: Sec-Fetch-Site, the engine's headers, and for
+    a fetch the navigation-only headers taken off (None: curl drops the release's own) and a fetch's priority
+    where the release sends one (Safari sends none)."""
+    headers: dict[str, str | None] = dict(_with_own({"Sec-Fetch-Site": fetch_site(spec)}, spec.headers or {}))
+    if is_fetch(spec):
+        own = {name.lower() for name in headers}
+        for name in NAVIGATION_ONLY:
+            if name.lower() not in own:
+                headers[name] = None
+        if "priority" not in own and not profile.startswith("safari"):
+            headers["Priority"] = FETCH_PRIORITY
+    return headers
 
 
 def _with_own(defaults: Mapping[str, str], own: Mapping[str, str]) -> dict[str, str]:
@@ -615,7 +649,7 @@ class Transport:
             # Sec-Fetch-*); curl replaces a value in place, so only the engine's headers and the navigation's
             # Sec-Fetch-Site go on top. Cookies go through the client's jar, so one a site sets on the way
             # (Yahoo's YBV, on a redirect hop) rides along on the next hop and the next search, as in a browser.
-            headers = _with_own({"Sec-Fetch-Site": fetch_site(spec)}, spec.headers or {})
+            headers = _impersonated_headers(spec, profile)
             cookies, accept_encoding = spec.cookies, "gzip, deflate, br"  # the browser's own replaces it
         too_large = False
         try:
