@@ -1,44 +1,81 @@
-"""The Python API: ``serpfuse.search("query")`` and its async twin."""
+"""The Python API: ``serpfuse.search("query")`` and its async twin.
+
+A search here is the one the CLI and the servers make: the deployment is built from the same settings
+(``serpfuse.toml`` in the working directory or ``$SERPFUSE_CONFIG``, then ``SERPFUSE_*``), so engine base URLs,
+``[ranking.weights]``, the deadline, the results cache and the engines' cooldowns apply alike. Pass ``settings``
+to use others (``serpfuse.settings.load_settings(path)``, or a ``Settings`` built in code).
+"""
 
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
 from typing import Any
 
 from serpfuse import rank_worker
 from serpfuse.config import RankingConfig
 from serpfuse.models import SearchRequest, SearchResponse
-from serpfuse.pipeline import search as _run
-from serpfuse.sources import open_source, parsing
+from serpfuse.service import SearchService
+from serpfuse.settings import Settings, load_settings
+from serpfuse.sources import parsing
 from serpfuse.sources.base import Source
-from serpfuse.sources.fanout import DEFAULT_DEADLINE_S
+from serpfuse.state.metrics import Uncounted
 
-REPLAY_ENV = "SERPFUSE_REPLAY"  # the Python API honours it as the CLI and servers do (through their settings)
+
+def deployment_settings(
+    settings: Settings | None = None,
+    *,
+    replay: str | Path | None = None,
+    config: RankingConfig | None = None,
+    deadline_s: float | None = None,
+) -> Settings:
+    """``settings``, else the ones the CLI reads; ``replay``, ``config`` and ``deadline_s`` given win over
+    either, as the CLI's flags do. Raises ``ConfigError`` for settings that cannot be used."""
+    if settings is None:
+        settings = load_settings(replay=replay, deadline_s=deadline_s)
+    else:
+        given = {"replay": Path(replay) if replay else None, "deadline_s": deadline_s}
+        settings = settings.model_copy(update={k: v for k, v in given.items() if v is not None})
+    if config is not None:  # the caller's configuration whole, its strategy included
+        settings = settings.model_copy(update={"ranking": config, "strategy": None})
+    return settings
 
 
 async def asearch(
     query: str | SearchRequest,
     *,
+    settings: Settings | None = None,
     source: Source | None = None,
     replay: str | Path | None = None,
     config: RankingConfig | None = None,
-    deadline_s: float = DEFAULT_DEADLINE_S,
+    deadline_s: float | None = None,
     explain: bool = False,
+    use_cache: bool | None = None,
     **request_fields: Any,
 ) -> SearchResponse:
-    request = query if isinstance(query, SearchRequest) else SearchRequest(query=query, **request_fields)
-    own = source is None
-    source = source or open_source(replay or os.environ.get(REPLAY_ENV))
+    """Search as the CLI does (see the module's docstring); ``request_fields`` are ``SearchRequest``'s (limit,
+    engines, time_range...), the settings' defaults filling what is left out.
+
+    ``source``: search it instead of the engines or recording the settings name (a test's, a recording opened
+    once for many searches). Its answers are not cached unless ``use_cache=True``: the cache's key cannot tell
+    one such source from another. Raises what the CLI reports: ``serpfuse.errors.SerpfuseError``'s kinds, or
+    pydantic's ``ValidationError`` for a field out of range.
+    """
+    settings = deployment_settings(settings, replay=replay, config=config, deadline_s=deadline_s)
+    cache = use_cache if use_cache is not None else source is None
+    service = SearchService.from_settings(settings, use_cache=cache, source=source, metrics=Uncounted())
     try:
-        return await _run(request, source=source, config=config, deadline_s=deadline_s, explain=explain)
+        if isinstance(query, SearchRequest):
+            request = query
+        else:
+            request = service.make_request(query=query, **request_fields)
+        return await service.search(request, explain=explain, use_cache=cache, interface="python")
     finally:
-        if own:
-            await source.aclose()
+        await service.aclose()
 
 
 def search(query: str | SearchRequest, **kwargs: Any) -> SearchResponse:
+    """``asearch`` run to its end (from code with no event loop running)."""
     return asyncio.run(asearch(query, **kwargs))
 
 
