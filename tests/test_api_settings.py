@@ -69,7 +69,9 @@ def test_search_reads_serpfuse_toml_in_the_working_directory(server, in_folder, 
     asked = [s for s in server.requests if s.path == "/search"]
     assert asked and asked[-1].query["q"] == [QUERY]  # the base URL from the file
     assert [e.engine for e in response.engines] == ["searxng"]
-    assert response.results[0].url == f"https://{first}.example/rust-async-runtime"  # the weights from the file
+    assert (
+        response.results[0].url == f"https://{first}.example/rust-async-runtime"
+    )  # the weights from the file
     assert response.config_fingerprint == load_settings().ranking_config.fingerprint()
     assert response.config_fingerprint != RankingConfig().fingerprint()
 
