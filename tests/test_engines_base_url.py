@@ -33,6 +33,7 @@ EXPECTED: dict[str, tuple[str, str, dict]] = {
     "brave-web": ("GET", "/search", {"q": QUERY, "source": "web"}),
     "startpage": ("POST", "/sp/search", {"query": QUERY, "cat": "web", "sc": "Q7Mt5TRqowKB00"}),
     "google": ("GET", "/wml/search", {"q": QUERY, "ie": "utf8", "oe": "utf8"}),
+    "google-cse": ("GET", "/cse/element/v1", {"q": QUERY, "rsz": "filtered_cse", "callback": "_"}),
     "yep": ("GET", "/search", {"query": QUERY}),
     "mwmbl": ("GET", "/api/v1/search/", {"s": QUERY}),
     "ddg-news": ("GET", "/", {"q": QUERY, "iar": "news"}),  # the token page before /news.js
@@ -73,6 +74,12 @@ def answer(seen: Seen) -> Reply:
         return Reply(
             200, {"Content-Type": "text/html"}, (FIXTURES / "startpage_home_handmade.html").read_bytes()
         )
+    if seen.path == "/cse/cse.js":  # Google CSE's loader script and its token
+        return Reply(
+            200,
+            {"Content-Type": "text/javascript"},
+            (FIXTURES / "google_cse_script_handmade.js").read_bytes(),
+        )
     if seen.path == "/mcp":
         message = json.loads(seen.body)
         if "id" not in message:
@@ -101,7 +108,7 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 def route_everything(server) -> None:
-    for path in {"/", "/mcp", *(path for _, path, _ in EXPECTED.values())}:
+    for path in {"/", "/mcp", "/cse/cse.js", *(path for _, path, _ in EXPECTED.values())}:
         server.route(path, answer)
 
 

@@ -30,6 +30,7 @@ import asyncio
 import datetime as dt
 import json
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -319,6 +320,70 @@ PINS: tuple[Pin, ...] = (
             "params.iscqry": "without it Yahoo answers one result (SearXNG sends it too)",
             "cookies.sB": "Yahoo's settings cookie as SearXNG sends it: the language filter and ten rows",
         },
+    ),
+    # --- Google CSE (the Custom Search Element) ----------------------------------------------------------------
+    # SearXNG 9fea412 searx/engines/google_cse.py (#6364, 1cdf01a71 2026-07-04) _cse_token(): the loader script
+    Pin(
+        "google-cse",
+        "SearXNG 9fea412 searx/engines/google_cse.py _cse_token()",
+        {},
+        "GET",
+        "https://www.google.com/cse/cse.js",
+        params={"cx": "partner-pub-8993703457585266:4862972284"},
+        headers={"Referer": None},
+        step=0,
+    ),
+    # ... request(), locale all, safesearch 0: the element's JSONP API with the script's token
+    Pin(
+        "google-cse",
+        "SearXNG 9fea412 searx/engines/google_cse.py request()",
+        {},
+        "GET",
+        "https://cse.google.com/cse/element/v1",
+        params={
+            "rsz": "filtered_cse",
+            "num": "20",
+            "hl": "en",
+            "cselibv": "f71e4ed980f4c082",
+            "cx": "partner-pub-8993703457585266:4862972284",
+            "q": QUERY,
+            "safe": "off",
+            "cse_tok": "AKaTTZjH2mDn0bIuQxL6wz9y3s8v:1765000000000",
+            "callback": "_",
+            "rurl": "",
+            "searchtype": "",
+            "exp": "cc,csqr,4000000",
+        },
+        headers={"Referer": "https://cse.google.com/", "Accept": "*/*"},
+        cookies={"CONSENT": "YES+"},
+        ours={"params.num": "the rows a search asks each engine for (ten), not SearXNG's page of twenty"},
+    ),
+    # ... locale de-DE, week: gl, and sort by a date range of the last seven days
+    Pin(
+        "google-cse",
+        "SearXNG 9fea412 searx/engines/google_cse.py request()",
+        DE_WEEK,
+        "GET",
+        "https://cse.google.com/cse/element/v1",
+        params={
+            "rsz": "filtered_cse",
+            "num": "20",
+            "hl": "de",
+            "cselibv": "f71e4ed980f4c082",
+            "cx": "partner-pub-8993703457585266:4862972284",
+            "q": QUERY,
+            "safe": "off",
+            "cse_tok": "AKaTTZjH2mDn0bIuQxL6wz9y3s8v:1765000000000",
+            "callback": "_",
+            "rurl": "",
+            "searchtype": "",
+            "exp": "cc,csqr,4000000",
+            "gl": "DE",
+            "sort": f"date:r:{SINCE_WEEK}:{dt.date.today():%Y%m%d}",
+        },
+        headers={"Referer": "https://cse.google.com/"},
+        cookies={"CONSENT": "YES+"},
+        ours={"params.num": "the rows a search asks each engine for (ten), not SearXNG's page of twenty"},
     ),
     # --- Google (feature-phone page) -------------------------------------------------------------------------
     # SearXNG 9fea412 searx/engines/google.py google_request() (#6546), locale all
@@ -841,6 +906,11 @@ BING_HOME: Reply = (
     b'<html><body><form id="sb_form" action="/search"></form></body></html>',
 )
 FIRST_PAGES: dict[str, Reply] = {
+    "google-cse": (
+        200,
+        {"content-type": "text/javascript"},
+        (Path(__file__).parent / "fixtures" / "engines" / "google_cse_script_handmade.js").read_bytes(),
+    ),
     "bing": BING_HOME,
     "bing-cn": BING_HOME,
     "startpage": (200, {"content-type": "text/html"}, STARTPAGE_HOME),

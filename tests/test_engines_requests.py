@@ -618,6 +618,7 @@ EXPECTED_ENGINES = {
     "bing-cn": ("primary", "cjk"),
     "yahoo": ("fallback", "global"),
     "google": ("primary", "global"),
+    "google-cse": ("primary", "global"),
     "mojeek": ("primary", "global"),
     "brave-web": ("primary", "global"),
     "startpage": ("primary", "global"),
@@ -668,6 +669,7 @@ def test_engine_modules_follow_the_contract(name: str) -> None:
 TRANSPORT_EXCEPTIONS = {
     "google": "api",
     "google-news": "api",
+    "google-cse": "browser",  # its loader script and JSONP are a page's scripts, loaded by a browser
     "yep": "browser",
     "ddg-news": "browser",
     "bing-news": "browser",

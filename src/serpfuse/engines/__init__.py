@@ -25,6 +25,7 @@ MODULES = (
     "bing_cn",
     "yahoo",
     "google",
+    "google_cse",
     "mojeek",
     "brave_web",
     "startpage",
