@@ -38,6 +38,16 @@ ECHOES = {
                                                     "best raen in tokyo. Best raen in Tokyo: best raen in tokyo."),
     "the query as the slug, no listing path": ("https://www.pages.example/best-raen-in-tokyo",
                                                "Tokyo ideas", "Collections."),
+    # issue 43: the class, not the shapes tested before
+    "the engines' spelling before a site name, said twice with filler": (
+        "https://askboards.example/t/12", "Best Ramen in Tokyo - AskBoards",
+        "Best ramen in Tokyo? Find best ramen in Tokyo answers here."),
+    "a misspelt slug in the middle of the path": ("https://forum.example/q/best-raen-in-tokyo/answers",
+                                                  "Community answers", "Join the discussion."),
+    "the query's slug under a listing path, then a page number": (
+        "https://finder.example/search/best-ramen-in-tokyo/page/2", "Finder", "More results."),
+    "a snippet of filler around the engines' spelling, no title": (
+        "https://hub.example/7", "", "best ramen in tokyo: all about best ramen in tokyo and more"),
 }  # fmt: skip
 
 
@@ -63,6 +73,17 @@ def test_a_real_page_named_like_the_query_is_not_an_echo(title: str, url: str) -
     """Correctly spelt and outside a listing path, a title or slug that says the query is an article's."""
     for q in ("things to do in kyoto in autumn", "best ramen in tokyo"):
         assert echo_verdict(title, "A guide by a local writer.", analyze_query(q), url=url) is None
+
+
+def test_a_real_page_saying_the_query_twice_among_its_own_words_is_not_an_echo() -> None:
+    snippet = (
+        "From tonkotsu in Shinjuku to tsukemen in Ikebukuro, the best ramen in Tokyo is cheap; here is where "
+        "the best ramen in Tokyo hides."
+    )
+    query = analyze_query("best ramen in tokyo")
+    assert echo_verdict("Best Ramen in Tokyo | Time Out", snippet, query) is None
+    filler = "the best ramen in Tokyo, the best ramen in Tokyo: see more"
+    assert echo_verdict("Time Out", filler, query) is not None
 
 
 def test_no_relevant_crw56_row_is_cut_by_the_echo_rule(data_dir) -> None:

@@ -104,6 +104,8 @@ class FilterConfig(Model):
     echo: bool = True
     echo_repeats: int = Field(3, ge=1)
     echo_min_words: int = Field(3, ge=1)
+    # ... or saying it twice or more in a snippet where the query's words are this share of all its words or more
+    echo_density: float = Field(0.4, gt=0, le=1)
     cjk_ascii_units: int = Field(2, ge=1, description="CJK gate: what an ASCII query word found is worth")
 
 

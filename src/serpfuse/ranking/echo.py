@@ -62,12 +62,13 @@ def echo_verdict(
 ) -> str | None:
     """Why a row is a page generated from the query rather than about it, or None.
 
-    The signs, whatever the query's case and punctuation: a part of its title is the query (as typed or as
-    the engines spell it) and the rest only words like "ideas" or "answers" (an ideas board, a Q&A farm);
-    its title holds the query as typed and its snippet says it ``echo_repeats`` times; its URL's last path
-    segment is the query under a results or tag path, or is a misspelling of it; or it repeats, with the
-    query's other key words, a misspelling that the engines' rows corrected (``spelled``: typed word -> the
-    pool's spelling).
+    The signs, whatever the query's case and punctuation and in either spelling (as typed, or as the engines
+    spell it): a part of its title is the query and the rest only words like "ideas" or "answers" (an ideas
+    board, a Q&A farm); its title holds the query and its snippet says it ``echo_repeats`` times; its snippet
+    says it twice or more with filler around it (the query's words are ``echo_density`` of the snippet or more); a
+    segment of its URL's path, anywhere, is the query under a results or tag path, or is a misspelling of it;
+    or it repeats, with the query's other key words, a misspelling that the engines' rows corrected
+    (``spelled``: typed word -> the pool's spelling).
     """
     if query is None:
         return None
@@ -75,6 +76,7 @@ def echo_verdict(
     fixed = tuple(spelled.get(w, w) for w in typed) if spelled else typed
     return (
         _title_echo(title, snippet, typed, fixed, cfg.echo_repeats, cfg.echo_min_words)
+        or _snippet_echo(snippet, typed, fixed, cfg.echo_min_words, cfg.echo_density)
         or _slug_echo(url, typed, fixed)
         or _typo_echo(list(typed), query, row_words, spelled)
     )
@@ -100,12 +102,14 @@ def _title_echo(
     if not all(w in folded for w in typed) and not all(w in folded for w in fixed):
         return None  # the quick test: most titles lack some query word
     # whole words: "restaurants in belgrad" is not in "... restaurants in belgrade"
-    if (
-        len(typed) >= min_words
-        and _contains_in_order(words(title), list(typed)) >= 0
-        and _occurrences(words(snippet), list(typed)) >= repeats
-    ):
-        return f"repeats the query in its title and {repeats} times or more in its snippet"
+    if len(typed) >= min_words:
+        title_words, snippet_words = words(title), words(snippet)
+        for query_words in dict.fromkeys((typed, fixed)):
+            if (
+                _contains_in_order(title_words, list(query_words)) >= 0
+                and _occurrences(snippet_words, list(query_words)) >= repeats
+            ):
+                return f"repeats the query in its title and {repeats} times or more in its snippet"
     if len(typed) < 2:
         return None
     echo_words = junk_rules().echo_title_words
@@ -123,23 +127,39 @@ def _title_echo(
     return None
 
 
+@text_memo()
+def _snippet_echo(
+    snippet: str, typed: tuple[str, ...], fixed: tuple[str, ...], min_words: int, density: float
+) -> str | None:
+    """The snippet sign of ``echo_verdict``: it says the query (either spelling) twice or more, and the query's
+    words are ``density`` of its words or more: filler around the query, not a page about it ("Looking for X?
+    Read answers about X"). A real page that says the query twice says much else (crw56: a sixth to a quarter)."""
+    if len(typed) < min_words:
+        return None
+    tokens = words(snippet)
+    for query_words in dict.fromkeys((typed, fixed)):
+        said = _occurrences(tokens, list(query_words))
+        if said >= 2 and said * len(query_words) >= density * len(tokens) - 1e-9:
+            return f"says the query {said} times in a snippet of {len(tokens)} words, with filler around it"
+    return None
+
+
 # Path segments under which a page is a listing made for whatever was asked (a results, tag or Q&A page).
 _LISTING_SEGMENTS = frozenset({"search", "results", "tag", "tags", "topic", "topics", "questions", "q", "s"})
 
 
 def _slug_echo(url: str, typed: tuple[str, ...], fixed: tuple[str, ...]) -> str | None:
-    """The URL sign of ``echo_verdict``: the last path segment is the query, under a listing path, or is the
+    """The URL sign of ``echo_verdict``: a path segment, anywhere, is the query under a listing path, or is the
     query with its misspelling (a page no one would name so unless it was made from the query)."""
     if not url or len(typed) < 2:
         return None
     path = [unquote(seg) for seg in urlsplit(url).path.lower().split("/") if seg]
-    if not path:
-        return None
-    slug = tuple(words(path[-1].replace("_", " ").replace("+", " ")))
-    if slug == typed and typed != fixed:
-        return f"its address repeats the query's misspelling ('{path[-1]}')"
-    if slug in (typed, fixed) and _LISTING_SEGMENTS.intersection(path[:-1]):
-        return f"its address is a listing made for the query ('{'/'.join(path)}')"
+    for i, segment in enumerate(path):
+        slug = tuple(words(segment.replace("_", " ").replace("+", " ")))
+        if slug == typed and typed != fixed:
+            return f"its address repeats the query's misspelling ('{segment}')"
+        if slug in (typed, fixed) and _LISTING_SEGMENTS.intersection(path[:i]):
+            return f"its address is a listing made for the query ('{'/'.join(path)}')"
     return None
 
 
