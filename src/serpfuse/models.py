@@ -58,22 +58,39 @@ def _clean_domain(value: str) -> str:
 
 
 class SearchRequest(Model):
-    """One search as asked by a caller (CLI, MCP tool, HTTP API or Python)."""
+    """One search as asked by a caller (CLI, MCP tool, HTTP API or Python): the one declaration of a search's
+    fields, their bounds and their descriptions. Every face reads it: ``GET`` and ``POST /v1/search`` take
+    exactly these fields (``search_shapes``), the SearXNG, Tavily and Firecrawl shapes map their own onto them,
+    the MCP tools' schemas are generated from it (``mcp_server.search_parameters``), the CLI's help and the
+    OpenAPI document quote it. A new search field is added here, with its description, and every face has it."""
 
     # The bounds as schema only: the validator below says "query is empty" better than a length error.
-    query: str = Field(json_schema_extra={"minLength": 1, "maxLength": MAX_QUERY_CHARS})
-    limit: int = Field(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT)
-    engines: list[str] | None = None
-    include_domains: list[str] = Field(default_factory=list)
-    exclude_domains: list[str] = Field(default_factory=list)
-    time_range: TimeRange | None = None
-    date_from: dt.date | None = None
-    date_to: dt.date | None = None
-    region: str | None = Field(None, max_length=LOCALE_MAX_CHARS, description="e.g. us, de-DE, us-en")
-    language: str | None = Field(None, max_length=LOCALE_MAX_CHARS, description="e.g. en, zh-CN")
-    strategy: str | None = None
-    min_score: float = Field(0.0, ge=0.0, allow_inf_nan=False)
-    category: Category = Field("general", description="general (the web) or news")
+    query: str = Field(
+        json_schema_extra={"minLength": 1, "maxLength": MAX_QUERY_CHARS},
+        description='What to search for. site:, -site:, "phrases" and OR work.',
+    )
+    limit: int = Field(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT, description="How many results.")
+    engines: list[str] | None = Field(
+        None, description="Only these engines (see engine_status); default: all ready ones."
+    )
+    include_domains: list[str] = Field(
+        default_factory=list, description="Only these domains, e.g. python.org; subdomains included."
+    )
+    exclude_domains: list[str] = Field(
+        default_factory=list, description="Never these domains (nor their subdomains)."
+    )
+    time_range: TimeRange | None = Field(
+        None, description="Only pages from the last day/week/month/year. Not with date_from/date_to."
+    )
+    date_from: dt.date | None = Field(None, description="Earliest date, YYYY-MM-DD. Not with time_range.")
+    date_to: dt.date | None = Field(None, description="Latest date, YYYY-MM-DD. Not with time_range.")
+    region: str | None = Field(
+        None, max_length=LOCALE_MAX_CHARS, description="Region, e.g. us, de-DE, us-en."
+    )
+    language: str | None = Field(None, max_length=LOCALE_MAX_CHARS, description="Language, e.g. en, zh-CN.")
+    strategy: str | None = Field(None, description="Ranker.")
+    min_score: float = Field(0.0, ge=0.0, allow_inf_nan=False, description="Drop results scoring below this.")
+    category: Category = Field("general", description="general (the web) or news (news articles).")
 
     @model_validator(mode="before")
     @classmethod
@@ -128,6 +145,34 @@ class SearchRequest(Model):
         if self.date_from and self.date_to and self.date_from > self.date_to:
             raise ValueError("date_from is after date_to")
         return self
+
+
+class SearchCall(SearchRequest):
+    """A search and how it is run: beside the request, whether to list every candidate and whether the cache
+    may answer (the CLI's --explain and --no-cache, the HTTP API's explain and cache)."""
+
+    explain: bool = Field(False, description="List every candidate with its score parts and what cut it.")
+    cache: bool = Field(True, description="false bypasses the cache.")
+
+
+def field_bounds(model: type[BaseModel], name: str) -> tuple[float | None, float | None]:
+    """A field's declared lower and upper bounds (``ge``/``le``), or None where it has none."""
+    low = high = None
+    for bound in model.model_fields[name].metadata:
+        low = getattr(bound, "ge", low)
+        high = getattr(bound, "le", high)
+    return low, high
+
+
+def field_help(model: type[BaseModel], name: str, default: object = None) -> str:
+    """A field's description as a face shows it, with its bounds and (when given) the default it runs with:
+    "How many results (1-20; default 8)." from the one declaration."""
+    text = (model.model_fields[name].description or name).rstrip(".")
+    low, high = field_bounds(model, name)
+    notes = [f"{low:g}-{high:g}"] if low is not None and high is not None else []
+    if default is not None:
+        notes.append(f"default {default}")
+    return f"{text} ({'; '.join(notes)})." if notes else f"{text}."
 
 
 class EngineRow(Model):

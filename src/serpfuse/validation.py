@@ -8,6 +8,7 @@ and region/language codes that end in a newline (``$`` matches before one; ``ful
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from collections.abc import Collection, Iterable
@@ -83,12 +84,53 @@ def parse_json_object(raw: bytes, *, max_depth: int = MAX_JSON_DEPTH) -> dict[st
     return body
 
 
-def reject_unknown_keys(body: dict[str, Any], known: Iterable[str]) -> None:
-    """``InputError`` naming the first key of ``body`` outside ``known``, with the keys that are valid."""
+def did_you_mean(name: str, valid: Iterable[str]) -> str:
+    """ " (did you mean 'limit'?)" for a name close to a valid one, else ""."""
+    close = difflib.get_close_matches(name.lower(), list(valid), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def unknown_name(kind: str, name: str, valid: Iterable[str]) -> InputError:
+    """The one line for a key or parameter that is not one: named, the nearest valid one, then every valid one."""
+    names = sorted(set(valid))
+    return InputError(
+        f"unknown {kind} {name!r}{did_you_mean(name, names)}; valid {kind}s: {', '.join(names)}"
+    )
+
+
+def reject_unknown_keys(body: dict[str, Any], known: Iterable[str], kind: str = "key") -> None:
+    """``InputError`` naming the first key of ``body`` outside ``known``, the nearest valid one and the keys
+    that are valid."""
     valid = known if isinstance(known, Collection) else list(known)
     for key in body:
         if key not in valid:
-            raise InputError(f"unknown key {key!r}; valid keys: {', '.join(sorted(valid))}")
+            raise unknown_name(kind, key, valid)
+
+
+def reject_misspelt_keys(body: Iterable[str], known: Collection[str], kind: str = "parameter") -> None:
+    """For a shape whose real clients send options serpfuse does not read (and that the API they were written
+    for ignores): ``InputError`` for a key that is not known but is close to one that is (``limt``), a
+    misspelling whose value would otherwise be silently dropped; other unknown keys pass."""
+    for key in body:
+        if key not in known and did_you_mean(key, known):
+            raise unknown_name(kind, key, known)
+
+
+TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+FALSE_WORDS = frozenset({"0", "false", "no", "off"})
+
+
+def read_bool(value: Any, field: str) -> bool:
+    """A flag: a JSON boolean, or one of true/false, yes/no, on/off, 1/0 (any case); ``InputError`` for
+    anything else (``ture`` is not read as false)."""
+    if isinstance(value, bool):
+        return value
+    word = str(value).strip().lower() if isinstance(value, str | int) else None
+    if word in TRUE_WORDS:
+        return True
+    if word in FALSE_WORDS:
+        return False
+    raise InputError(f"{field}: must be true or false (or 1/0, yes/no, on/off)")
 
 
 def bounded_int(value: Any, field: str, low: int, high: int) -> int:

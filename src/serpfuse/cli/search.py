@@ -21,7 +21,15 @@ from serpfuse.cli.errors import EXIT_NO_RESULTS, fail, fail_on, validation_messa
 from serpfuse.config import DEFAULT_STRATEGY
 from serpfuse.engines import ENGINE_NAMES
 from serpfuse.errors import SerpfuseError
-from serpfuse.models import ANSWERED, EngineReport, SearchResponse
+from serpfuse.models import (
+    ANSWERED,
+    DEFAULT_LIMIT,
+    EngineReport,
+    SearchCall,
+    SearchRequest,
+    SearchResponse,
+    field_help,
+)
 from serpfuse.ranking.rankers import available
 from serpfuse.service import SearchService
 from serpfuse.settings import load_settings, read_weights_file
@@ -158,11 +166,9 @@ def render_explain(resp: SearchResponse, console: Console) -> None:
 def register(app: typer.Typer) -> None:
     @app.command()
     def search(
-        query: Annotated[
-            str, typer.Argument(help='What to search for. site:, -site:, "phrases" and OR work.')
-        ],
+        query: Annotated[str, typer.Argument(help=field_help(SearchRequest, "query"))],
         limit: Annotated[
-            int | None, typer.Option("--limit", "-n", help="How many results (1-20, default 8).")
+            int | None, typer.Option("--limit", "-n", help=field_help(SearchRequest, "limit", DEFAULT_LIMIT))
         ] = None,
         strategy: Annotated[
             str | None, typer.Option(help=f"Ranker: {', '.join(available())} (default {DEFAULT_STRATEGY}).")
@@ -172,22 +178,32 @@ def register(app: typer.Typer) -> None:
             typer.Option("--engine", "-e", help=f"Engine to ask (repeatable): {', '.join(ENGINE_NAMES)}."),
         ] = None,
         include_domain: Annotated[
-            list[str] | None, typer.Option("--include-domain", help="Only these domains.")
+            list[str] | None,
+            typer.Option(
+                "--include-domain", help=field_help(SearchRequest, "include_domains") + " Repeatable."
+            ),
         ] = None,
         exclude_domain: Annotated[
-            list[str] | None, typer.Option("--exclude-domain", help="Never these (and subdomains).")
+            list[str] | None,
+            typer.Option(
+                "--exclude-domain", help=field_help(SearchRequest, "exclude_domains") + " Repeatable."
+            ),
         ] = None,
         time_range: Annotated[
-            TimeRangeChoice | None, typer.Option(help="Only pages from the last day/week/month/year.")
+            TimeRangeChoice | None, typer.Option(help=field_help(SearchRequest, "time_range"))
         ] = None,
-        date_from: Annotated[str | None, typer.Option("--from", help="Earliest date, YYYY-MM-DD.")] = None,
-        date_to: Annotated[str | None, typer.Option("--to", help="Latest date, YYYY-MM-DD.")] = None,
-        region: Annotated[str | None, typer.Option(help="Region, e.g. us, de, cn.")] = None,
-        language: Annotated[str | None, typer.Option(help="Language, e.g. en, zh.")] = None,
+        date_from: Annotated[
+            str | None, typer.Option("--from", help=field_help(SearchRequest, "date_from"))
+        ] = None,
+        date_to: Annotated[
+            str | None, typer.Option("--to", help=field_help(SearchRequest, "date_to"))
+        ] = None,
+        region: Annotated[str | None, typer.Option(help=field_help(SearchRequest, "region"))] = None,
+        language: Annotated[str | None, typer.Option(help=field_help(SearchRequest, "language"))] = None,
         category: Annotated[
-            str | None, typer.Option(help="general (the web, default) or news (news articles).")
+            str | None, typer.Option(help=field_help(SearchRequest, "category", "general"))
         ] = None,
-        min_score: Annotated[float, typer.Option(help="Drop results scoring below this.")] = 0.0,
+        min_score: Annotated[float, typer.Option(help=field_help(SearchRequest, "min_score"))] = 0.0,
         replay: Annotated[
             str | None,
             typer.Option(help="Answer from a recording instead of the web (or set SERPFUSE_REPLAY)."),
@@ -205,9 +221,7 @@ def register(app: typer.Typer) -> None:
             str | None, typer.Option(help="Engine weights file, [ranking.weights] (serpfuse calibrate).")
         ] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print the response object as JSON.")] = False,
-        explain: Annotated[
-            bool, typer.Option(help="List every candidate with its score parts and what cut it.")
-        ] = False,
+        explain: Annotated[bool, typer.Option(help=field_help(SearchCall, "explain"))] = False,
         read: Annotated[
             int,
             typer.Option("--read", min=0, max=20, help="Also read the top N pages (within the deadline)."),

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import json
 import logging
 import os
 import re
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Annotated, Any, BinaryIO, Literal
 
 import anyio
@@ -36,13 +37,21 @@ from mcp_types import (
 from pydantic import Field, ValidationError
 
 from serpfuse.errors import SerpfuseError
-from serpfuse.models import ANSWERED, MAX_LIMIT, CandidateExplanation, FusedResult, Model, SearchResponse
+from serpfuse.models import (
+    ANSWERED,
+    CandidateExplanation,
+    FusedResult,
+    Model,
+    SearchRequest,
+    SearchResponse,
+    field_bounds,
+)
 from serpfuse.ranking.rankers import available
 from serpfuse.reader.models import ReadError
 from serpfuse.serve.read_shapes import ReadUrlOutput
 from serpfuse.service import EngineHealth, SearchService
-from serpfuse.settings import MCP_MAX_CHARS, MCP_MIN_CHARS, split_list, validation_message
-from serpfuse.validation import InputError, check_strings
+from serpfuse.settings import MCP_MAX_CHARS, MCP_MIN_CHARS, Settings, split_list, validation_message
+from serpfuse.validation import InputError, check_strings, reject_unknown_keys
 from serpfuse.version import __version__
 
 log = logging.getLogger(__name__)
@@ -334,9 +343,22 @@ def one_line_error(text: str) -> str:
 
 
 class OneLineToolErrors:
-    """Server middleware: every tool error reaches the model as one line, whoever raised it."""
+    """Server middleware: every tool error reaches the model as one line, whoever raised it; and an argument a
+    tool does not take is such an error, naming the nearest it does (the SDK would drop ``limt`` unread and
+    search with the default limit)."""
+
+    def __init__(self) -> None:
+        self.arguments: dict[str, list[str]] = {}  # tool -> the arguments it takes, once registered
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.method == "tools/call" and isinstance(ctx.params, Mapping):
+            known = self.arguments.get(str(ctx.params.get("name")))
+            given = ctx.params.get("arguments")
+            if known is not None and isinstance(given, Mapping):
+                try:
+                    reject_unknown_keys(dict(given), known, "argument")
+                except InputError as exc:
+                    return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
         result = await call_next(ctx)
         if ctx.method != "tools/call":
             return result
@@ -355,27 +377,51 @@ class OneLineToolErrors:
         return result
 
 
-Query = Annotated[str, Field(description='What to search for. site:, -site:, "phrases" and OR work.')]
-Limit = Annotated[int | None, Field(ge=1, le=MAX_LIMIT, description="How many results (1-20; default 8).")]
-Engines = Annotated[
-    list[str] | str | None,
-    Field(description="Only these engines (see engine_status); default: all ready ones."),
-]
-Domains = Annotated[
-    list[str] | str | None, Field(description="Domains, e.g. ['python.org']; subdomains included.")
-]
-TimeRangeArg = Annotated[
-    Literal["day", "week", "month", "year"] | None,
-    Field(description="Only pages from the last day/week/month/year. Not with date_from/date_to."),
-]
-DateArg = Annotated[str | None, Field(description="YYYY-MM-DD. Not with time_range.")]
-CategoryArg = Annotated[
-    Literal["general", "news"] | None,
-    Field(description="news: news articles, with their dates; default the web."),
-]
-Region = Annotated[str | None, Field(description="Region code, e.g. us, de, cn.")]
-Strategy = Annotated[str | None, Field(description=f"Ranker: {', '.join(available())} (default consensus).")]
-MinScore = Annotated[float | None, Field(ge=0, description="Drop results scoring below this.")]
+# How a tool argument's type differs from the request field's: engines and domains may also come as a comma
+# string (agents send both), a date as text (the tool says what is wrong with it, in one line).
+_TOOL_TYPES: dict[str, Any] = {
+    "engines": list[str] | str | None,
+    "include_domains": list[str] | str | None,
+    "exclude_domains": list[str] | str | None,
+    "date_from": str | None,
+    "date_to": str | None,
+}
+_LISTS = ("engines", "include_domains", "exclude_domains")
+
+
+def search_parameters(settings: Settings) -> list[inspect.Parameter]:
+    """The search tools' arguments, generated from the one declaration of a search (``SearchRequest``): each
+    field's type, bounds and description, and the default this deployment runs with (its limit and strategy),
+    so the schema an agent reads cannot drift from what the server does."""
+    defaults: dict[str, Any] = {
+        "limit": settings.limit,
+        "strategy": settings.ranking_config.strategy,
+        "engines": settings.engines or None,
+    }
+    params = []
+    for name, info in SearchRequest.model_fields.items():
+        low, high = field_bounds(SearchRequest, name)
+        bounds = {k: v for k, v in (("ge", low), ("le", high)) if v is not None}
+        default = defaults.get(name, info.get_default(call_default_factory=True))
+        kind = _TOOL_TYPES.get(name, info.annotation)
+        if name == "strategy":  # the rankers there are (the service names them when one is not), the default
+            kind, bounds = str, {"json_schema_extra": {"enum": available()}}
+        elif default in (None, []):
+            default = None
+            if "None" not in str(kind):
+                kind = kind | None
+        annotation = Annotated[kind, Field(description=info.description or name, **bounds)]
+        if info.is_required():
+            params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation))
+        else:
+            params.append(
+                inspect.Parameter(
+                    name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation
+                )
+            )
+    return params
+
+
 MaxChars = Annotated[
     int,
     Field(
@@ -387,34 +433,18 @@ MaxChars = Annotated[
 
 
 def build_server(service: SearchService, *, name: str = "serpfuse") -> MCPServer:
-    server = MCPServer(name, instructions=INSTRUCTIONS, version=__version__, middleware=[OneLineToolErrors()])
+    one_line = OneLineToolErrors()
+    server = MCPServer(name, instructions=INSTRUCTIONS, version=__version__, middleware=[one_line])
     max_default = service.settings.mcp_max_chars
 
     def search_tool(explain: bool, render: Callable[[SearchResponse, int], tuple[str, Model]]):
         """One search tool; web_search and explain_search differ only in ``explain`` and how they render."""
 
-        async def tool(
-            query: Query,
-            limit: Limit = None,
-            engines: Engines = None,
-            include_domains: Domains = None,
-            exclude_domains: Domains = None,
-            time_range: TimeRangeArg = None,
-            date_from: DateArg = None,
-            date_to: DateArg = None,
-            region: Region = None,
-            category: CategoryArg = None,
-            strategy: Strategy = None,
-            min_score: MinScore = None,
-            max_chars: MaxChars = max_default,
-        ) -> CallToolResult:
+        async def tool(*, max_chars: int = max_default, **fields: Any) -> CallToolResult:
+            for name in _LISTS:
+                fields[name] = split_list(fields.get(name))
             try:
-                request = service.make_request(
-                    query=query, limit=limit, engines=split_list(engines),
-                    include_domains=split_list(include_domains), exclude_domains=split_list(exclude_domains),
-                    time_range=time_range, date_from=date_from, date_to=date_to, region=region,
-                    category=category, strategy=strategy, min_score=min_score,
-                )  # fmt: skip
+                request = service.make_request(**fields)
                 resp = await service.search(request, explain=explain, interface="mcp")
             # Bad input (pydantic's ValidationError is a ValueError) or any serpfuse error (a query the source
             # cannot serve among them): a tool error, never a crash.
@@ -440,8 +470,17 @@ def build_server(service: SearchService, *, name: str = "serpfuse") -> MCPServer
     ):
         tool = search_tool(explain, render)
         tool.__name__ = tool.__qualname__ = tool_name
-        tool.__annotations__["return"] = Annotated[CallToolResult, output]  # the tool's output schema
+        # The tool's arguments (the request's fields, then max_chars) and its output schema, as the SDK reads
+        # them: from the signature.
+        max_chars = inspect.Parameter(
+            "max_chars", inspect.Parameter.KEYWORD_ONLY, default=max_default, annotation=MaxChars
+        )
+        tool.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+            [*search_parameters(service.settings), max_chars],
+            return_annotation=Annotated[CallToolResult, output],
+        )
         server.add_tool(tool, description=description, annotations=_READ_ONLY)
+        one_line.arguments[tool_name] = list(tool.__signature__.parameters)
 
     @functools.cache
     def reader():  # built on first use: the extractors are not imported until a page is read

@@ -16,7 +16,7 @@ import uuid
 from typing import Any, Literal
 from urllib.parse import urlparse
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from serpfuse.models import (
     ANSWERED,
@@ -24,13 +24,23 @@ from serpfuse.models import (
     MAX_QUERY_CHARS,
     Category,
     FusedResult,
-    SearchRequest,
+    SearchCall,
     SearchResponse,
+    field_bounds,
 )
 from serpfuse.serve.errors import ApiError
 from serpfuse.serve.read_shapes import FirecrawlFormat, FirecrawlFormatObject
 from serpfuse.urls import favicon_url
-from serpfuse.validation import LOCALE_MAX_CHARS, bounded_int, reject_unknown_keys
+from serpfuse.validation import (
+    LOCALE_MAX_CHARS,
+    InputError,
+    bounded_int,
+    check_text,
+    read_bool,
+    reject_misspelt_keys,
+    reject_unknown_keys,
+    unknown_name,
+)
 
 TimeRange = Literal["day", "week", "month", "year"]
 TAVILY_DATES_MESSAGE = "When time_range is set, start_date or end_date cannot be set"
@@ -42,26 +52,6 @@ TAVILY_APPLIED = {"topic": "general", "search_depth": "basic"}
 
 QUERY = Field(description="the query", min_length=1, max_length=MAX_QUERY_CHARS)
 LOCALE = {"min_length": 2, "max_length": LOCALE_MAX_CHARS}
-
-
-class NativeQuery(BaseModel):
-    """``GET /v1/search``'s query string (a POST sends a ``SearchRequest`` body instead)."""
-
-    q: str = QUERY
-    limit: int = Field(None, ge=1, le=MAX_LIMIT, description="1-20")
-    engines: str = Field(None, description="comma list")
-    include_domains: str = Field(None, description="comma list")
-    exclude_domains: str = Field(None, description="comma list")
-    time_range: TimeRange = Field(None, description="day|week|month|year")
-    category: Category = Field(None, description="general|news")
-    date_from: dt.date = Field(None, description="YYYY-MM-DD")
-    date_to: dt.date = Field(None, description="YYYY-MM-DD")
-    region: str = Field(None, description="e.g. us", **LOCALE)
-    language: str = Field(None, description="e.g. en", **LOCALE)
-    strategy: str = Field(None, description="ranker")
-    min_score: float = Field(None, ge=0, description="drop below")
-    explain: bool = Field(None, description="list every candidate")
-    cache: bool = Field(None, description="false bypasses the cache")
 
 
 class SearxngQuery(BaseModel):
@@ -111,6 +101,12 @@ FIRECRAWL_MAX_LIMIT = 100  # Firecrawl's own bound; serpfuse answers at most MAX
 FIRECRAWL_DEFAULT_LIMIT = 5  # Firecrawl's default when a request names none (firecrawl-py sends none)
 FIRECRAWL_TBS_RANGES = {"h": "day", "d": "day", "w": "week", "m": "month", "y": "year"}
 FIRECRAWL_TBS_MESSAGE = "tbs must be qdr:h|d|w|m|y or cdr:1,cd_min:M/D/YYYY,cd_max:M/D/YYYY"
+# Firecrawl's /v2/search options that change nothing here, as firecrawl-py 4.x sends them: accepted (its client
+# adds options between releases, and Firecrawl's API takes them). A key close to a known one is a misspelling.
+FIRECRAWL_IGNORED = (
+    "categories", "location", "timeout", "ignoreInvalidURLs", "origin", "integration", "highlights",
+    "enterprise", "threatProtection", "domainTools", "toolDetail", "maxAge",
+)  # fmt: skip
 
 
 class FirecrawlSource(BaseModel):
@@ -145,18 +141,44 @@ class FirecrawlSearchRequest(BaseModel):
     scrapeOptions: FirecrawlScrapeOptions = Field(None, description="formats: read each result's page")
 
 
-class NativeSearchBody(SearchRequest):
-    """``POST /v1/search``'s body: a ``SearchRequest`` and the query string's two flags."""
-
-    explain: bool = Field(False, description="list every candidate")
-    cache: bool = Field(True, description="false bypasses the cache")
+class NativeSearchBody(SearchCall):
+    """``POST /v1/search``'s body: a ``SearchRequest`` and the two flags of how it is run. ``GET /v1/search``'s
+    query string takes the same fields (``NativeQuery``, generated from this)."""
 
 
 TAVILY_KEYS = frozenset(TavilySearchRequest.model_fields)
-# A native POST body's keys: its fields by name or by camelCase alias.
-NATIVE_KEYS = frozenset(
-    [*NativeSearchBody.model_fields, *(f.alias for f in NativeSearchBody.model_fields.values() if f.alias)]
-)
+FIRECRAWL_KEYS = frozenset({*FirecrawlSearchRequest.model_fields, *FIRECRAWL_IGNORED})
+# A native request's keys: its fields by name or by camelCase alias, and ``q`` for the query.
+NATIVE_NAMES = {
+    **{name: name for name in NativeSearchBody.model_fields},
+    **{f.alias: name for name, f in NativeSearchBody.model_fields.items() if f.alias},
+}
+NATIVE_KEYS = frozenset(NATIVE_NAMES)
+QUERY_NAMES = {**NATIVE_NAMES, "q": "query"}
+
+
+def _is_list(name: str) -> bool:
+    return "list[" in str(NativeSearchBody.model_fields[name].annotation)
+
+
+def _native_query_model() -> type[BaseModel]:
+    """``GET /v1/search``'s query string as a model (for the OpenAPI document), generated from
+    ``NativeSearchBody``: ``q`` for the query, a comma list for each list field, every field optional."""
+    fields: dict[str, Any] = {"q": (str, QUERY)}
+    for name, info in NativeSearchBody.model_fields.items():
+        if name == "query":
+            continue
+        low, high = field_bounds(NativeSearchBody, name)
+        bounds = {k: v for k, v in (("ge", low), ("le", high)) if v is not None}
+        if info.metadata and any(hasattr(m, "max_length") for m in info.metadata):
+            bounds.update(LOCALE)
+        kind = str if _is_list(name) else info.annotation
+        text = f"{info.description} (comma list)" if _is_list(name) else info.description
+        fields[name] = (kind, Field(None, description=text, **bounds))
+    return create_model("NativeQuery", **fields)
+
+
+NativeQuery = _native_query_model()
 
 
 # --- reading requests --------------------------------------------------------------------------------------
@@ -175,29 +197,38 @@ def many(values: list[str]) -> list[str] | None:
 
 
 def native_query_fields(params: Any) -> tuple[dict[str, Any], bool, bool]:
-    """A native GET's query string -> the search request fields, explain and use_cache."""
-    fields = {
-        "query": params.get("q", params.get("query", "")),
-        "limit": params.get("limit"),
-        "engines": many(params.getlist("engines")),
-        "include_domains": many(params.getlist("include_domains")),
-        "exclude_domains": many(params.getlist("exclude_domains")),
-        "time_range": params.get("time_range") or None,
-        "category": params.get("category") or None,
-        "date_from": params.get("date_from") or None,
-        "date_to": params.get("date_to") or None,
-        "region": params.get("region") or None,
-        "language": params.get("language") or None,
-        "strategy": params.get("strategy") or None,
-        "min_score": params.get("min_score") or None,
-    }
-    return fields, flag(params.get("explain", "")), flag(params.get("cache", "true"))
+    """A native GET's query string -> the search request fields, explain and use_cache: exactly the fields
+    of ``NativeSearchBody`` (``q`` or ``query`` for the query), each list field a comma list or repeated. An
+    unknown parameter, a value given twice and a flag that is not true or false are each a one-line
+    ``InputError``; an empty value is left out."""
+    fields: dict[str, Any] = {}
+    for key in dict.fromkeys(params.keys()):
+        check_text(key, "a parameter's name")
+        name = QUERY_NAMES.get(key)
+        if name is None:
+            raise unknown_name(
+                "parameter", key, ["q", *(n for n in NativeSearchBody.model_fields if n != "query")]
+            )
+        if name in fields:
+            raise InputError(f"{key}: given twice (as {name} and as another spelling)")
+        values = params.getlist(key)
+        if _is_list(name):
+            fields[name] = many(values)
+            continue
+        if len(set(values)) > 1:
+            raise InputError(f"{key}: given {len(values)} times with different values; give it once")
+        fields[name] = values[0] if values[0].strip() or name == "query" else None  # "q=": the query is empty
+    explain, use_cache = fields.pop("explain", None), fields.pop("cache", None)
+    explain = False if explain is None else read_bool(explain, "explain")
+    use_cache = True if use_cache is None else read_bool(use_cache, "cache")
+    return fields, explain, use_cache
 
 
 def native_body_fields(body: dict[str, Any]) -> tuple[dict[str, Any], bool, bool]:
     """A native POST body -> the search request fields, explain and use_cache."""
     reject_unknown_keys(body, NATIVE_KEYS)
-    explain, use_cache = flag(body.pop("explain", False)), flag(body.pop("cache", True))
+    explain = read_bool(body.pop("explain", False), "explain")
+    use_cache = read_bool(body.pop("cache", True), "cache")
     return body, explain, use_cache
 
 
@@ -208,9 +239,26 @@ def searxng_page(params: Any) -> int:
         raise ApiError(400, "pageno must be an integer") from None
 
 
+# What SearXNG clients send that serpfuse does not read (SearXNG's own search parameters, documented at
+# docs.searxng.org/dev/search_api.html, and the page's): accepted and ignored, as SearXNG ignores what it
+# does not use. A parameter close to one of these or to a read one (``pagno``, ``time_rnage``) is a misspelling
+# whose value would be lost: a 400 that names the nearest.
+SEARXNG_IGNORED = frozenset(
+    {
+        "results_on_new_tab", "image_proxy", "autocomplete", "safesearch", "theme", "enabled_plugins",
+        "disabled_plugins", "enabled_engines", "disabled_engines", "enabled_categories", "disabled_categories",
+        "locale", "doi_resolver", "method", "preferences", "simple_style", "center_alignment", "hotkeys",
+        "url_formatting", "search_on_category_select",
+    }
+)  # fmt: skip
+SEARXNG_READ = frozenset({*SearxngQuery.model_fields, "category", "limit"})
+SEARXNG_PARAMS = SEARXNG_READ | SEARXNG_IGNORED
+
+
 def searxng_fields(params: Any) -> dict[str, Any]:
     """SearXNG's query string -> the search request fields (engines still as named: the caller keeps the ones
     it has)."""
+    reject_misspelt_keys(params.keys(), SEARXNG_PARAMS)
     language = params.get("language")
     return {
         "query": params.get("q", ""),
@@ -290,6 +338,7 @@ def _firecrawl_tbs(tbs: Any) -> dict[str, Any]:
 def firecrawl_search_fields(body: dict[str, Any]) -> tuple[dict[str, Any], list[str], list[str]]:
     """Firecrawl's ``/v2/search`` body -> our request fields, the sources asked (web, news, images) and warnings
     for what serpfuse cannot answer as asked."""
+    reject_misspelt_keys(body, FIRECRAWL_KEYS, "key")
     query = body.get("query")
     if not isinstance(query, str):
         raise ApiError(400, "query must be a string")
