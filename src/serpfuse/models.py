@@ -282,6 +282,151 @@ class EngineReport(Model):
         return None if v is None else without_controls(v)
 
 
+# --- the outcome: what every face says first -------------------------------------------------------------
+
+OutcomeStatus = Literal["results", "empty", "degraded", "failed"]
+# What a failed engine's trouble most likely is, and what to do about it. Read off its status and reason
+# (the transport's fixed, key-free wording); the advice is face-neutral (no CLI flag, no URL).
+HINTS: dict[str, str] = {
+    "network": "check the network connection (and any proxy settings)",
+    "timeout": "no answer in time (a slow network or engine); try again later",
+    "challenge": "a bot check (CAPTCHA) was asked for; the engine rests a while, try it later",
+    "rate limit": "too many requests; try again after the engine's cooldown",
+    "blocked": "the engine refused this client",
+    "engine error": "the engine failed on its side; try it later",
+    "page layout": "the engine's page could not be read (its layout may have changed)",
+    "decoy": "pages unrelated to the query came back; they were left out",
+    "budget": "this deployment's outbound budget for the engine is spent for now",
+}
+_NOT_SET_UP = ("no API key", "no base URL")  # the live source's words for an engine nobody set up
+_COOLING = "cooling down"
+REASON_CHARS = 100  # each engine's reason in the outcome's message
+
+
+def _hint(status: str, reason: str) -> str:
+    text = reason.lower()
+    if status == "skipped":  # a cooldown names the failure that started it: "cooling down 42 s after: ..."
+        if text.startswith("outbound budget"):
+            return "budget"
+        cause = text.split("after:", 1)[1] if "after:" in text else text
+        status = next(
+            (s for word, s in (("captcha", "challenge"), ("challenge", "challenge"), ("rate limit", "rate-limited"))
+             if word in cause),
+            "error",
+        )  # fmt: skip
+        text = cause
+    if status == "rate-limited":
+        return "rate limit"
+    if status in ("challenge", "decoy"):
+        return status
+    if status == "timeout":
+        return "timeout"
+    if status == "parse-timeout" or "pars" in text or "layout" in text:
+        return "page layout"
+    if "denied" in text or "http 403" in text or "http 401" in text:
+        return "blocked"
+    if any(
+        word in text for word in ("connect", "proxy", "reset", "transport", "dns", "tls", "ssl", "closed")
+    ):
+        return "network"
+    return "engine error"
+
+
+class EngineTrouble(Model):
+    """An engine that was asked (or would have been) and gave no usable answer: its status, why, and a hint."""
+
+    engine: str
+    status: str
+    reason: str | None = None
+    hint: str
+
+
+class Outcome(Model):
+    """How the search went, in one word and one line, computed once from the engine reports (every face renders
+    it, none recomputes it): ``results``; ``empty`` (engines answered, nothing relevant); ``degraded`` (some
+    engines failed, some answered); ``failed`` (no engine answered). ``failed`` lists the engines that did not
+    answer (failures, and engines cooling down after one), ``not_set_up`` those skipped for want of a key or
+    base URL; an engine not needed (a backup tier) or unable to serve the query as asked is in neither."""
+
+    status: OutcomeStatus
+    summary: str = Field(description="a few words: how many engines failed, each with its hint")
+    message: str = Field(
+        description="one line: each failed engine and why, advice, what answered, not set up"
+    )
+    failed: list[EngineTrouble] = Field(default_factory=list)
+    answered: list[str] = Field(default_factory=list)
+    not_set_up: list[str] = Field(default_factory=list)
+
+    @classmethod
+    def of(cls, engines: list[EngineReport], results: int) -> Outcome:
+        failed, answered, not_set_up = [], [], []
+        for e in engines:
+            reason = e.reason or ""
+            if e.status in ANSWERED:
+                answered.append(e.engine)
+            elif e.status == "skipped" and reason.startswith(_NOT_SET_UP):
+                not_set_up.append(e.engine)
+            elif e.status != "skipped" or reason.startswith((_COOLING, "outbound budget")):
+                failed.append(
+                    EngineTrouble(
+                        engine=e.engine, status=e.status, reason=e.reason, hint=_hint(e.status, reason)
+                    )
+                )
+        if not answered:
+            status: OutcomeStatus = "failed"
+        elif failed:
+            status = "degraded"
+        else:
+            status = "results" if results else "empty"
+        return cls(
+            status=status,
+            summary=_summary(status, failed, answered, results),
+            message=_message(status, failed, answered, not_set_up, results),
+            failed=failed,
+            answered=answered,
+            not_set_up=not_set_up,
+        )
+
+
+def _clip(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= REASON_CHARS else text[: REASON_CHARS - 1].rstrip() + "…"
+
+
+def _summary(status: str, failed: list[EngineTrouble], answered: list[str], results: int) -> str:
+    troubles = ", ".join(f"{t.engine} ({t.hint})" for t in failed)
+    if status == "failed":
+        return f"no engine answered: {troubles}" if failed else "no engine answered"
+    if status == "degraded":
+        return f"{len(failed)} of {len(failed) + len(answered)} engines failed: {troubles}"
+    engines = f"{len(answered)} engine{'s' if len(answered) > 1 else ''}"
+    return f"{results} results from {engines}" if results else f"{engines} answered; no relevant result"
+
+
+def _message(
+    status: str, failed: list[EngineTrouble], answered: list[str], not_set_up: list[str], results: int
+) -> str:
+    """One line: what failed first (each engine with its status and reason, then each hint's advice), then
+    what answered, then what nobody set up."""
+    sentences = []
+    troubles = "; ".join(
+        f"{t.engine} {t.status}" + (f" ({_clip(t.reason)})" if t.reason else "") for t in failed
+    )
+    if status == "failed":
+        sentences.append(f"no engine answered: {troubles}" if failed else "no engine answered")
+    elif failed:
+        sentences.append(f"{len(failed)} of {len(failed) + len(answered)} engines failed: {troubles}")
+    for hint in dict.fromkeys(t.hint for t in failed):
+        sentences.append(f"{hint}: {HINTS[hint]}")
+    if answered:
+        what = f"{results} result{'s' if results != 1 else ''}" if results else "no relevant result"
+        sentences.append(f"{what} from {len(answered)} engine{'s' if len(answered) > 1 else ''} that answered "
+                         f"({', '.join(answered)})")  # fmt: skip
+    if not_set_up:
+        sentences.append(f"not set up (no key or base URL): {', '.join(not_set_up)}")
+    return " ".join(s[0].upper() + s[1:] + "." for s in sentences)
+
+
 class SearchResponse(Model):
     query: str
     strategy: str
@@ -293,4 +438,14 @@ class SearchResponse(Model):
     score_version: str
     config_fingerprint: str
     cached: bool = False
+    # Another caller's identical search was in flight: this is its answer, shared (single-flight), not a new one.
+    shared: bool = False
     candidates: list[CandidateExplanation] | None = None
+    # How the search went; filled from ``engines`` and ``results`` when not given (``Outcome.of``).
+    outcome: Outcome | None = None
+
+    @model_validator(mode="after")
+    def _with_outcome(self) -> SearchResponse:
+        if self.outcome is None:
+            self.outcome = Outcome.of(self.engines, len(self.results))
+        return self

@@ -25,7 +25,7 @@ from serpfuse import rank_worker
 from serpfuse.config import RankingConfig
 from serpfuse.engines.base import ErrorStatus
 from serpfuse.errors import InputError
-from serpfuse.models import ANSWERED, EngineReport, Model, SearchRequest, SearchResponse
+from serpfuse.models import EngineReport, Model, SearchRequest, SearchResponse
 from serpfuse.pipeline import fell_back
 from serpfuse.pipeline import search as run_pipeline
 from serpfuse.ranking.rankers import get_ranker
@@ -63,7 +63,7 @@ NOT_REACHED_HINT = (
 
 def no_answer_hint(resp: SearchResponse) -> str | None:
     """The hint for a search no engine answered (None when some engine did, even with no rows)."""
-    if resp.results or any(e.status in ANSWERED for e in resp.engines):
+    if resp.outcome is None or resp.outcome.status != "failed":
         return None
     return NO_ANSWER_HINT if any(e.status in ("error", "timeout") for e in resp.engines) else NOT_REACHED_HINT
 

@@ -35,8 +35,8 @@ from serpfuse.service import SearchService
 from serpfuse.settings import load_settings, read_weights_file
 from serpfuse.state.metrics import Uncounted
 
-NO_ANSWER_HINT = "serpfuse: " + service.NO_ANSWER_HINT
-NOT_REACHED_HINT = "serpfuse: " + service.NOT_REACHED_HINT
+# What a failed search's one line ends with: where to look, and what answers without the network.
+FAILED_TAIL = "(serpfuse engines shows keys and cooldowns; --replay FILE searches a recording)"
 # An engine skipped for want of set-up (a key, a base URL), in the live source's own words.
 NOT_SET_UP = {"no API key": "key", "no base URL": "base URL"}
 BACKUP_NOT_NEEDED = "fallback tier not needed"
@@ -113,6 +113,9 @@ def split_engines(resp: SearchResponse, *, named: bool) -> tuple[list[EngineRepo
 
 def render_engines(resp: SearchResponse, console: Console, *, named: bool = False) -> None:
     shown, summary = split_engines(resp, named=named)
+    outcome = resp.outcome
+    if outcome is not None and outcome.status in ("degraded", "empty"):  # said before the engines' details
+        console.print(f"[yellow]{outcome.status}:[/yellow] {escape(outcome.message)}")
     parts = []
     for e in shown:
         colour = {"ok": "green", "empty": "yellow", "decoy": "yellow", "skipped": "dim"}.get(e.status, "red")
@@ -131,15 +134,11 @@ def render_engines(resp: SearchResponse, console: Console, *, named: bool = Fals
     )
 
 
-def report_failure(resp: SearchResponse, *, named: bool) -> None:
-    """A search no engine answered, said once on stderr: a line per engine asked, the set-up summary, one
-    hint. (Its warnings say the same again, so they are left out.)"""
-    shown, summary = split_engines(resp, named=named)
-    for e in shown:
-        print(f"serpfuse: {e.engine}: {e.status}: {e.reason or 'no answer'}", file=sys.stderr)
-    if summary:
-        print(f"serpfuse: {summary}", file=sys.stderr)
-    print("serpfuse: " + (service.no_answer_hint(resp) or service.NOT_REACHED_HINT), file=sys.stderr)
+def failure_line(resp: SearchResponse) -> str:
+    """A search no engine answered, in one line: the outcome (the engines that failed and why, each hint's
+    advice, those nobody set up) and where to look next. (Its warnings say the same again: left out.)"""
+    message = resp.outcome.message if resp.outcome is not None else service.NOT_REACHED_HINT
+    return f"serpfuse: {message} {FAILED_TAIL}"
 
 
 def render_explain(resp: SearchResponse, console: Console) -> None:
@@ -302,6 +301,6 @@ def register(app: typer.Typer) -> None:
                     console.print(page["markdown"], markup=False, highlight=False)
                 else:
                     console.print(f"not read: {page['error']}", style="red", markup=False, highlight=False)
-        if not response.results and not answered:
-            report_failure(response, named=named)
+        if response.outcome is not None and response.outcome.status == "failed":
+            print(failure_line(response), file=sys.stderr)
             raise SystemExit(EXIT_NO_RESULTS)

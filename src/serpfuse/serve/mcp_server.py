@@ -42,6 +42,7 @@ from serpfuse.models import (
     CandidateExplanation,
     FusedResult,
     Model,
+    Outcome,
     SearchRequest,
     SearchResponse,
     field_bounds,
@@ -98,6 +99,8 @@ class WebSearchOutput(Model):
     truncated: bool = Field(description="true when rows were left out to stay within max_chars")
     omitted: int = 0
     cached: bool
+    shared: bool = Field(False, description="true when an identical search in flight answered this one")
+    outcome: Outcome = Field(description="results, empty, degraded or failed, with the engines and why")
     score_version: str
     config_fingerprint: str
 
@@ -125,6 +128,8 @@ class ExplainOutput(Model):
     truncated: bool
     omitted: int = 0
     cached: bool
+    shared: bool = False
+    outcome: Outcome
     config_fingerprint: str
 
 
@@ -152,6 +157,9 @@ def _row(r: FusedResult) -> ResultRow:
 
 
 def _engine_lines(resp: SearchResponse) -> list[EngineLine]:
+    """Each engine's line: those that failed first, then those that answered, then those not asked."""
+    failed = {t.engine for t in _outcome(resp).failed}
+    order = {e.engine: 0 if e.engine in failed else 1 if e.status in ANSWERED else 2 for e in resp.engines}
     return [
         EngineLine(
             engine=e.engine,
@@ -159,8 +167,21 @@ def _engine_lines(resp: SearchResponse) -> list[EngineLine]:
             rows=e.rows,
             reason=_clip(e.reason, REASON_CHARS) if e.reason else None,
         )
-        for e in resp.engines
+        for e in sorted(resp.engines, key=lambda e: order[e.engine])
     ]
+
+
+def _outcome(resp: SearchResponse) -> Outcome:
+    assert resp.outcome is not None  # SearchResponse fills it
+    return resp.outcome
+
+
+def _outcome_line(resp: SearchResponse) -> str:
+    """The head's second line when the search did not simply go well: the outcome, said first."""
+    outcome = _outcome(resp)
+    if outcome.status in ("degraded", "empty"):  # the engines' line below says each one's reason
+        return f"\n{outcome.status.capitalize()}: {_clip(outcome.summary, REASON_CHARS * 2)}."
+    return ""
 
 
 def _engines_text(lines: list[EngineLine]) -> str:
@@ -219,9 +240,11 @@ def render_results(resp: SearchResponse, max_chars: int) -> tuple[str, WebSearch
     rows = [_row(r) for r in resp.results]
     engines = _engine_lines(resp)
     cached = " · from cache" if resp.cached else ""
+    cached += " · shared with an identical search in flight" if resp.shared else ""
     head = f'Results for "{resp.query}" ({resp.strategy}, {len(rows)} rows{cached}):'
-    if not rows:
-        head = f'No results for "{resp.query}" ({resp.strategy}{cached}).'
+    if not rows:  # the engines answered (a search none answered is a tool error): nothing relevant came back
+        head = f'No relevant results for "{resp.query}" ({resp.strategy}{cached}).'
+    head += _outcome_line(resp)
     tail_lines = [_clip(_engines_text(engines), max(80, max_chars // 4))]
     tail_lines += [f"Warning: {_clip(w, 200)}" for w in resp.warnings[:3]]
     text, kept = fit_blocks(
@@ -240,6 +263,8 @@ def render_results(resp: SearchResponse, max_chars: int) -> tuple[str, WebSearch
         truncated=kept < len(rows),
         omitted=len(rows) - kept,
         cached=resp.cached,
+        shared=resp.shared,
+        outcome=_outcome(resp),
         score_version=resp.score_version,
         config_fingerprint=resp.config_fingerprint,
     )
@@ -279,7 +304,7 @@ def render_explanation(resp: SearchResponse, max_chars: int) -> tuple[str, Expla
     head = (
         f'Candidates for "{resp.query}" ({resp.strategy}): {len(candidates)} seen, {selected} selected; '
         "selected rows first, then every cut row with the step that cut it."
-    )
+    ) + _outcome_line(resp)
     text, kept = fit_blocks(
         head,
         [_candidate_text(c) for c in candidates],
@@ -298,6 +323,8 @@ def render_explanation(resp: SearchResponse, max_chars: int) -> tuple[str, Expla
         truncated=kept < len(candidates),
         omitted=len(candidates) - kept,
         cached=resp.cached,
+        shared=resp.shared,
+        outcome=_outcome(resp),
         config_fingerprint=resp.config_fingerprint,
     )
     return text, out
@@ -450,6 +477,11 @@ def build_server(service: SearchService, *, name: str = "serpfuse") -> MCPServer
             # cannot serve among them): a tool error, never a crash.
             except (ValueError, SerpfuseError) as exc:
                 raise ToolError(_one_line(exc)) from None
+            outcome = _outcome(resp)
+            if outcome.status == "failed":  # never "no results": the agent must hear that nobody answered
+                return CallToolResult(
+                    content=[TextContent(type="text", text=_clip(outcome.message, max_chars))], is_error=True
+                )
             text, out = render(resp, max_chars)
             return CallToolResult(
                 content=[TextContent(type="text", text=text)], structured_content=out.to_json_dict()

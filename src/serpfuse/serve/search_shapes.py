@@ -392,8 +392,38 @@ def _engines_by_rank(r: FusedResult) -> list[str]:
     return sorted(r.engine_ranks, key=lambda e: (r.engine_ranks[e], e)) or list(r.engines)
 
 
+def outcome_of(resp: SearchResponse) -> dict[str, Any]:
+    """The response's outcome as the shapes add it (``outcome``: status, message, failed, answered, notSetUp)."""
+    assert resp.outcome is not None  # SearchResponse fills it
+    return resp.outcome.to_json_dict()
+
+
+def refuse_failed(answers: list[SearchResponse]) -> None:
+    """Tavily's and Firecrawl's shapes have no room for "no engine answered" beside their rows, so a search
+    none answered is their error form: a 503 whose one line is the outcome's message (which engines, and why)."""
+    if answers and all(r.outcome is not None and r.outcome.status == "failed" for r in answers):
+        messages = dict.fromkeys(r.outcome.message for r in answers if r.outcome is not None)
+        raise ApiError(503, " ".join(messages))
+
+
+def _unresponsive(resp: SearchResponse) -> list[list[str]]:
+    """SearXNG's ``[engine, why]`` pairs for every engine that did not answer: the failed first (each with its
+    hint), then the engines not asked, then those nobody set up."""
+    assert resp.outcome is not None
+    failed = {t.engine: t for t in resp.outcome.failed}
+    set_up_last = set(resp.outcome.not_set_up)
+    pairs = []
+    for e in sorted(resp.engines, key=lambda e: (e.engine not in failed, e.engine in set_up_last)):
+        if e.status in ANSWERED:
+            continue
+        why = f"{e.status}: {e.reason}" if e.reason else e.status
+        pairs.append([e.engine, f"{why} [{failed[e.engine].hint}]" if e.engine in failed else why])
+    return pairs
+
+
 def searxng_shape(resp: SearchResponse) -> dict[str, Any]:
-    """The response as SearXNG's ``/search?format=json`` shapes it (results, answers, ... unresponsive_engines)."""
+    """The response as SearXNG's ``/search?format=json`` shapes it (results, answers, ... unresponsive_engines),
+    and serpfuse's ``outcome``."""
     results = []
     previous = math.inf
     for r in resp.results:
@@ -426,11 +456,8 @@ def searxng_shape(resp: SearchResponse) -> dict[str, Any]:
         "corrections": [],
         "infoboxes": [],
         "suggestions": [],
-        "unresponsive_engines": [
-            [e.engine, f"{e.status}: {e.reason}" if e.reason else e.status]
-            for e in resp.engines
-            if e.status not in ANSWERED
-        ],
+        "unresponsive_engines": _unresponsive(resp),
+        "outcome": outcome_of(resp),
     }
 
 
@@ -439,7 +466,9 @@ def tavily_shape(resp: SearchResponse, seconds: float, body: dict[str, Any] | No
 
     The optional parts come back when the request asks for them, as on Tavily: ``favicon`` per result
     (include_favicon), ``usage`` (include_usage; serpfuse spends no Tavily credits) and ``auto_parameters``
-    (the topic and depth serpfuse searched with)."""
+    (the topic and depth serpfuse searched with). A search no engine answered is Tavily's error form instead
+    (``refuse_failed``); any other says its ``outcome``."""
+    refuse_failed([resp])
     body = body or {}
     top = max((r.score for r in resp.results), default=0.0)
     results = []
@@ -470,6 +499,7 @@ def tavily_shape(resp: SearchResponse, seconds: float, body: dict[str, Any] | No
         "response_time": round(seconds, 3),
         "request_id": str(uuid.uuid4()),
         **extras,
+        "outcome": outcome_of(resp),
     }
 
 
@@ -478,7 +508,9 @@ def firecrawl_search_shape(
 ) -> dict[str, Any]:
     """Firecrawl's ``/v2/search`` answer: ``data`` keyed by each source asked, web rows as url, title,
     description and position, news rows as title, url, snippet, date and position (``read_shapes
-    .add_firecrawl_documents`` adds the pages when asked). A source that came back empty says why."""
+    .add_firecrawl_documents`` adds the pages when asked). A source that came back empty or degraded says why
+    in ``warning``; when no engine answered for any source asked, Firecrawl's error form (``refuse_failed``)."""
+    refuse_failed(list(answers.values()))
     data: dict[str, Any] = {}
     notes = list(warnings)
     for source in sources:
@@ -497,13 +529,17 @@ def firecrawl_search_shape(
                 {"url": r.url, "title": r.title, "description": r.snippet, "position": i}
                 for i, r in enumerate(resp.results, start=1)
             ]
-        if not resp.results and resp.warnings:
+        outcome = outcome_of(resp)
+        if outcome["status"] in ("degraded", "failed"):
+            notes.append(f"{source}: {outcome['message']}")
+        elif not resp.results and resp.warnings:
             notes.append(f"{source}: {resp.warnings[0]}")
     shaped: dict[str, Any] = {
         "success": True,
         "data": data,
         "creditsUsed": 0,  # serpfuse spends no Firecrawl credits
         "id": str(uuid.uuid4()),
+        "outcome": {source: outcome_of(answers[source]) for source in sources if source in answers},
     }
     if notes:
         shaped["warning"] = "; ".join(notes)
