@@ -7,13 +7,14 @@ listens, so the test never reaches a real search engine.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from serpfuse.cli.search import NO_ANSWER_HINT
+from serpfuse.cli.search import FAILED_TAIL
 from serpfuse.engines import ENGINES, category_of
 
 BIN = Path(sys.executable).parent / "serpfuse"
@@ -25,7 +26,7 @@ def _dead_port() -> int:
         return sock.getsockname()[1]
 
 
-def test_no_network_means_one_clear_line_per_engine_and_a_non_zero_exit(tmp_path):
+def test_no_network_means_one_clear_line_naming_each_engine_and_a_non_zero_exit(tmp_path):
     dead = f"http://127.0.0.1:{_dead_port()}"
     env = {
         k: v
@@ -44,19 +45,17 @@ def test_no_network_means_one_clear_line_per_engine_and_a_non_zero_exit(tmp_path
     )  # fmt: skip
     elapsed = time.monotonic() - started
     assert proc.returncode == 1, proc.stderr
-    *lines, hint = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-    # the last line says what to do about it: the network, or a recording
-    assert hint == NO_ANSWER_HINT and "network" in hint and "--replay" in hint
-    assert proc.stdout == ""  # said once, on stderr: no empty table, no second copy of the statuses
-    *engines, set_up = lines
-    named = {ln.split(":")[1].strip() for ln in engines}
+    (line,) = [ln for ln in proc.stderr.splitlines() if ln.strip()]  # one line, on stderr
+    assert proc.stdout == ""  # said once: no empty table, no second copy of the statuses
+    assert line.startswith("serpfuse: No engine answered: ") and line.endswith(FAILED_TAIL)
+    # what to do about it: the network first, a recording at the end
+    assert "Network: check the network connection" in line and "--replay" in line
+    failed, _, set_up = line.partition(" Not set up (no key or base URL): ")
     web = {name for name in ENGINES if category_of(name) == "general"}  # a web search
     unset = {e for e in web if ENGINES[e].INFO.needs_key or ENGINES[e].INFO.needs_base_url}
-    assert named == web - unset, lines
-    for line in engines:
-        engine, status, reason = (part.strip() for part in line.removeprefix("serpfuse: ").split(":", 2))
-        assert status in {"error", "timeout"} and reason, line
-    # the engines nobody gave a key or a base URL: one line, naming each and where to look
-    assert set_up.endswith("see serpfuse engines") and all(e in set_up for e in unset), set_up
+    reasons = dict(re.findall(r"(?:: |; )([\w-]+) ((?:error|timeout) \([^;]+\))", failed))
+    assert set(reasons) == web - unset, line  # each engine asked, with its status and reason
+    # the engines nobody gave a key or a base URL: last, each named
+    assert set(set_up.removesuffix(" " + FAILED_TAIL).rstrip(".").split(", ")) == unset, line
     # A bound, not a benchmark: the search may never outlive its deadline (plus process start-up).
     assert elapsed < deadline + 30

@@ -20,12 +20,12 @@ import pytest
 from conftest import need
 from redis_server import isolated_env
 from serpfuse.cli import COMMANDS
+from serpfuse.cli.search import FAILED_TAIL
 from serpfuse.engines import ENGINES, category_of
 from serpfuse.version import __version__
 
 BIN = Path(sys.executable).parent / "serpfuse"
 WEB = [name for name in ENGINES if category_of(name) == "general"]  # what a plain search asks
-KEYED = [name for name in WEB if ENGINES[name].INFO.needs_key]
 
 
 def _dead_port() -> int:
@@ -46,32 +46,25 @@ def run(args: list[str], tmp_path: Path, *, columns: int = 100, offline: bool = 
     )
 
 
-def reported(stderr: str) -> list[str]:
-    """The engines a failed search reports: each status line's engine, and those the set-up line sums up."""
-    names = []
-    for line in stderr.splitlines():
-        if m := re.fullmatch(r"serpfuse: ([\w-]+): [\w-]+: .*", line):
-            names.append(m[1])
-        elif "keyed engine" in line or "a base URL" in line:
-            keyed = re.search(r"needs? (?:keys|a key) \(([^)]*)\)", line)
-            names += keyed[1].split(", ") if keyed else []
-            based = re.search(r"(?:and |: )([\w, -]+?) needs? a base URL", line)
-            names += based[1].split(", ") if based else []
-    return names
+def one_line(proc) -> str:
+    """A failed search's stderr: exactly one line, the outcome and where to look next."""
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith("serpfuse: No engine answered") and line.endswith(FAILED_TAIL), line
+    return line
 
 
-def test_a_failed_search_says_each_engine_once_on_stderr_and_one_hint(tmp_path):
+def test_a_failed_search_is_one_line_naming_each_engine_once(tmp_path):
     proc = run(["search", "rust async runtime", "--deadline", "8", "--no-cache"], tmp_path)
     assert proc.returncode == 1, proc.stderr
     assert proc.stdout == ""  # no empty table, no paragraph of statuses
-    lines = proc.stderr.splitlines()
-    assert sorted(reported(proc.stderr)) == sorted(WEB), proc.stderr  # each engine once
-    keyed = [ln for ln in lines if "keyed engines need keys" in ln]
-    assert len(keyed) == 1 and keyed[0].endswith("see serpfuse engines")
-    assert keyed[0].startswith(f"serpfuse: {len(KEYED)} keyed engines need keys")
-    assert all(name in keyed[0] for name in KEYED)
-    assert lines[-1].startswith("serpfuse: no engine answered;") and "--replay" in lines[-1]
-    assert sum("--replay" in ln for ln in lines) == 1  # one hint
+    line = one_line(proc)
+    failed, _, not_set_up = line.partition(" Not set up (no key or base URL): ")
+    named = re.findall(r"(?:: |; )([\w-]+) (?:error|timeout|skipped) \(", failed)
+    unset = [name for name in WEB if ENGINES[name].INFO.needs_key or ENGINES[name].INFO.needs_base_url]
+    assert sorted(named) == sorted(set(WEB) - set(unset)), line  # each engine asked, once, with its reason
+    assert not_set_up.removesuffix(" " + FAILED_TAIL) == ", ".join(unset) + "."  # the unset ones last
+    assert "Network: check the network connection" in failed
+    assert sum("--replay" in ln for ln in proc.stderr.splitlines()) == 1  # one hint
     for jargon in ("tier", "fallback", "primary"):
         assert jargon not in proc.stderr, proc.stderr
 
@@ -79,27 +72,28 @@ def test_a_failed_search_says_each_engine_once_on_stderr_and_one_hint(tmp_path):
 def test_an_engine_the_user_named_is_reported_even_without_its_key(tmp_path):
     proc = run(["search", "rust async runtime", "-e", "brave", "-e", "ddg", "--deadline", "8"], tmp_path)
     assert proc.returncode == 1 and proc.stdout == ""
-    lines = proc.stderr.splitlines()
-    assert lines[0] == "serpfuse: brave: skipped: no API key (set BRAVE_API_KEY)"
-    assert lines[1].startswith("serpfuse: ddg: error: ") and len(lines) == 3
+    line = one_line(proc)
+    assert line.startswith("serpfuse: No engine answered: ddg error (connection failed")
+    assert line.endswith(f"Not set up (no key or base URL): brave. {FAILED_TAIL}")
 
 
 def test_a_search_no_engine_could_take_does_not_blame_the_network(tmp_path):
-    from serpfuse.cli.search import NOT_REACHED_HINT
-
     proc = run(["search", "rust async runtime", "-e", "brave"], tmp_path)
     assert proc.returncode == 1 and proc.stdout == ""
-    assert proc.stderr.splitlines() == [
-        "serpfuse: brave: skipped: no API key (set BRAVE_API_KEY)",
-        NOT_REACHED_HINT,
-    ]
+    assert (
+        one_line(proc)
+        == f"serpfuse: No engine answered. Not set up (no key or base URL): brave. {FAILED_TAIL}"
+    )
+    assert "network" not in proc.stderr
 
 
-def test_json_output_of_a_failed_search_is_the_response_and_stderr_the_statuses(tmp_path):
+def test_json_output_of_a_failed_search_is_the_response_and_stderr_the_line(tmp_path):
     proc = run(["search", "rust async runtime", "-e", "ddg", "--deadline", "8", "--json"], tmp_path)
     assert proc.returncode == 1
-    assert json.loads(proc.stdout)["results"] == []
-    assert reported(proc.stderr) == ["ddg"]
+    answer = json.loads(proc.stdout)
+    assert answer["results"] == [] and answer["outcome"]["status"] == "failed"
+    assert [t["engine"] for t in answer["outcome"]["failed"]] == ["ddg"]
+    assert one_line(proc).startswith("serpfuse: No engine answered: ddg error (")
 
 
 def test_version(tmp_path):
