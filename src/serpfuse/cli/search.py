@@ -115,7 +115,7 @@ def render_engines(resp: SearchResponse, console: Console, *, named: bool = Fals
     shown, summary = split_engines(resp, named=named)
     outcome = resp.outcome
     if outcome is not None and outcome.status in ("degraded", "empty"):  # said before the engines' details
-        console.print(f"[yellow]{outcome.status}:[/yellow] {escape(outcome.message)}")
+        console.print(f"[yellow]{outcome.status}:[/yellow] {escape(outcome.summary)}")  # reasons: below
     parts = []
     for e in shown:
         colour = {"ok": "green", "empty": "yellow", "decoy": "yellow", "skipped": "dim"}.get(e.status, "red")
