@@ -10,6 +10,7 @@ engine might fall back to is a dead loopback port too, so nothing leaves 127.0.0
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import get_args
@@ -96,6 +97,7 @@ def test_a_decoy_list_is_a_failure_beside_rows():
 
 
 def test_a_cooldown_after_a_challenge_is_hinted_as_one():
+    assert Outcome.of([], 0).message == "No engine to ask for this search."
     (trouble,) = Outcome.of(
         [report("bing", "skipped", "cooling down 3599 s after: challenge or CAPTCHA page")], 0
     ).failed
@@ -224,7 +226,8 @@ def test_with_half_the_engines_failing_the_http_faces_say_degraded(half: ServePr
     status, _, body = half.json("POST", "/v2/search", {"query": QUERY})
     assert status == 200 and body["success"] is True and body["data"]["web"]
     assert body["outcome"]["web"]["status"] == "degraded"
-    assert body["warning"].startswith("web: ") and "engines failed" in body["warning"]
+    said = re.match(r"web: degraded: (\d+) of (\d+) engines failed: ddg \(network\), ", body["warning"])
+    assert said and int(said[2]) - int(said[1]) == len(HEALTHY), body["warning"]
 
     status, _, raw = half.get(f"/search?q={quote(QUERY)}&engines={engines}")
     assert status == 200 and "<b>Degraded:</b> 2 of 4 engines failed" in raw.decode()

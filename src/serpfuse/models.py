@@ -300,7 +300,8 @@ HINTS: dict[str, str] = {
 }
 _NOT_SET_UP = ("no API key", "no base URL")  # the live source's words for an engine nobody set up
 _COOLING = "cooling down"
-REASON_CHARS = 100  # each engine's reason in the outcome's message
+REASON_CHARS = 100
+NONE_TO_ASK = "no engine to ask for this search"  # each engine's reason in the outcome's message
 
 
 def _hint(status: str, reason: str) -> str:
@@ -359,6 +360,10 @@ class Outcome(Model):
 
     @classmethod
     def of(cls, engines: list[EngineReport], results: int) -> Outcome:
+        if not engines:  # a recording without news, say: nothing was there to ask
+            return cls(
+                status="failed", summary=NONE_TO_ASK, message=NONE_TO_ASK[0].upper() + NONE_TO_ASK[1:] + "."
+            )
         failed, answered, not_set_up = [], [], []
         for e in engines:
             reason = e.reason or ""

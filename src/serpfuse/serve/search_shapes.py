@@ -530,8 +530,8 @@ def firecrawl_search_shape(
                 for i, r in enumerate(resp.results, start=1)
             ]
         outcome = outcome_of(resp)
-        if outcome["status"] in ("degraded", "failed"):
-            notes.append(f"{source}: {outcome['message']}")
+        if outcome["status"] in ("degraded", "failed"):  # the engines and why: in ``outcome``
+            notes.append(f"{source}: {outcome['status']}: {outcome['summary']}")
         elif not resp.results and resp.warnings:
             notes.append(f"{source}: {resp.warnings[0]}")
     shaped: dict[str, Any] = {
