@@ -25,6 +25,7 @@ from serpfuse.settings import read_weights_file
 from serpfuse.sources.replay import normalise_query
 from serpfuse.urls import dedup_key
 
+LOCAL = "http://127.0.0.1:8766"  # the page answers to loopback names only
 QUERIES = 4  # the small recording: the first crw56 queries with a relevant dev judgment
 
 
@@ -84,7 +85,7 @@ def test_the_page_names_no_engine_and_shows_no_rank_or_score(small, tmp_path) ->
     engines |= {name for entry in entries for name, _ in entry.get("unresponsive") or []}
     assert {"google", "bing", "duckduckgo"} <= engines
     pool = load_pool(recording)
-    client = TestClient(create_app(Judging(pool, JudgmentsFile(tmp_path / "j.jsonl"))))
+    client = TestClient(base_url=LOCAL, app=create_app(Judging(pool, JudgmentsFile(tmp_path / "j.jsonl"))))
     for n, query in enumerate(pool, start=1):
         html = client.get(f"/q/{n}").text
         # what is left once the rows' own text (title, URL, snippet: which may name anything) is taken out
@@ -116,7 +117,9 @@ def test_each_grade_is_on_disk_when_the_answer_comes_and_a_new_server_resumes(sm
     recording, _ = small
     out = tmp_path / "j.jsonl"
     pool = load_pool(recording)
-    client = TestClient(create_app(Judging(pool, JudgmentsFile(out))), follow_redirects=False)
+    client = TestClient(
+        base_url=LOCAL, app=create_app(Judging(pool, JudgmentsFile(out))), follow_redirects=False
+    )
     assert client.get("/").headers["location"] == "/q/1"
     total = sum(len(q.rows) for q in pool)
     answer = client.post("/grade", json={"q": 1, "row": 0, "rel": 2}).json()
@@ -131,7 +134,11 @@ def test_each_grade_is_on_disk_when_the_answer_comes_and_a_new_server_resumes(sm
     assert len(lines) == len(pool[0].rows) + 1
     assert all(set(json.loads(line)) == {"query", "url", "rel"} for line in lines)
     # a new server on the same file: the first query is done, the second's first row graded
-    again = TestClient(create_app(Judging(load_pool(recording), JudgmentsFile(out))), follow_redirects=False)
+    again = TestClient(
+        base_url=LOCAL,
+        app=create_app(Judging(load_pool(recording), JudgmentsFile(out))),
+        follow_redirects=False,
+    )
     assert again.get("/").headers["location"] == "/q/2"
     page = again.get("/q/2").text
     assert 'data-start="1"' in page and f'<b id="graded">{len(lines)}</b>' in page
@@ -144,7 +151,7 @@ def test_lines_already_in_the_file_are_kept_as_written(small, tmp_path) -> None:
     other = {"qid": 7, "query": "another query", "url": "https://example.org/", "rel": 1}
     mine = {"qid": 0, "query": pool[0].query, "url": pool[0].rows[3].url, "rel": 2}
     out.write_text(json.dumps(other) + "\n\n" + json.dumps(mine) + "\n", encoding="utf-8")
-    client = TestClient(create_app(Judging(pool, JudgmentsFile(out))))
+    client = TestClient(base_url=LOCAL, app=create_app(Judging(pool, JudgmentsFile(out))))
     assert client.get("/q/1").text.count('aria-pressed="true"') == 1
     client.post("/grade", json={"q": 1, "row": 3, "rel": 0})
     client.post("/grade", json={"q": 1, "row": 0, "rel": 1})
@@ -171,7 +178,7 @@ def test_lines_already_in_the_file_are_kept_as_written(small, tmp_path) -> None:
 def test_a_bad_grade_is_refused_and_writes_nothing(small, tmp_path, body, message) -> None:
     recording, _ = small
     out = tmp_path / "j.jsonl"
-    client = TestClient(create_app(Judging(load_pool(recording), JudgmentsFile(out))))
+    client = TestClient(base_url=LOCAL, app=create_app(Judging(load_pool(recording), JudgmentsFile(out))))
     resp = client.post("/grade", json=body)
     assert resp.status_code == 400 and message in resp.json()["error"]
     assert not out.exists()
@@ -221,7 +228,7 @@ def test_judge_bench_calibrate_loop_on_four_crw56_queries(small, tmp_path) -> No
     dev_grades = read_judgments(dev)
     pool = load_pool(recording)
     out = tmp_path / "judged.jsonl"
-    client = TestClient(create_app(Judging(pool, JudgmentsFile(out))))
+    client = TestClient(base_url=LOCAL, app=create_app(Judging(pool, JudgmentsFile(out))))
     for n, query in enumerate(pool, start=1):
         grades = dev_grades.get(normalise_query(query.query), {})
         for i, r in enumerate(query.rows):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 import typer
@@ -248,3 +249,45 @@ def test_engines_command_refuses_an_open_keys_file(tmp_path, monkeypatch):
     monkeypatch.setenv("SERPFUSE_KEYS_FILE", str(keys))
     result = CliRunner().invoke(cli_app(), ["engines"])
     assert result.exit_code == 2 and "chmod 600" in result.output and SECRET not in result.output
+
+
+async def test_a_recording_is_private_files_0600_in_folders_0700(server, tmp_path):
+    """A recording holds engines' raw pages for the user's queries: every file is 0600 and every folder record
+    creates 0700 (they were 0644 in a 0755 folder), whatever the umask."""
+    server.route("/good", ok(["https://a.example/1"]))
+    out = tmp_path / "deeper" / "rec"
+    source = live(server, tmp_path, [fake_engine("good")])
+    old = os.umask(0o022)
+    try:
+        await record_queries(source, ["rust async runtime"], out)
+    finally:
+        os.umask(old)
+        await source.aclose()
+    files = [p for p in out.rglob("*") if p.is_file()]
+    folders = [tmp_path / "deeper", out, *(p for p in out.rglob("*") if p.is_dir())]
+    assert any(p.parent.name != "rec" for p in files)  # the raw bodies, in their own folders
+    assert {oct(p.stat().st_mode & 0o777) for p in files} == {"0o600"}
+    assert {oct(p.stat().st_mode & 0o777) for p in folders} == {"0o700"}
+
+
+def test_every_file_serpfuse_writes_is_0600_in_0700_folders(tmp_path):
+    """Bench runs and qrels, calibrate's weights file and the derived tables are written the one way
+    (``files.write_private``): 0600 from the first byte, the folders made for them 0700."""
+    from serpfuse.bench.trec import write_qrels, write_run
+    from serpfuse.data.derived import write_whole
+
+    old = os.umask(0o022)
+    try:
+        write_run(tmp_path / "runs" / "a.run", {"q1": [("d1", 1.0)]}, "tag")
+        write_qrels(tmp_path / "runs" / "a.qrels", {"q1": {"d1": 1}})
+        write_whole(tmp_path / "cache" / "derived" / "t.bin", b"table")
+    finally:
+        os.umask(old)
+    for path in (
+        tmp_path / "runs" / "a.run",
+        tmp_path / "runs" / "a.qrels",
+        tmp_path / "cache" / "derived" / "t.bin",
+    ):
+        assert path.stat().st_mode & 0o777 == 0o600, path
+    for folder in (tmp_path / "runs", tmp_path / "cache", tmp_path / "cache" / "derived"):
+        assert folder.stat().st_mode & 0o777 == 0o700, folder

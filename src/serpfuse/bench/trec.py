@@ -16,6 +16,7 @@ from pathlib import Path
 from serpfuse.bench import metrics as m
 from serpfuse.bench.metrics import order_by_score
 from serpfuse.errors import InputError
+from serpfuse.files import write_private
 
 Run = dict[str, dict[str, float]]  # qid -> docid -> score
 QrelsSet = dict[str, dict[str, int]]  # qid -> docid -> grade
@@ -122,12 +123,12 @@ def run_lines(ranked: Mapping[str, Sequence[tuple[str, float]]], tag: str) -> li
 
 def write_run(path: str | Path, ranked: Mapping[str, Sequence[tuple[str, float]]], tag: str) -> None:
     text = "\n".join(run_lines(ranked, tag))
-    Path(path).write_text(text + "\n" if text else "", encoding="utf-8")
+    write_private(Path(path), text + "\n" if text else "")
 
 
 def write_qrels(path: str | Path, qrels: Mapping[str, Mapping[str, int]]) -> None:
     lines = [f"{qid} 0 {docid} {grade}" for qid in qid_order(qrels) for docid, grade in qrels[qid].items()]
-    Path(path).write_text("\n".join(lines) + ("\n" if lines else ""), encoding="utf-8")
+    write_private(Path(path), "\n".join(lines) + ("\n" if lines else ""))
 
 
 def check_tag(tag: str) -> str:

@@ -25,6 +25,7 @@ import typer
 from serpfuse.cli.errors import fail, fail_on
 from serpfuse.config import DEFAULT_STRATEGY
 from serpfuse.errors import SerpfuseError
+from serpfuse.files import write_private
 
 
 def register(app: typer.Typer) -> None:
@@ -91,7 +92,7 @@ def register(app: typer.Typer) -> None:
         text = result.toml()
         if output is not None:
             try:
-                output.write_text(text, encoding="utf-8")
+                write_private(output, text)
             except OSError as exc:
                 fail(f"cannot write {output}: {exc.strerror}")
         if as_json:

@@ -50,7 +50,7 @@ def register(app: typer.Typer) -> None:
         if out.is_dir():
             fail(f"--out {out} is a directory; give a file")
         try:
-            store = JudgmentsFile(out)
+            store = JudgmentsFile.claimed(out)
         except (JudgmentsError, OSError) as exc:
             fail(str(exc).splitlines()[0])
         judging = Judging(pool, store)

@@ -32,6 +32,7 @@ import typer
 
 from serpfuse.cli.errors import EXIT_NO_RESULTS, fail, fail_on
 from serpfuse.errors import InputError, SerpfuseError
+from serpfuse.files import private_dir, write_private
 from serpfuse.models import ANSWERED, EngineAnswer, SearchRequest
 from serpfuse.ranking.query import analyze_query
 from serpfuse.sources.live import LiveSource
@@ -118,7 +119,7 @@ def _line(query: str, answers: list[EngineAnswer]) -> str:
 
 
 def _write_json(path: Path, data: Any) -> None:
-    path.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    write_private(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
 
 
 async def record_queries(
@@ -130,7 +131,7 @@ async def record_queries(
     echo: Callable[[str], None] | None = None,
 ) -> RecordSummary:
     """Ask every engine of ``source`` every variant of each query; write the recording into ``out_dir``."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(out_dir)
     summary = RecordSummary(out_dir)
     index: list[dict[str, str]] = []
     previous_hook = source.on_response
@@ -182,9 +183,8 @@ async def _record_one(source: LiveSource, query: str, slug: str, out_dir: Path, 
                 name += f".v{variants.index(variant)}"
             if len(responses) > 1:
                 name += f".{n}"
-            raw_dir.mkdir(parents=True, exist_ok=True)
             raw_path = raw_dir / f"{name}.{extension_for(content_type)}"
-            raw_path.write_bytes(source.keys.mask_bytes(response.body))
+            write_private(raw_path, source.keys.mask_bytes(response.body))
             files.append(raw_path.relative_to(out_dir).as_posix())
             item["http_status"] = response.status
             item["content_type"] = content_type

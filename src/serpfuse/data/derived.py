@@ -13,6 +13,8 @@ import contextlib
 import os
 from pathlib import Path
 
+from serpfuse.files import write_private
+
 SUBDIRECTORY = "word-tables"
 CACHE_DIR_ENV = "SERPFUSE_CACHE_DIR"
 
@@ -36,8 +38,4 @@ def write_whole(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` whole or not at all (another process may be reading it); failures are
     silent, since the caller already holds the table in memory."""
     with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_bytes(data)
-        os.chmod(partial, 0o600)
-        os.replace(partial, path)
+        write_private(path, data)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
@@ -18,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from serpfuse.errors import InputError
 from serpfuse.judge.pool import PoolQuery
@@ -42,6 +44,53 @@ _templates = Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
+# The names this machine answers to from itself. Any other Host is a page elsewhere whose name was pointed at
+# 127.0.0.1 (DNS rebinding), and any other Origin a page elsewhere posting a form here.
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def web_url(url: str) -> bool:
+    """Whether a result's URL may be a link: http(s) only (an engine's ``javascript:`` or ``data:`` row is text)."""
+    return urlsplit(url).scheme.lower() in ("http", "https")
+
+
+_templates.tests["web_url"] = web_url
+
+
+def _hostname(value: str) -> str | None:
+    try:
+        return urlsplit(f"//{value}").hostname
+    except ValueError:
+        return None
+
+
+class LoopbackOnly:
+    """ASGI middleware: a request whose Host is not a loopback name is refused (421), and so is a POST whose
+    Origin is not this page's own (403), or that a browser says came from another site."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        host = headers.get("host", "")
+        problem = None
+        if _hostname(host) not in LOOPBACK_NAMES:
+            problem = (421, "this page answers on 127.0.0.1 or localhost only")
+        elif scope["method"] not in ("GET", "HEAD"):
+            origin = headers.get("origin")
+            if origin is not None and (origin == "null" or urlsplit(origin).netloc != host):
+                problem = (403, "a grade is taken from this page only (foreign Origin)")
+            elif headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
+                problem = (403, "a grade is taken from this page only (cross-site request)")
+        if problem is None:
+            await self.app(scope, receive, send)
+            return
+        response = JSONResponse({"error": problem[1]}, status_code=problem[0], headers=SECURITY_HEADERS)
+        await response(scope, receive, send)
 
 
 class BadGrade(InputError):
@@ -108,7 +157,7 @@ def _number(value: Any, name: str) -> int:
         raise BadGrade(f"{name} must be a whole number") from None
 
 
-def create_app(judging: Judging) -> Starlette:
+def create_app(judging: Judging) -> ASGIApp:
     def render(n: int) -> HTMLResponse:
         grades = judging.grades(n)
         start = next((i for i, g in enumerate(grades) if g is None), 0)
@@ -157,7 +206,7 @@ def create_app(judging: Judging) -> Starlette:
             return JSONResponse(progress.to_json(), headers=SECURITY_HEADERS)
         return RedirectResponse(f"/q/{n + 1}", status_code=303)  # the form without script: back to the page
 
-    return Starlette(
+    app = Starlette(
         routes=[
             Route("/", home),
             Route("/q/{n:int}", query_page),
@@ -166,3 +215,4 @@ def create_app(judging: Judging) -> Starlette:
             Mount("/judge-static", StaticFiles(packages=[("serpfuse.judge", "static")])),
         ]
     )
+    return LoopbackOnly(app)
