@@ -881,6 +881,106 @@ PINS: tuple[Pin, ...] = (
         headers={"mcp-session-id": "s-1"},
         step=2,
     ),
+    # --- Keenable's public endpoint ----------------------------------------------------------------------------
+    # SearXNG 0be6f8780 (2026-07-15) searx/engines/keenable.py request(), no api_key
+    Pin(
+        "keenable",
+        "SearXNG 0be6f8780 searx/engines/keenable.py request()",
+        {},
+        "POST",
+        "https://api.keenable.ai/v1/search/public",
+        json={"query": QUERY, "mode": "pro"},
+        headers={"X-Keenable-Title": ANY, "Content-Type": "application/json"},
+        ours={
+            "headers.X-Keenable-Title": "an attribution header Keenable does not require; agent projects make "
+            "it opt-in (hermes-agent#49758): not sent"
+        },
+    ),
+    # ... with a key: /v1/search and X-API-KEY
+    Pin(
+        "keenable",
+        "SearXNG 0be6f8780 searx/engines/keenable.py request()",
+        {"api_key": KEY},
+        "POST",
+        "https://api.keenable.ai/v1/search",
+        json={"query": QUERY, "mode": "pro"},
+        headers={"X-API-KEY": KEY},
+    ),
+    # --- Parallel's free Search MCP: one session, tool web_search ----------------------------------------------
+    # parallel-web/search-mcp 18b4f4f skills/parallel-search-setup/SKILL.md: anonymous https://search.parallel.ai/mcp,
+    # "Run a web_search call with a simple query (for example, search_queries: [...])"
+    Pin(
+        "parallel-free",
+        "parallel-web/search-mcp 18b4f4f SKILL.md; mcp 2.3.0 session.py initialize()",
+        {},
+        "POST",
+        "https://search.parallel.ai/mcp",
+        json={
+            "jsonrpc": "2.0",
+            "id": ANY,
+            "method": "initialize",
+            "params": {"protocolVersion": "2025-03-26"},
+        },
+        headers={"Accept": "application/json, text/event-stream", "Authorization": None},
+        ours={
+            "json.params.clientInfo.name": "names serpfuse",
+            "json.params.clientInfo.version": "names serpfuse's client",
+        },
+        step=0,
+    ),
+    Pin(
+        "parallel-free",
+        "parallel-web/search-mcp 18b4f4f skills/parallel-search-setup/SKILL.md web_search",
+        {},
+        "POST",
+        "https://search.parallel.ai/mcp",
+        json={
+            "jsonrpc": "2.0",
+            "id": ANY,
+            "method": "tools/call",
+            "params": {"name": "web_search", "arguments": {"search_queries": [QUERY]}},
+        },
+        headers={"mcp-session-id": "s-1", "Authorization": None},
+        ours={
+            "json.params.arguments.objective": "the docs' natural-language objective (docs.parallel.ai Search "
+            "MCP): the query is its own"
+        },
+        step=2,
+    ),
+    # --- You.com's free MCP profile: one session, tool you-search ----------------------------------------------
+    # you.com "How to Set Up the You.com MCP Server" (?profile=free); arguments as free-search-mcp 0.16.0
+    # engines/youcom.py _request() (2026-10) sends them, without its extraction/safesearch defaults
+    Pin(
+        "you-free",
+        "free-search-mcp 0.16.0 search_mcp/engines/youcom.py _request()",
+        {"time_range": "week"},
+        "POST",
+        "https://api.you.com/mcp",
+        params={"profile": "free"},
+        json={
+            "jsonrpc": "2.0",
+            "id": ANY,
+            "method": "tools/call",
+            "params": {
+                "name": "you-search",
+                "arguments": {
+                    "query": QUERY,
+                    "count": 10,
+                    "extraction": "none",
+                    "safesearch": "moderate",
+                    "freshness": "week",
+                },
+                "_meta": {"com.you.com/search": {}},
+            },
+        },
+        headers={"Authorization": None},
+        ours={
+            "json.params.arguments.extraction": "the tool's own default is no extraction; not sent",
+            "json.params.arguments.safesearch": "the tool's own default; not sent",
+            "params.profile": "in the URL itself (?profile=free), as You.com's documentation gives it",
+        },
+        step=2,
+    ),
 )
 
 

@@ -51,6 +51,7 @@ async def engine_rows(source: LiveSource, ranking: RankingConfig) -> list[dict[s
                 "transport": info.transport,
                 "timeRange": info.time_range_support,
                 "challengeCooldownS": info.challenge_cooldown_s,
+                "quota": info.quota,
                 "key": source.keys.status(slot.name),
                 "baseUrl": mask_url(base) if (base := source.base_url(slot.name)) else None,
                 "status": status,
@@ -94,7 +95,7 @@ def render(rows: list[dict[str, Any]], console: Console) -> None:
             row["region"],
             access(row),
             f"[{colour}]{row['status']}[/{colour}]",
-            row["reason"] or "",
+            row["reason"] or (f"[dim]quota: {row['quota']}[/dim]" if row.get("quota") else ""),
         )
     console.print(table)
     console.print(
