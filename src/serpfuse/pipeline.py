@@ -39,7 +39,17 @@ from serpfuse.sources.fanout import DEFAULT_DEADLINE_S, FanoutResult, fan_out
 from serpfuse.urls import suffix_list
 
 # How an engine's several answers (one per query variant) sum up: the best status wins.
-_STATUS_ORDER = ["ok", "empty", "decoy", "rate-limited", "challenge", "timeout", "parse-timeout", "error", "skipped"]
+_STATUS_ORDER = [
+    "ok",
+    "empty",
+    "decoy",
+    "rate-limited",
+    "challenge",
+    "timeout",
+    "parse-timeout",
+    "error",
+    "skipped",
+]
 
 
 def engine_reports(answers: list[EngineAnswer]) -> list[EngineReport]:
