@@ -12,6 +12,7 @@ by another process is skipped before the tiers are planned, and the replay sourc
 from __future__ import annotations
 
 import asyncio
+import functools
 import gc
 import logging
 import time
@@ -156,6 +157,7 @@ class SearchService:
         # cache key -> (the stored bytes, their decoded response); see _decoded_hit
         self._hot: OrderedDict[str, tuple[bytes, SearchResponse]] = OrderedDict()
         self._keys: dict[tuple[str, bool], str] = {}  # (request as JSON, explain) -> cache key, oldest first
+        self._flights: dict[str, asyncio.Future[SearchResponse]] = {}  # cache key -> the search in flight
         suffix_list()  # parsed now (35-40 ms), not inside the first search's ranking step
 
     def __repr__(self) -> str:
@@ -256,11 +258,10 @@ class SearchService:
         if hit is not None:
             self._observe_hit(interface)
             return hit
-        response = await self._compute(
-            request, explain=explain, cache_on=cache is not None, interface=interface
+        response, shared = await self._single_flight(
+            cache, key, request, explain=explain, interface=interface
         )
-        await self._cache_set(cache, key, response)
-        return response
+        return response.model_copy(update={"shared": True}) if shared else response
 
     async def search_json(
         self,
@@ -277,11 +278,44 @@ class SearchService:
         if body is not None:
             self._observe_hit(interface)
             return body
+        response, shared = await self._single_flight(
+            cache, key, request, explain=explain, interface=interface
+        )
+        return (response.model_copy(update={"shared": True}) if shared else response).to_json_bytes()
+
+    async def _single_flight(
+        self, cache: ResultCache | None, key: str, request: SearchRequest, *, explain: bool, interface: str
+    ) -> tuple[SearchResponse, bool]:
+        """The response for ``key``, and whether it was shared: an identical search already in flight in this
+        process (same cache key: the request, ``explain``, the configuration and the source) is awaited, not
+        fanned out again, so N identical searches at once ask each engine once. Its answer is shared as it is
+        (``shared`` marks the copies the callers after the first get).
+
+        The search runs as its own task: a caller that goes away (a client disconnecting) neither cancels it
+        for the others nor loses its result, which still fills the cache. Its failure is every caller's."""
+        flight = self._flights.get(key)
+        if flight is not None:
+            self.metrics.observe_search(interface, "shared")
+            return await asyncio.shield(flight), True
+        flight = asyncio.ensure_future(self._compute_and_keep(cache, key, request, explain, interface))
+        self._flights[key] = flight
+        flight.add_done_callback(functools.partial(self._landed, key))
+        return await asyncio.shield(flight), False
+
+    async def _compute_and_keep(
+        self, cache: ResultCache | None, key: str, request: SearchRequest, explain: bool, interface: str
+    ) -> SearchResponse:
         response = await self._compute(
             request, explain=explain, cache_on=cache is not None, interface=interface
         )
         await self._cache_set(cache, key, response)
-        return response.to_json_bytes()
+        return response
+
+    def _landed(self, key: str, flight: asyncio.Future) -> None:
+        if self._flights.get(key) is flight:
+            del self._flights[key]
+        if not flight.cancelled():
+            flight.exception()  # retrieved: every caller may have gone; theirs to raise, not the loop's to log
 
     def _cache_slot(
         self, request: SearchRequest, *, explain: bool, use_cache: bool

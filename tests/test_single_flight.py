@@ -1,0 +1,151 @@
+"""Single-flight: identical searches in flight at once share one fan-out, and the callers after the first get its
+answer marked ``shared``.
+
+Through real components: ``serpfuse serve`` as a process on 127.0.0.1 with two real engine modules (Wikipedia's
+API, Mwmbl's) reached through their base URL settings as an operator sets them, each answered by a loopback fake
+that counts what it is asked and answers slowly enough for every search to arrive while the first is in flight;
+and the service in process, on the live source and loopback fake engines, for what a caller's going away or a
+failure does to the others. Nothing leaves 127.0.0.1 (any proxy is a dead loopback port).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+
+from fakeserver import FakeServer, Reply, fake_engine, ok
+from redis_server import free_port, http, start_serpfuse, stop
+from serpfuse.engines import base_url_env
+from serpfuse.models import SearchRequest
+from serpfuse.secrets import KeyStore
+from serpfuse.service import SearchService
+from serpfuse.settings import Settings
+from serpfuse.sources.live import LiveSource
+from serpfuse.sources.transport import Transport
+from serpfuse.state.cooldown import InMemoryCooldownStore
+
+QUERY = "rust async runtime"  # one query variant: one request per engine for one search
+FIXTURES = Path(__file__).parent / "fixtures" / "engines"
+JSON = {"Content-Type": "application/json"}
+ENGINE_PATHS = {"wikipedia": "/w/api.php", "mwmbl": "/api/v1/search/"}
+SLOW_S = 1.0  # each engine's answer: every search below arrives while the first is still waiting for it
+CALLERS = 20
+
+
+def engines_server() -> FakeServer:
+    hits = [{"title": f"Rust async runtime {i}", "snippet": "a rust async runtime"} for i in range(6)]
+    server = FakeServer(lifetime_s=300)
+    wiki = json.dumps({"query": {"search": hits}}).encode()
+    server.route(ENGINE_PATHS["wikipedia"], Reply(200, JSON, wiki, delay_s=SLOW_S))
+    mwmbl = (FIXTURES / "mwmbl_results_handmade.json").read_bytes()
+    server.route(ENGINE_PATHS["mwmbl"], Reply(200, JSON, mwmbl, delay_s=SLOW_S))
+    return server
+
+
+def test_twenty_identical_searches_at_once_make_one_request_per_engine(tmp_path):
+    dead = f"http://127.0.0.1:{free_port()}"
+    with engines_server() as engines:
+        env = {base_url_env(name): engines.url for name in ENGINE_PATHS}
+        env.update(
+            HTTP_PROXY=dead, HTTPS_PROXY=dead, ALL_PROXY=dead, NO_PROXY="127.0.0.1",
+            SERPFUSE_RATE_LIMIT_BURST="1000",
+        )  # fmt: skip
+        server = start_serpfuse(tmp_path, ["--no-cache"], env)  # no cache: only single-flight can share
+        try:
+            path = f"/v1/search?q={quote(QUERY)}&engines={','.join(ENGINE_PATHS)}"
+            with ThreadPoolExecutor(CALLERS) as pool:
+                answers = list(pool.map(lambda _: http("GET", server.base + path), range(CALLERS)))
+            bodies = [json.loads(raw) for status, _, raw in answers if status == 200]
+            assert len(bodies) == CALLERS, [a[:1] for a in answers]
+            for name, route in ENGINE_PATHS.items():
+                assert len(engines.seen(route)) == 1, (name, len(engines.seen(route)))
+            assert sorted(b["shared"] for b in bodies) == [False] + [True] * (CALLERS - 1)
+            assert all(b["results"] == bodies[0]["results"] and b["results"] for b in bodies)
+            assert all(b["outcome"]["status"] == "results" for b in bodies)
+
+            # Once it landed, a new search is a new fan-out (no cache here): sharing is only while in flight.
+            status, _, raw = http("GET", server.base + path)
+            assert status == 200 and json.loads(raw)["shared"] is False
+            assert all(len(engines.seen(route)) == 2 for route in ENGINE_PATHS.values())
+        finally:
+            stop(server.proc)
+
+
+# --- in process: what the callers share ----------------------------------------------------------------------
+
+
+@pytest.fixture
+async def service(server, tmp_path):
+    modules = [fake_engine("alpha"), fake_engine("beta")]
+    keys = KeyStore(env={}, keys_file=tmp_path / "keys.json", infos={m.INFO.name: m.INFO for m in modules})
+    cooldowns = InMemoryCooldownStore()
+    source = LiveSource(
+        keys,
+        cooldowns,
+        Transport(trust_env=False),
+        engines=modules,
+        base_urls={m.INFO.name: server.url for m in modules},
+        timeout_s=5.0,
+        owns_transport=True,
+    )
+    svc = SearchService(Settings(cache="off"), source, cooldowns=cooldowns)
+    yield svc
+    await svc.aclose()
+
+
+def slow(server: FakeServer, delay_s: float = 0.5) -> None:
+    urls = [f"https://example.org/rust-async-runtime-{i}" for i in range(5)]
+    server.route("/alpha", ok(urls, delay_s=delay_s))
+    server.route("/beta", ok(urls[::-1], delay_s=delay_s))
+
+
+async def test_a_caller_that_goes_away_does_not_cancel_the_search_for_the_others(server, service):
+    slow(server)
+    request = SearchRequest(query=QUERY)
+    first = asyncio.ensure_future(service.search(request))
+    await asyncio.sleep(0.1)
+    others = [asyncio.ensure_future(service.search(request)) for _ in range(3)]
+    await asyncio.sleep(0.1)
+    first.cancel()  # the first caller's client disconnected
+    answers = await asyncio.gather(*others)
+    assert all(a.shared and a.results for a in answers)
+    assert len(server.seen("/alpha")) == 1 and len(server.seen("/beta")) == 1
+    assert service._flights == {}  # nothing left in flight once it landed
+
+
+async def test_different_searches_are_not_shared(server, service):
+    slow(server, 0.2)
+    plain, explained, other = await asyncio.gather(
+        service.search(SearchRequest(query=QUERY)),
+        service.search(SearchRequest(query=QUERY), explain=True),
+        service.search(SearchRequest(query=QUERY, limit=3)),
+    )
+    assert not (plain.shared or explained.shared or other.shared)
+    assert explained.candidates is not None and plain.candidates is None
+    assert len(server.seen("/alpha")) == 3
+
+
+async def test_a_shared_failure_is_every_callers(server, service):
+    request = SearchRequest(query=QUERY, strategy="no-such-ranker")
+    results = await asyncio.gather(*(service.search(request) for _ in range(3)), return_exceptions=True)
+    assert all(isinstance(r, ValueError) and "no-such-ranker" in str(r) for r in results)
+
+    server.route("/alpha", Reply(503, delay_s=0.3))
+    server.route("/beta", Reply(503, delay_s=0.3))
+    answers = await asyncio.gather(*(service.search(SearchRequest(query=QUERY)) for _ in range(5)))
+    assert all(a.outcome.status == "failed" for a in answers)
+    assert [a.shared for a in answers].count(False) == 1
+    assert len(server.seen("/alpha")) == 1
+
+
+async def test_search_json_shares_too(server, service):
+    slow(server, 0.3)
+    request = SearchRequest(query=QUERY)
+    bodies = await asyncio.gather(*(service.search_json(request) for _ in range(4)))
+    assert sorted(json.loads(b)["shared"] for b in bodies) == [False, True, True, True]
+    assert len(server.seen("/alpha")) == 1
