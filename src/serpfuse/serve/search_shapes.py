@@ -458,6 +458,7 @@ def searxng_shape(resp: SearchResponse) -> dict[str, Any]:
         "suggestions": [],
         "unresponsive_engines": _unresponsive(resp),
         "outcome": outcome_of(resp),
+        "shared": resp.shared,  # an identical search in flight answered this one
     }
 
 
@@ -500,6 +501,7 @@ def tavily_shape(resp: SearchResponse, seconds: float, body: dict[str, Any] | No
         "request_id": str(uuid.uuid4()),
         **extras,
         "outcome": outcome_of(resp),
+        "shared": resp.shared,  # an identical search in flight answered this one
     }
 
 
