@@ -203,6 +203,7 @@ def test_a_library_search_exits_once_its_answer_is_out(server, tmp_path):
 def test_the_cli_refuses_a_page_hiding_its_depth_in_a_comment(server, tmp_path):
     """The real bing module, pointed at the fake with ``--base-url``, answered with "<!-->" and deep markup:
     refused by the check at once (not parsed until the budget runs out), and the process ends with it."""
+    server.route_prefix("/bing", Reply(200, HTML, b"<html><body>home</body></html>"))  # its home page first
     server.route(
         "/bing/search", Reply(200, HTML, ("<html><body><!-->" + "<div>" * 40_000 + "--></body>").encode())
     )
