@@ -83,3 +83,29 @@ def test_a_fusion_rule_needs_mq2008_too() -> None:
     assert judge(row("fusion", helps_two, mq=0.01)).verdict == "kept"
     assert judge(row("fusion", helps_two)).verdict == "opt-in"  # MQ2008 did not move: one corpus only
     assert judge(row("fusion", helps_two, mq=-0.01)).verdict == "opt-in"
+
+
+def with_trec(r, folds, overall: float = 0.0, fold_deltas=None):
+    """The row with trec-dl measured: ``folds`` as setup_folds gives them, each fold's ΔnDCG@8 (default 0)."""
+    r.trec_folds = folds
+    r.trec = Delta(overall, overall, overall, 76)
+    r.trec_fold_deltas = fold_deltas or [Delta(0.0, 0.0, 0.0, 19)] * 4
+    return r
+
+
+def test_a_text_rule_may_be_earned_on_trecdl_where_crw56_lacks_its_case() -> None:
+    helps_two = [(-0.01, 0.0, 0), (-0.02, 0.0, 0), (0.0, 0.0, 0), (0.0, 0.0, 0)]
+    kept = judge(with_trec(row("text", NONE), helps_two, overall=0.02))
+    assert kept.verdict == "kept" and "helps on 2 of 4 folds" in kept.why and "one text corpus" in kept.why
+    assert judge(with_trec(row("text", NONE), [helps_two[0], *NONE[1:]])).verdict == "opt-in"  # one fold
+
+
+def test_a_text_rule_losing_on_trecdl_beyond_its_interval_is_not_kept() -> None:
+    helps_two = [(-0.01, 0.0, 0), (0.0, 0.0, 1), (0.0, 0.0, 0), (0.0, 0.0, 0)]
+    assert "both text corpora" in judge(with_trec(row("text", helps_two), helps_two, overall=0.01)).why
+    below = Delta(-0.02, -0.03, -0.01, 19)
+    lost_fold = with_trec(row("text", helps_two), NONE, fold_deltas=[below, *[Delta(0.0, 0.0, 0.0, 19)] * 3])
+    assert judge(lost_fold).verdict == "opt-in"
+    lost = with_trec(row("text", helps_two), NONE, overall=-0.02)
+    lost.trec = Delta(-0.02, -0.03, -0.01, 76)
+    assert judge(lost).verdict == "opt-in"

@@ -56,8 +56,8 @@ def test_the_families_switch_off() -> None:
         cand("https://b.example/", "", "Anthropological definition of environment, explained"),
     ]
     query = "anthropological definition of environment"
-    on = apply_filters(rows, filter_ctx(query))
-    off = apply_filters(rows, filter_ctx(query, FilterConfig(word_families=False, agreement_engines=0)))
+    on = apply_filters(rows, filter_ctx(query, FilterConfig(word_families=True)))
+    off = apply_filters(rows, filter_ctx(query))  # opt-in: earned nowhere once agreement is on
     assert [c.key for c in on.kept] == [rows[0].key, rows[1].key]
     assert rows[0].key in off.cut and [c.key for c in off.kept] == [rows[1].key]
 
@@ -67,7 +67,8 @@ def test_the_explanation_names_the_form_that_matched() -> None:
         cand("https://a.example/", "", "Environmental anthropology: humans and their environment"),
         cand("https://b.example/", "", "Anthropological definition of environment, explained"),
     ]
-    outcome = apply_filters(rows, filter_ctx("anthropological definition of environment"))
+    query = "anthropological definition of environment"
+    outcome = apply_filters(rows, filter_ctx(query, FilterConfig(word_families=True)))
     assert outcome.notes == {rows[0].key: "reads 'anthropological' as 'anthropology'"}
 
 
@@ -159,3 +160,19 @@ def test_trecdl_the_default_loses_nothing_to_its_rules_and_empties_no_query() ->
     plain = trecdl.run(corpus, off, "rules off", runner)
     assert trecdl.emptied(default) == 0
     assert default.summary["nDCG@8"] >= plain.summary["nDCG@8"]
+
+
+# --- CombMNZ's scale (issue 43, item 5) -----------------------------------------------------------------------
+
+
+def test_combmnz_common_scale_weighs_a_short_list_less() -> None:
+    from serpfuse.ranking.fusion import fuse_lists
+
+    lists = {"long": [f"d{i}" for i in range(1, 11)], "short": ["s1", "d9"]}
+    plain = dict(fuse_lists(lists, "combmnz"))
+    common = dict(
+        fuse_lists(lists, "combmnz", RankingConfig.model_validate({"combmnz": {"common_scale": True}}))
+    )
+    assert plain["s1"] == plain["d1"] == 1.0  # the textbook scale: each list's first row scores 1
+    assert common["s1"] == pytest.approx(2 / 10) and common["d1"] == 1.0
+    assert common["d9"] == pytest.approx(2 * (2 / 10 + 1 / 10))  # (n - r + 1) / longest, times two lists

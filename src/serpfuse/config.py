@@ -94,7 +94,7 @@ class FilterConfig(Model):
     # A typed word reads as a pool word one or two slips away that the pool uses this many times as often; it
     # is a typo when wordfreq finds it typo_zipf_gap (Zipf units) rarer than the pool's spelling.
     # A query word also counts as the words of its family (ranking/words.py: the same Snowball stem).
-    word_families: bool = True
+    word_families: bool = False  # opt-in: earned nowhere once agreement is on (BENCHMARKS.md)
     pool_spellings: bool = True  # False: the query's words are read only as typed (no spellings, no lemmas)
     spelling_majority: float = Field(2.0, ge=1)
     typo_zipf_gap: float = Field(1.0, ge=0)
@@ -172,9 +172,14 @@ class LexicalConfig(Model):
 
 
 class CombConfig(Model):
-    """CombMNZ or Borda over each engine's list, cut at ``depth`` rows (None: the whole list it showed)."""
+    """CombMNZ or Borda over each engine's list, cut at ``depth`` rows (None: the whole list it showed).
+
+    ``common_scale`` (CombMNZ, opt-in): a row scores the rows its engine ranks below it and itself over the longest
+    list's length, so a list of two vouches for its first row less than a list of twenty does (Borda's points);
+    False is the textbook normalisation, each list over its own length. Borda's points are on one scale already."""
 
     depth: int | None = Field(None, ge=1)
+    common_scale: bool = False
 
 
 class AgreementConfig(Model):

@@ -149,10 +149,11 @@ def check_strategy(config: RankingConfig) -> None:
 def combmnz_parts(candidates: Sequence[Candidate], ctx: RankContext) -> list[tuple[dict[str, float], int]]:
     """Each candidate's rank scores by voter at weight 1 and how many lists hold it, as CombMNZ counts them
     (rankers/combmnz.py): its score is ``hits * sum(w_voter * part)``."""
-    from serpfuse.ranking.rankers.combmnz import list_sizes, rank_score
+    from serpfuse.ranking.rankers.combmnz import list_sizes, rank_score, score_scales
 
     config = ctx.config
     sizes = list_sizes(list(candidates), ctx, config.combmnz.depth)
+    scales = score_scales(sizes, config.combmnz.common_scale)
     out = []
     for cand in candidates:
         parts: dict[str, float] = {}
@@ -160,7 +161,7 @@ def combmnz_parts(candidates: Sequence[Candidate], ctx: RankContext) -> list[tup
         for engine, rank in cand.engine_ranks.items():
             if rank <= sizes[engine]:
                 voter = config.consensus.aliases.get(engine, engine)  # as RankingConfig.weight_of names it
-                parts[voter] = parts.get(voter, 0.0) + rank_score(rank, sizes[engine])
+                parts[voter] = parts.get(voter, 0.0) + rank_score(rank, sizes[engine], scales[engine])
                 hits += 1
         out.append((parts, hits))
     return out

@@ -2,7 +2,11 @@
 
 Each engine's list, cut to ``depth``, is scored by rank: ``(n - rank + 1) / n`` with n the length of that engine's
 shown list (1 at the top, 1/n at its end), the rank-based normalisation that suits engines reporting no
-comparable scores. An engine's scores are multiplied by its ``ranking.weights`` entry (1 when not named: plain
+comparable scores. ``combmnz.common_scale`` (opt-in) divides by the longest shown list's length instead (Borda's
+points, times the number of lists), so a list of two vouches for its first row less than a list of twenty does:
+it mends CombMNZ's worst MQ2008 subsets (rankers that retrieve one or two documents a query weighed like full
+lists) but rewards a padded list on the web (crw56's generic-rows variants lose), so it is no default
+(BENCHMARKS.md). An engine's scores are multiplied by its ``ranking.weights`` entry (1 when not named: plain
 CombMNZ); an engine weighted 0 casts nothing and is not counted among the lists holding the item.
 
 The total is rounded to 10 decimal places (``rounded``), so rows whose exact totals are equal (1/3 + 1/3 + 1/3 and 1) tie
@@ -22,8 +26,17 @@ def rounded(total: float) -> float:
     return round(total, 10)  # far above float noise, far below any gap that changes a list
 
 
-def rank_score(rank: int, depth: int) -> float:
-    return max(0.0, (depth - rank + 1) / depth)
+def rank_score(rank: int, depth: int, scale: int | None = None) -> float:
+    """A row's score in a list of ``depth`` rows, over ``scale`` (default ``depth``: the list's own length)."""
+    return max(0.0, (depth - rank + 1) / (scale or depth))
+
+
+def score_scales(sizes: dict[str, int], common: bool) -> dict[str, int]:
+    """What each engine's rank scores are divided by: the longest shown list, or (``common`` off) its own."""
+    if not common:
+        return sizes
+    longest = max(sizes.values(), default=1)
+    return dict.fromkeys(sizes, longest)
 
 
 def list_sizes(candidates: list[Candidate], ctx: RankContext, depth: int | None) -> dict[str, int]:
@@ -44,10 +57,11 @@ class CombMNZRanker:
     def rank(self, candidates: list[Candidate], ctx: RankContext) -> list[Scored]:
         depth = ctx.config.combmnz.depth
         sizes = list_sizes(candidates, ctx, depth)
+        scales = score_scales(sizes, ctx.config.combmnz.common_scale)
         scored = []
         for cand in candidates:
             parts = {
-                e: ctx.config.weight_of(e) * rank_score(r, sizes[e])
+                e: ctx.config.weight_of(e) * rank_score(r, sizes[e], scales[e])
                 for e, r in cand.engine_ranks.items()
                 if r <= sizes[e] and ctx.config.weight_of(e) > 0
             }
