@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from fakeserver import Reply, Seen, challenge_page
+from serpfuse.engines import ENGINES
 from serpfuse.models import EngineAnswer, EngineRow
 from serpfuse.sources.doctor import (
     DoctorQuery,
@@ -123,7 +124,8 @@ def test_independent_indexes_count_groups_not_engines() -> None:
     groups = engine_table()["groups"]
 
     def report(name: str, *verdicts: str) -> EngineReport:
-        r = EngineReport(name, "primary", groups.get(name, name), True)
+        info = ENGINES[name].INFO
+        r = EngineReport(name, info.tier, groups.get(name, name), info.tier == "primary", info.region)
         r.checks = [QueryCheck(q, v, v) for q, v in zip(("q1", "q2"), verdicts, strict=True)]
         return r
 
@@ -137,6 +139,7 @@ def test_independent_indexes_count_groups_not_engines() -> None:
         report("mwmbl", "ok", "ok"),
         report("wikipedia", "ok", "ok"),  # an encyclopedia's search, not a web index
         report("ddg-news", "ok", "ok"),  # news, not the web
+        report("bing-cn", "ok", "decoy"),  # Microsoft's again; its second list was about another question
     ]
     doctor = DoctorReport(engines=engines, queries=[DoctorQuery("q1"), DoctorQuery("q2")], checked_at="now")
     assert doctor.indexes_answered == ["bing", "mwmbl"]  # google's status is its challenge
@@ -145,8 +148,25 @@ def test_independent_indexes_count_groups_not_engines() -> None:
         "mwmbl",
     ]
     out = doctor.to_json()
-    assert out["independentIndexes"] == {"answered": 2, "groups": ["bing", "mwmbl"]}
+    indexes = out["independentIndexes"]
+    assert (indexes["answered"], indexes["groups"]) == (2, ["bing", "mwmbl"])
+    # per tier: yahoo, the fallback, reads Microsoft's index; the primaries add Mwmbl's
+    assert indexes["byTier"] == {
+        "primary": {"answered": 2, "groups": ["bing", "mwmbl"]},
+        "fallback": {"answered": 1, "groups": ["bing"]},
+    }
+    # per region: bing-cn alone answers CJK sources; wikipedia (both) holds no index of its own
+    assert indexes["byRegion"] == {
+        "both": {"answered": 0, "groups": []},
+        "cjk": {"answered": 1, "groups": ["bing"]},
+        "global": {"answered": 2, "groups": ["bing", "mwmbl"]},
+    }
     assert [q["independentIndexes"] for q in out["queries"]] == [3, 2]
+    # the decoy is named, with the query it answered so, though its overall status is ok
+    assert out["decoys"] == [
+        {"engine": "bing-cn", "group": "bing", "queries": ["q2"], "queriesAsked": 2, "reason": None}
+    ]
+    assert [q["decoys"] for q in out["queries"]] == [[], ["bing-cn"]]
 
 
 # --- the command against loopback engines ---------------------------------------------------------------------
@@ -243,8 +263,12 @@ def test_doctor_passes_when_every_engine_answers_on_topic(server, tmp_path, monk
     # the home page's token, then one form per query: the token serves both
     assert len(server.seen("/sp/")) == 1 and len(server.seen("/sp/sp/search")) == 2
     # three engines, three indexes: DuckDuckGo's Microsoft, Brave's own, Startpage's Google
-    assert report["independentIndexes"] == {"answered": 3, "groups": ["bing", "brave", "google"]}
+    indexes = report["independentIndexes"]
+    assert (indexes["answered"], indexes["groups"]) == (3, ["bing", "brave", "google"])
+    assert indexes["byTier"] == {"primary": {"answered": 3, "groups": ["bing", "brave", "google"]}}
+    assert indexes["byRegion"] == {"global": {"answered": 3, "groups": ["bing", "brave", "google"]}}
     assert [q["independentIndexes"] for q in report["queries"]] == [3, 3]
+    assert report["decoys"] == []
 
 
 def test_doctor_reports_each_played_failure_and_exits_1(server, tmp_path, monkeypatch):
@@ -292,6 +316,11 @@ def test_doctor_reports_each_played_failure_and_exits_1(server, tmp_path, monkey
     assert len(server.seen("/ddg/html/")) == 1
     assert "parser refused a 200 page" in engines["brave-web"]["reason"]
     assert "decoy list: 0 of 5 rows" in engines["startpage"]["reason"] and engines["startpage"]["rows"] == 0
+    (decoy,) = report["decoys"]  # named where a reader of the report looks first
+    assert (decoy["engine"], decoy["group"], decoy["queries"]) == ("startpage", "google", list(QUERIES))
+    assert decoy["reason"].startswith("decoy list: 0 of 5 rows")
+    assert all(q["decoys"] == ["startpage"] for q in report["queries"])
+    assert report["independentIndexes"]["byTier"]["primary"]["answered"] == 0
     # a plain HTTP error suspends nothing here: every query was asked
     assert len(server.seen("/yahoo/search")) == 2 and engines["yahoo"]["queriesAsked"] == 2
     assert "HTTP 500" in engines["yahoo"]["reason"]
@@ -321,6 +350,8 @@ def test_doctor_table_and_bad_input(server, tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     assert "brave-web*" in result.output and "every default primary answered" in result.output
     assert "independent indexes answered: 1 (brave)" in result.output
+    assert "by tier: primary 1 (brave)" in result.output and "by region: global 1 (brave)" in result.output
+    assert "decoy:" not in result.output
     assert runner.invoke(app, ["doctor", "-e", "nosuch"]).exit_code == 2
     assert runner.invoke(app, ["doctor", "-q", "missing.txt"]).exit_code == 2
     assert runner.invoke(app, ["doctor", "--timeout", "0"]).exit_code == 2

@@ -19,7 +19,7 @@ from rich.table import Table
 from serpfuse.cli.errors import EXIT_NO_RESULTS, fail, fail_on
 from serpfuse.errors import SerpfuseError
 
-COLOURS = {"ok": "green", "skipped": "dim", "empty": "yellow", "off-topic": "yellow"}
+COLOURS = {"ok": "green", "skipped": "dim", "empty": "yellow", "off-topic": "yellow", "decoy": "yellow"}
 
 
 def _pct(value: float | None) -> str:
@@ -83,6 +83,16 @@ def render(report: dict[str, Any], console: Console) -> None:
     console.print(
         f"independent indexes answered: {indexes['answered']} ({', '.join(indexes['groups']) or 'none'})"
     )
+    for what, by in (("tier", indexes["byTier"]), ("region", indexes["byRegion"])):
+        counts = [f"{kind} {n['answered']}" + (f" ({', '.join(n['groups'])})" if n["groups"] else "")
+                  for kind, n in by.items()]  # fmt: skip
+        console.print(f"  by {what}: {escape('; '.join(counts)) or 'none'}", highlight=False)
+    for decoy in report["decoys"]:
+        console.print(
+            f"[yellow]decoy: {escape(decoy['engine'])} answered {len(decoy['queries'])} of "
+            f"{decoy['queriesAsked']} queries with pages about another question (kept out of fusion): "
+            f"{escape(decoy['reason'] or '')}[/yellow]"
+        )
     if report["offline"]:
         console.print(
             "[red]no engine could be reached (no HTTP answer from any): is this machine online, or its proxy "

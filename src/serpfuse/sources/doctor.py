@@ -27,7 +27,11 @@ share, and overlap (the share of its rows that another engine also returned for 
 And how many independent web indexes answered: the correlated groups (Bing, DuckDuckGo and Yahoo are one index)
 of the web engines whose status is ``ok``, without those that hold no index of their own (``engines.
 NOT_OWN_WEB_INDEX``); per query, the groups with an engine whose answer to it was ``ok``. Five engines of one
-index are one opinion, so this is the number that says how broad today's search is.
+index are one opinion, so this is the number that says how broad today's search is. It is counted per tier
+(primary, fallback) and per region (global, cjk, both) too: a search leans on its primaries, and a CJK query on
+the engines that answer Chinese, Japanese and Korean sources. An engine that answered any query with a decoy list
+(``decoy``: rows about another question, which the live source keeps out of fusion) is named, with its queries:
+a decoy is no voice, however well-formed its rows.
 """
 
 from __future__ import annotations
@@ -60,6 +64,7 @@ MIN_TITLED = 0.5  # share of rows with a title under which the parser is reading
 CJK_SHARE = 0.5  # share of a CJK query's bigrams a row must hold to carry it
 SUSPENDING = ("challenge", "rate-limited")  # one is enough: the engine is suspended after it
 GOOD = ("ok", "skipped")
+DECOY = "decoy"  # the live source's status for a list about another question (engines.decoy)
 
 
 @dataclass(frozen=True)
@@ -192,6 +197,7 @@ class EngineReport:
     tier: str
     group: str | None
     default_primary: bool
+    region: str = "both"  # whose sources it answers (EngineInfo.region): global, cjk or both
     checks: list[QueryCheck] = field(default_factory=list)
 
     @property
@@ -224,6 +230,11 @@ class EngineReport:
     def broken(self) -> bool:
         return self.default_primary and self.status not in GOOD
 
+    @property
+    def decoys(self) -> list[QueryCheck]:
+        """The queries it answered with a decoy list (rows about another question, kept out of fusion)."""
+        return [c for c in self.checks if c.verdict == DECOY]
+
     def _mean(self, attr: str) -> float | None:
         values = [getattr(c, attr) for c in self.asked if getattr(c, attr) is not None]
         return statistics.fmean(values) if values else None
@@ -235,6 +246,7 @@ class EngineReport:
             "tier": self.tier,
             "group": self.group,
             "defaultPrimary": self.default_primary,
+            "region": self.region,
             "status": self.status,
             "broken": self.broken,
             "reason": self.reason,
@@ -282,6 +294,18 @@ class DoctorReport:
         answered = [e for e in self.engines if any(c.query == query and c.verdict == "ok" for c in e.checks)]
         return self._indexes(answered)
 
+    def indexes_by(self, attr: str) -> dict[str, list[str]]:
+        """``indexes_answered`` per tier (``attr="tier"``: primary, fallback) or region (``"region"``: global,
+        cjk, both): the groups each kind of engine answered for. Every kind asked is listed, with none too."""
+        kinds = sorted({getattr(e, attr) for e in self.engines if category_of(e.engine) == "general"})
+        ok = [e for e in self.engines if e.status == "ok"]
+        return {kind: self._indexes([e for e in ok if getattr(e, attr) == kind]) for kind in kinds}
+
+    @property
+    def decoys(self) -> list[EngineReport]:
+        """The engines that answered any query with a decoy list: named, whatever their overall status."""
+        return [e for e in self.engines if e.decoys]
+
     def to_json(self) -> dict[str, Any]:
         indexes = self.indexes_answered
         return {
@@ -289,13 +313,34 @@ class DoctorReport:
             "brokenPrimaries": self.broken,
             "checkedAt": self.checked_at,
             "offline": self.offline,
-            "independentIndexes": {"answered": len(indexes), "groups": indexes},
+            "independentIndexes": {
+                "answered": len(indexes),
+                "groups": indexes,
+                **{
+                    f"by{attr.capitalize()}": {
+                        kind: {"answered": len(groups), "groups": groups}
+                        for kind, groups in self.indexes_by(attr).items()
+                    }
+                    for attr in ("tier", "region")
+                },
+            },
+            "decoys": [
+                {
+                    "engine": e.engine,
+                    "group": e.group,
+                    "queries": [c.query for c in e.decoys],
+                    "queriesAsked": len(e.asked),
+                    "reason": e.decoys[0].reason,
+                }
+                for e in self.decoys
+            ],
             "queries": [
                 {
                     "query": q.query,
                     "language": q.language,
                     "kind": q.kind,
                     "independentIndexes": len(self.indexes_for(q.query)),
+                    "decoys": [e.engine for e in self.engines if any(c.query == q.query for c in e.decoys)],
                 }
                 for q in self.queries
             ],
@@ -334,6 +379,7 @@ async def check_engines(
         slot.name: EngineReport(
             engine=slot.name,
             tier=slot.tier,
+            region=slot.region,
             group=groups.get(slot.name, slot.name),
             # A news engine is checked too, but cannot fail the check: evergreen queries may have no news.
             default_primary=slot.tier == "primary" and slot.available and category_of(slot.name) == "general",
