@@ -64,6 +64,7 @@ MIN_TITLED = 0.5  # share of rows with a title under which the parser is reading
 CJK_SHARE = 0.5  # share of a CJK query's bigrams a row must hold to carry it
 SUSPENDING = ("challenge", "rate-limited")  # one is enough: the engine is suspended after it
 GOOD = ("ok", "skipped")
+KIND_ORDER = ("primary", "fallback", "global", "cjk", "both")  # how the tiers and regions are listed
 DECOY = "decoy"  # the live source's status for a list about another question (engines.decoy)
 
 
@@ -297,7 +298,8 @@ class DoctorReport:
     def indexes_by(self, attr: str) -> dict[str, list[str]]:
         """``indexes_answered`` per tier (``attr="tier"``: primary, fallback) or region (``"region"``: global,
         cjk, both): the groups each kind of engine answered for. Every kind asked is listed, with none too."""
-        kinds = sorted({getattr(e, attr) for e in self.engines if category_of(e.engine) == "general"})
+        asked = {getattr(e, attr) for e in self.engines if category_of(e.engine) == "general"}
+        kinds = sorted(asked, key=lambda k: (KIND_ORDER.index(k) if k in KIND_ORDER else len(KIND_ORDER), k))
         ok = [e for e in self.engines if e.status == "ok"]
         return {kind: self._indexes([e for e in ok if getattr(e, attr) == kind]) for kind in kinds}
 
