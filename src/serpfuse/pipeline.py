@@ -12,6 +12,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 from serpfuse.config import SCORE_VERSION, FilterConfig, RankingConfig
 from serpfuse.models import (
@@ -194,7 +195,7 @@ def ranking_inputs(
     outcome = judge(screened, filter_ctx)
     warnings.extend(outcome.warnings)
 
-    tiers = {a.engine: a.tier for a in answers}
+    tiers: dict[str, str] = {a.engine: a.tier for a in answers}
     sizes: dict[str, int] = defaultdict(int)
     for a in answers:
         sizes[a.engine] = max(sizes[a.engine], len(a.rows))
@@ -374,7 +375,7 @@ async def search(
         loading = in_thread(load_tables_for, request.language, budget_s=TABLES_BUDGET_S)
         tables = asyncio.ensure_future(loading)
     early: list[asyncio.Future] = []  # the answers so far ranked while the last engine is awaited (fanout)
-    kwargs = {"config": config, "query": query, "now": now, "explain": explain}
+    kwargs: dict[str, Any] = {"config": config, "query": query, "now": now, "explain": explain}
 
     def rank_early(answers: list[EngineAnswer]) -> None:
         task = asyncio.ensure_future(off_loop(rank_answers, answers, request, budget_s=left(), **kwargs))

@@ -429,7 +429,9 @@ def read_weights_file(path: str | Path) -> dict[str, float]:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
     ranking = data.get("ranking")
     weights = ranking.get("weights") if isinstance(ranking, dict) else None
-    if set(data) != {"ranking"} or set(ranking) != {"weights"} or not isinstance(weights, dict):
+    if set(data) != {"ranking"} or not isinstance(ranking, dict) or set(ranking) != {"weights"}:
+        raise ConfigError(f"{path}: a weights file holds one table, [ranking.weights] (engine = weight)")
+    if not isinstance(weights, dict):
         raise ConfigError(f"{path}: a weights file holds one table, [ranking.weights] (engine = weight)")
     try:
         return RankingConfig(weights=weights).weights

@@ -15,6 +15,8 @@ import os
 import re
 import socket
 from functools import cache, lru_cache
+from types import ModuleType
+from typing import TypeGuard
 from urllib.parse import parse_qs, unquote, unquote_plus, urlsplit, urlunsplit
 
 from publicsuffixlist import PublicSuffixList
@@ -23,6 +25,7 @@ from w3lib.url import canonicalize_url, url_query_cleaner
 from serpfuse import data
 from serpfuse.data.derived import derived_path, write_whole
 
+_idna: ModuleType | None
 try:  # IDNA 2008 with UTS 46 mapping when the package is present; the stdlib codec (IDNA 2003) otherwise
     import idna as _idna
 except ImportError:  # pragma: no cover - idna comes with httpx in practice
@@ -67,8 +70,8 @@ def _first_param(query: str, *names: str) -> str | None:
     return None
 
 
-def _looks_like_web_url(value: str | None) -> bool:
-    return bool(value) and value.strip().lower().startswith(("http://", "https://"))
+def _looks_like_web_url(value: str | None) -> TypeGuard[str]:
+    return value is not None and value.strip().lower().startswith(("http://", "https://"))
 
 
 def _host_is(host: str, domain: str) -> bool:

@@ -97,7 +97,7 @@ class JudgedQuery:
 
     @property
     def has_relevant(self) -> bool:
-        return bool(self.judged) and any(g >= 1 for g in self.judged.values())
+        return self.judged is not None and any(g >= 1 for g in self.judged.values())
 
     @cached_property
     def analysis(self) -> QueryAnalysis:
@@ -476,6 +476,11 @@ def run_config(
     return report
 
 
+def own_list(lists: dict[str | int, dict[str, list[Shown]]], engine: str) -> Ranking:
+    """The ranking that shows ``engine``'s own list for each query, as far as a list is shown."""
+    return lambda q: lists[q.qid].get(engine, [])[:LIMIT]
+
+
 def per_engine_summaries(
     recording: JudgedRecording, queries: Sequence[JudgedQuery], flags: RowFlags | None = filter_flags
 ) -> dict[str, dict[str, float]]:
@@ -487,7 +492,7 @@ def per_engine_summaries(
             engine: aggregate(
                 score_run(
                     queries,
-                    lambda q, e=engine: lists[q.qid].get(e, [])[:LIMIT],
+                    own_list(lists, engine),
                     flags,
                     with_baseline=recording.has_searxng_order,
                 ),

@@ -78,7 +78,7 @@ class LazyGroup(TyperGroup):
             self._listing = False
 
 
-def _flag_shows_no_type(option_class: type) -> None:
+def _flag_shows_no_type(option_class: Any) -> None:  # a click Option class, patched in place
     """typer labels every flag ``<bool>`` in the help (``--json <bool>``), as if it took a value: a flag shows
     no type, as click's own help does."""
     shown = getattr(option_class, "display_type_rich", None)

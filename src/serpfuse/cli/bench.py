@@ -22,12 +22,17 @@ import datetime as dt
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from serpfuse.cli.errors import fail, fail_on
 from serpfuse.errors import SerpfuseError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress as Bar
+    from rich.progress import TaskID
 
 
 class Progress:
@@ -36,15 +41,16 @@ class Progress:
     def __init__(self, total: int, enabled: bool):
         self.total = total
         self.enabled = enabled and sys.stderr.isatty()
-        self._progress = None
-        self._task = None
+        self._progress: Bar | None = None
+        self._task: TaskID | None = None
 
     def __enter__(self) -> Progress:
         if self.enabled:
             from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+            from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+            from rich.progress import Progress as Bar
 
-            self._progress = Progress(
+            self._progress = Bar(
                 TextColumn("{task.description}"),
                 BarColumn(),
                 MofNCompleteColumn(),
@@ -57,11 +63,11 @@ class Progress:
         return self
 
     def describe(self, text: str) -> None:
-        if self._progress is not None:
+        if self._progress is not None and self._task is not None:
             self._progress.update(self._task, description=text)
 
     def step(self) -> None:
-        if self._progress is not None:
+        if self._progress is not None and self._task is not None:
             self._progress.advance(self._task)
 
     def __exit__(self, *exc: object) -> None:
@@ -69,13 +75,7 @@ class Progress:
             self._progress.__exit__(None, None, None)
 
 
-def _console():
-    from rich.console import Console
-
-    return Console(width=max(120, Console().width))
-
-
-def _console():
+def _console() -> Console:
     from rich.console import Console
 
     return Console(width=max(120, Console().width))

@@ -33,6 +33,7 @@ async def engine_rows(source: LiveSource, ranking: RankingConfig) -> list[dict[s
     for slot in source.slots(_ANY_REQUEST):
         info = source.modules[slot.name].INFO
         state = await source.cooldowns.get(slot.name)
+        reason: str | None
         if state is not None:
             status, reason = "cooling down", state.describe(now)
         elif not slot.available:

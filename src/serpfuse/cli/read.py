@@ -24,7 +24,7 @@ from serpfuse.errors import SerpfuseError
 from serpfuse.settings import load_settings
 
 if TYPE_CHECKING:
-    from serpfuse.reader.models import Page, ReadError
+    from serpfuse.reader.models import Format, Page, ReadError
     from serpfuse.reader.service import Reader
 
 # Pages fetched at once: enough to hide the network's latency, few enough to be polite to one site.
@@ -35,6 +35,13 @@ class FormatChoice(StrEnum):
     markdown = "markdown"
     text = "text"
     html = "html"
+
+
+FORMAT_OF: dict[FormatChoice, Format] = {
+    FormatChoice.markdown: "markdown",
+    FormatChoice.text: "text",
+    FormatChoice.html: "html",
+}
 
 
 def register(app: typer.Typer) -> None:
@@ -74,7 +81,7 @@ def register(app: typer.Typer) -> None:
         reader = Reader.from_settings(settings, cache)
         reader.workers = True
         try:
-            codes = asyncio.run(_read_all(reader, targets, fmt.value, as_json, use_cache=not no_cache))
+            codes = asyncio.run(_read_all(reader, targets, FORMAT_OF[fmt], as_json, use_cache=not no_cache))
         finally:
             workers.close()
         failed = [c for c in codes if c]
@@ -92,7 +99,7 @@ def _cores() -> int:
 
 
 async def _read_all(
-    reader: Reader, targets: list[str], fmt: str, as_json: bool, *, use_cache: bool
+    reader: Reader, targets: list[str], fmt: Format, as_json: bool, *, use_cache: bool
 ) -> list[int]:
     """Read every target, print each in order; the exit code of each (0: read)."""
     slots = asyncio.Semaphore(CONCURRENT_READS)
@@ -125,7 +132,7 @@ async def _read_one(reader: Reader, target: str, *, use_cache: bool) -> Page | R
         return exc
 
 
-def _print(target: str, got: Page | ReadError, fmt: str, as_json: bool, *, header: str | None) -> int:
+def _print(target: str, got: Page | ReadError, fmt: Format, as_json: bool, *, header: str | None) -> int:
     from serpfuse.reader.models import ReadError
 
     if isinstance(got, ReadError):

@@ -65,9 +65,12 @@ def read_queries(path: Path) -> list[str]:
         items = data.get("queries") if isinstance(data, dict) else data
         if not isinstance(items, list):
             raise QueryFileError(f'queries file {path}: expected a list or {{"queries": [...]}}')
-        queries = [item.get("query") if isinstance(item, dict) else item for item in items]
-        if not all(isinstance(q, str) for q in queries):
-            raise QueryFileError(f"queries file {path}: every entry needs a query string")
+        queries = []
+        for item in items:
+            query = item.get("query") if isinstance(item, dict) else item
+            if not isinstance(query, str):
+                raise QueryFileError(f"queries file {path}: every entry needs a query string")
+            queries.append(query)
     else:
         queries = [line.strip() for line in text.splitlines()]
         queries = [q for q in queries if q and not q.startswith("#")]

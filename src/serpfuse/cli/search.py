@@ -90,7 +90,8 @@ def split_engines(resp: SearchResponse, *, named: bool) -> tuple[list[EngineRepo
 
     Engines the user named are each reported; of the default set, those that need a key or a base URL nobody
     gave are summed up in one line, and backup engines not needed are left out (the others answered)."""
-    shown, lacking = [], {"key": [], "base URL": []}
+    shown: list[EngineReport] = []
+    lacking: dict[str, list[str]] = {"key": [], "base URL": []}
     for report in resp.engines:
         what = None if named else _needs_set_up(report)
         if what is not None:

@@ -82,6 +82,7 @@ def parse_text(text: str) -> list[EngineRow]:
         data = json.loads(text)
     except ValueError:
         data = None
+    items: list[dict[str, Any]]
     if isinstance(data, dict) and isinstance(data.get("results"), list):
         items = [
             {

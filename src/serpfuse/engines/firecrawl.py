@@ -54,7 +54,7 @@ def build_request(q: EngineQuery) -> RequestSpec | None:
 
 
 def _pick(item: dict) -> RowFields:
-    metadata = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
+    metadata = found if isinstance(found := item.get("metadata"), dict) else {}
     title = item.get("title") or metadata.get("title")
     snippet = item.get("description") or metadata.get("description")
     return item.get("url"), title, snippet, None

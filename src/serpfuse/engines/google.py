@@ -166,7 +166,7 @@ def dated_snippet(text: str) -> tuple[str, dt.datetime | None]:
 
 
 def is_ad(href: str | None) -> bool:
-    return bool(href) and AD_LINK.search(href) is not None
+    return bool(href and AD_LINK.search(href))
 
 
 def _block_pick(block: LexborNode) -> RowFields | None:

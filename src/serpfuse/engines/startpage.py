@@ -213,9 +213,9 @@ def payload(text: str) -> dict[str, Any] | None:
 
 def web_results(data: dict[str, Any]) -> list[Any]:
     """The organic rows, in page order: every ``web-google`` block of the main column."""
-    render = data.get("render") if isinstance(data.get("render"), dict) else {}
-    presenter = render.get("presenter") if isinstance(render.get("presenter"), dict) else {}
-    regions = presenter.get("regions") if isinstance(presenter.get("regions"), dict) else {}
+    render = found if isinstance(found := data.get("render"), dict) else {}
+    presenter = found if isinstance(found := render.get("presenter"), dict) else {}
+    regions = found if isinstance(found := presenter.get("regions"), dict) else {}
     mainline = regions.get("mainline")
     if not isinstance(mainline, list):
         raise ParseFailure("Startpage: no result column in the page data")

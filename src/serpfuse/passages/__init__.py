@@ -65,7 +65,7 @@ def across(
             after = sum(p.end - p.start for p in passages_of(pages[rank].text, trial))
             picked[rank] = trial
             used += after - before
-    out = []
+    out: list[tuple[str, Passage]] = []
     for rank in sorted(picked):
         out.extend((pages[rank].key, p) for p in passages_of(pages[rank].text, picked[rank]))
     return out

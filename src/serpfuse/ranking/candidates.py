@@ -55,7 +55,10 @@ def fold_engine_names(answers: Iterable[EngineAnswer], cap: int) -> list[EngineA
             out.append(answer)
             continue
         kept = set(sorted(best, key=lambda name: (best[name], name))[:cap])
-        rows, folded = [], {}  # the folded voter's best-ranked row per URL: one voter sees a page once
+        rows: list[EngineRow] = []
+        folded: dict[
+            str, EngineRow
+        ] = {}  # the folded voter's best-ranked row per URL: one voter sees a page once
         for row in answer.rows:
             if row.engine in kept:
                 rows.append(row)

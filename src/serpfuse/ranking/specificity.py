@@ -22,13 +22,15 @@ from array import array
 from collections.abc import Callable, Iterator, Mapping
 from functools import cache, lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 from zlib import crc32
 
 from serpfuse.data.derived import derived_path, write_whole
 
-Ints = array | memoryview  # of unsigned ints ("I"), or of floats ("d") for a table's values
-Bytes = bytes | memoryview
+Ints: TypeAlias = (
+    "array[Any] | memoryview[Any]"  # of unsigned ints ("I"), or of floats ("d") for a table's values
+)
+Bytes: TypeAlias = "bytes | memoryview[Any]"
 
 DEFAULT_LANGUAGE = "en"
 
@@ -76,7 +78,7 @@ class WordTable(Mapping[str, Any]):
             return cls(words, starts, array("d", (table[k] for k in keys)), slots)
         return cls(words, starts, _packed([table[k] for k in keys]), slots)
 
-    def _word(self, i: int) -> bytes:
+    def _word(self, i: int) -> Bytes:
         return self._words[self._starts[i] : self._starts[i + 1]]
 
     def _value(self, i: int) -> Any:

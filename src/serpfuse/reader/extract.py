@@ -24,6 +24,7 @@ import io
 import logging
 import re
 from dataclasses import dataclass, field
+from typing import Literal
 
 import lxml.html
 import trafilatura
@@ -73,7 +74,7 @@ class Extraction:
     date: str | None = None
     language: str | None = None
     canonical_url: str | None = None
-    kind: str = "html"  # html | pdf | text
+    kind: Literal["html", "pdf", "text"] = "html"
     extractor: str = "readability"
     notes: list[str] = field(default_factory=list)
 
@@ -178,7 +179,9 @@ def trafilatura_reading(tree: lxml.html.HtmlElement, url: str | None) -> Reading
         include_links=True,
         with_metadata=False,
     )
-    return _reading(doc.body if doc is not None else None)
+    if doc is None or isinstance(doc, dict):  # a dict only for as_dict=True, which this call does not ask
+        return _reading(None)
+    return _reading(doc.body)
 
 
 # --- HTML -------------------------------------------------------------------------------------------------

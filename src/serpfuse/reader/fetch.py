@@ -73,7 +73,7 @@ class SystemResolver:
             infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
         except socket.gaierror:
             raise ReadError(f"cannot resolve {host}") from None
-        return list(dict.fromkeys(ipaddress.ip_address(info[4][0].split("%", 1)[0]) for info in infos))
+        return list(dict.fromkeys(ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in infos))
 
 
 class FetchTooLarge(ReadError):

@@ -73,7 +73,7 @@ def _page(extraction: Extraction, asked: str, final_url: str | None, content_typ
         date=extraction.date,
         language=extraction.language,
         content_type=content_type,
-        kind=extraction.kind,  # type: ignore[arg-type]
+        kind=extraction.kind,
         extractor=extraction.extractor,
         markdown=extraction.markdown,
         text=extraction.text,

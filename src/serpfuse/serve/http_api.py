@@ -239,7 +239,7 @@ class Endpoints:
     async def healthz(self, request: Request) -> Response:
         ok = await self.service.ping()
         degraded = self.service.degraded()  # shared stores skipped now, this process serving from its own
-        body = {
+        body: dict[str, Any] = {
             "status": "ok" if ok and not degraded else "degraded",
             "source": self.service.source.name,
             "cache": self.settings.cache_backend,

@@ -56,7 +56,10 @@ def setup_logging(level: int | str = logging.WARNING, *, secrets: Iterable[str] 
     e.g. the API token and URL passwords a settings file holds)."""
     level = logging.getLevelName(level.upper()) if isinstance(level, str) else level
     root = logging.getLogger()
-    handler = next((h for h in root.handlers if getattr(h, "serpfuse", False)), None)
+    handler = next(
+        (h for h in root.handlers if isinstance(h, logging.StreamHandler) and getattr(h, "serpfuse", False)),
+        None,
+    )
     if handler is None:
         handler = logging.StreamHandler(sys.stderr)
         handler.serpfuse = True  # type: ignore[attr-defined]

@@ -333,7 +333,7 @@ def render_explanation(resp: SearchResponse, max_chars: int) -> tuple[str, Expla
 def render_status(engines: list[EngineHealth]) -> str:
     lines = ["Engine status (key status only; keys are never shown):"]
     for e in engines:
-        bits = [e.state]
+        bits: list[str] = [e.state]
         if e.reason:
             bits.append(e.reason)
         if e.tier:
@@ -396,11 +396,11 @@ class OneLineToolErrors:
             ]
             return result.model_copy(update={"content": content})
         if isinstance(result, dict) and result.get("isError"):  # the wire form, as the runner hands it over
-            content = [
+            wire = [
                 {**c, "text": one_line_error(c["text"])} if c.get("type") == "text" else c
                 for c in result.get("content", [])
             ]
-            return {**result, "content": content}
+            return {**result, "content": wire}
         return result
 
 

@@ -18,16 +18,18 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema
 
 from serpfuse.models import Model
-from serpfuse.reader.models import FORMATS, CallerError, Page, ReadError
+from serpfuse.reader.models import FORMATS, CallerError, Format, Page, ReadError
 from serpfuse.urls import favicon_url
 
 if TYPE_CHECKING:
     from serpfuse.reader.service import Reader
 
 MAX_URLS = 20  # Tavily's own limit per extract call
-FIRECRAWL_FORMATS = {"markdown": "markdown", "html": "html", "rawHtml": "html"}
+FirecrawlFormat = Literal["markdown", "html", "rawHtml"]
+FIRECRAWL_FORMATS: dict[FirecrawlFormat, Format] = {"markdown": "markdown", "html": "html", "rawHtml": "html"}
 
 ReadFormat = Literal[FORMATS]  # type: ignore[valid-type]
 PageUrl = Annotated[
@@ -63,10 +65,7 @@ class FirecrawlScrapeRequest(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     url: PageUrl
-    formats: list[Literal[tuple(FIRECRAWL_FORMATS)]] = ["markdown"]  # type: ignore[valid-type]
-
-
-FirecrawlFormat = Literal[tuple(FIRECRAWL_FORMATS)]  # type: ignore[valid-type]
+    formats: list[FirecrawlFormat] = ["markdown"]
 
 
 class FirecrawlFormatObject(BaseModel):
@@ -86,7 +85,7 @@ class FirecrawlV2ScrapeRequest(BaseModel):
 
     url: PageUrl
     formats: list[FirecrawlFormat | FirecrawlFormatObject] = ["markdown"]
-    maxAge: int = Field(None, ge=0, description="milliseconds; 0 reads the page again")
+    maxAge: int | SkipJsonSchema[None] = Field(None, ge=0, description="milliseconds; 0 reads the page again")
 
 
 class BadRequest(CallerError):
@@ -212,26 +211,27 @@ def _unknown_format(name: str) -> BadRequest:
     return BadRequest(f"format {name!r} is not served; formats: {', '.join(FIRECRAWL_FORMATS)}")
 
 
-def firecrawl_formats(value: Any, *, objects: bool = False) -> list[str]:
+def firecrawl_formats(value: Any, *, objects: bool = False) -> list[FirecrawlFormat]:
     """Firecrawl's ``formats``: names (v1 and v2) or, with ``objects``, v2's ``{"type": name}`` objects."""
     if value is None:
         return ["markdown"]
     if not isinstance(value, list):
         raise BadRequest('formats must be a list such as ["markdown"]')
-    names = []
+    names: list[FirecrawlFormat] = []
     for item in value:
         name = item.get("type") if objects and isinstance(item, dict) else item
         if not isinstance(name, str):
             raise BadRequest('formats must be a list such as ["markdown"]')
-        if name not in FIRECRAWL_FORMATS:
+        known = next((f for f in FIRECRAWL_FORMATS if f == name), None)
+        if known is None:
             raise _unknown_format(name)
-        names.append(name)
+        names.append(known)
     return list(dict.fromkeys(names))
 
 
-def firecrawl_document(page: Page, url: str, formats: Sequence[str]) -> dict[str, Any]:
+def firecrawl_document(page: Page, url: str, formats: Sequence[FirecrawlFormat]) -> dict[str, Any]:
     """A Firecrawl document: each asked format's content and the page's metadata (v1 and v2 alike)."""
-    data: dict[str, Any] = {f: page.content(FIRECRAWL_FORMATS[f]) for f in formats}  # type: ignore[arg-type]
+    data: dict[str, Any] = {f: page.content(FIRECRAWL_FORMATS[f]) for f in formats}
     metadata = {
         "title": page.title,
         "language": page.language,
@@ -270,7 +270,7 @@ async def firecrawl_v2_scrape(reader: Reader, body: dict[str, Any]) -> dict[str,
 
 
 async def add_firecrawl_documents(
-    reader: Reader, rows: list[dict[str, Any]], formats: Sequence[str], timeout_s: float
+    reader: Reader, rows: list[dict[str, Any]], formats: Sequence[FirecrawlFormat], timeout_s: float
 ) -> None:
     """A ``/v2/search`` with ``scrapeOptions``: each result row gains its page's formats and metadata, or, where
     the page was not read in time or was refused, metadata with the error (and no content)."""

@@ -9,7 +9,7 @@ moment its output would pass that, so a bomb costs at most the budget plus one p
 from __future__ import annotations
 
 import zlib
-from typing import Protocol
+from typing import IO, Protocol, cast
 
 from serpfuse.errors import SerpfuseError
 
@@ -131,7 +131,9 @@ class Zstd:
         self._sink = _Sink()
         # A writer, not decompressobj: decompressobj returns a whole input's output at once, however large.
         self._inflater = zstandard.ZstdDecompressor().stream_writer(
-            self._sink, write_size=PIECE, closefd=False
+            cast(IO[bytes], self._sink),  # the writer calls only write(), which _Sink has
+            write_size=PIECE,
+            closefd=False,
         )
 
     def decode(self, data: bytes, room: int) -> bytes:

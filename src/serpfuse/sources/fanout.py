@@ -180,8 +180,10 @@ async def _ask_all(
 
 
 async def _until_one_engine_left(
-    pending: set[asyncio.Future], engine_of: dict[asyncio.Future, str], deadline: float
-) -> set[asyncio.Future]:
+    pending: set[asyncio.Task[EngineAnswer]],
+    engine_of: dict[asyncio.Task[EngineAnswer], str],
+    deadline: float,
+) -> set[asyncio.Task[EngineAnswer]]:
     while len({engine_of[t] for t in pending}) > 1:
         done, pending = await asyncio.wait(
             pending, timeout=max(0.0, deadline - time.monotonic()), return_when=asyncio.FIRST_COMPLETED
@@ -255,8 +257,8 @@ async def _fan_out(
         if time.monotonic() < deadline:
             result.fallback_used = True
             result.answers.extend(await _ask_all(source, fallbacks, query.variants, request, deadline))
-            answered = any(a.status in ANSWERED for a in result.answers)
-            why = "no primary engine returned a usable row" if answered else "every primary engine failed"
+            any_answered = any(a.status in ANSWERED for a in result.answers)
+            why = "no primary engine returned a usable row" if any_answered else "every primary engine failed"
             result.warnings.append(f"{why}; used the fallback tier")
         else:
             for name in fallbacks:

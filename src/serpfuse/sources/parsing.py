@@ -264,7 +264,11 @@ class ParsePool:
         worker.reap()
 
     def _run(
-        self, job: _Job, fn: Parse, args: tuple[Any, ...], began: Callable[[], None] = lambda: None
+        self,
+        job: _Job,
+        fn: Callable[..., Iterable[Any]],
+        args: tuple[Any, ...],
+        began: Callable[[], None] = lambda: None,
     ) -> tuple[str, Any]:
         """In a pool thread: one parse on an idle worker (each pool thread finds one while all are up)."""
         began()
@@ -298,8 +302,13 @@ class ParsePool:
             worker.kill()  # its pool thread sees the pipe close, reaps it and starts a replacement
 
     async def parse(
-        self, fn: Parse, args: tuple[Any, ...], budget_s: float, *, kill_on_cancel: bool = True
-    ) -> list[EngineRow]:
+        self,
+        fn: Callable[..., Iterable[T]],
+        args: tuple[Any, ...],
+        budget_s: float,
+        *,
+        kill_on_cancel: bool = True,
+    ) -> list[T]:
         """``fn(*args)`` in a worker; ``ParseOverrun`` (the worker killed) when it is not done in ``budget_s``.
         Raises ``NoWorker`` when no worker is up. ``kill_on_cancel``: a call whose caller has gone kills its
         worker (a parse of hostile input must not go on using a core); False for work that is bounded anyway
@@ -469,7 +478,10 @@ def _beginning() -> tuple[asyncio.Future[None], Callable[[], None]]:
         if not began.done():
             began.set_result(None)
 
-    return began, lambda: loop.call_soon_threadsafe(set_began)
+    def begin() -> None:
+        loop.call_soon_threadsafe(set_began)
+
+    return began, begin
 
 
 def _by_reference(fn: Callable[..., Any]) -> bool:

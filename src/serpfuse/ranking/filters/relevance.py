@@ -178,8 +178,11 @@ class PoolRelevance:
                 return self.verdict
             self.notes[candidate.key] = f"kept against the pool gate: {agreed}"
             return None
-        row = None if candidate.key in self.coverages else RowText.of_candidate(candidate)
-        cov = self.coverages.get(candidate.key) or coverage(self.terms, row, self.weak_weight)
+        cov = self.coverages.get(candidate.key)
+        row = None
+        if cov is None:  # a row outside the pool: its coverage worked out now
+            row = RowText.of_candidate(candidate)
+            cov = coverage(self.terms, row, self.weak_weight)
         if not cov.passes(self.min_coverage):
             if agreed is not None:
                 self.notes[candidate.key] = f"{coverage_reason(cov)} (kept: {agreed})"

@@ -146,8 +146,9 @@ def engine_parts(
     parts: dict[str, float] = {}
     for e in engines:
         parts[f"weight:{e}"] = weights[e]
-        if estimates[e].support is not None:
-            parts[f"support:{e}"] = estimates[e].support
+        support = estimates[e].support
+        if support is not None:
+            parts[f"support:{e}"] = support
     return parts
 
 

@@ -86,7 +86,7 @@ class Ask:
 
     def href(self, **change: Any) -> str:
         """This search's URL with ``change`` applied (view=..., engines=[...], pageno=...), for links."""
-        state = {
+        state: dict[str, Any] = {
             "q": self.query, "time_range": self.time_range, "engines": self.engines, "view": self.view,
             "pageno": self.pageno,
         }  # fmt: skip
@@ -152,7 +152,7 @@ class Paging:
         return self.pageno < self.pages and rows >= self.limit
 
 
-def cut_summary(resp: SearchResponse) -> list[tuple[str, int]]:
+def cut_summary(resp: SearchResponse) -> list[tuple[str | None, int]]:
     """How many candidates each step cut, most first: the explain view's one-line overview."""
     counts = Counter(c.cut_by for c in resp.candidates or [] if not c.selected)
     return sorted(counts.items(), key=lambda t: (-t[1], t[0] or ""))
