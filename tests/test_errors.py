@@ -115,3 +115,11 @@ def test_leaves_keep_what_the_faces_answered():
     assert (ReplayError.http_status, ReplayError.exit_code) == (404, 2)
     assert (ReadError.http_status, CallerError.http_status, BadRequest.http_status) == (502, 422, 400)
     assert issubclass(InputError, ValueError)  # code that catches ValueError still catches bad input
+
+
+def test_a_page_status_is_not_the_answer_status():
+    """The reader's HttpStatusError carries the page's status apart: the API answers 502 for a page's 404."""
+    from serpfuse.reader.fetch import HttpStatusError
+
+    error = HttpStatusError("example.com", 404)
+    assert (error.page_status, error.http_status, error.exit_code) == (404, 502, 1)

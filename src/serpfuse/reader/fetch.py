@@ -83,7 +83,7 @@ class FetchTooLarge(ReadError):
 class HttpStatusError(ReadError):
     def __init__(self, host: str, status: int) -> None:
         super().__init__(f"{host} answered HTTP {status}")
-        self.http_status = status
+        self.page_status = status  # the page's answer; ours is 502 (http_status)
 
 
 @cache

@@ -62,7 +62,7 @@ class RobotsCache:
         except (HttpStatusError, Unsupported) as exc:
             # missing, forbidden or not a robots file: no rules; a server error: the site says it is
             # unavailable, so no crawler now
-            return isinstance(exc, Unsupported) or exc.http_status < 500
+            return isinstance(exc, Unsupported) or exc.page_status < 500
         # Anything else (refused, unresolvable, unreachable, too slow) is the page's own failure too: it
         # propagates with its cause rather than as a robots.txt refusal.
         return Protego.parse(decode(fetched))
