@@ -49,8 +49,9 @@ class Bootstrap:
         }
 
 
-def _percentile(sorted_values: Sequence[float], q: float) -> float:
-    """Linear interpolation between order statistics (numpy's default "linear" method)."""
+def percentile(values: Sequence[float], q: float) -> float:
+    """Linear interpolation between order statistics (numpy's default "linear" method); 0 for no values."""
+    sorted_values = sorted(values)
     if not sorted_values:
         return 0.0
     pos = q * (len(sorted_values) - 1)
@@ -81,8 +82,8 @@ def paired_bootstrap(
         mean_a=sum(a) / n,
         mean_b=sum(b) / n,
         delta=sum(deltas) / n,
-        low=_percentile(means, tail),
-        high=_percentile(means, 1 - tail),
+        low=percentile(means, tail),
+        high=percentile(means, 1 - tail),
         confidence=confidence,
         resamples=resamples,
         wins=sum(1 for d in deltas if d > 0),

@@ -1,48 +1,18 @@
-"""Engine weights learned from judgments (``serpfuse calibrate``): one weight per engine for the default fusion.
-
-A weight multiplies the engine's part of the ranker's score (``ranking.weights``, config.py): CombMNZ's (the
-default) rank scores, or consensus-v2.1's votes (``consensus``, ``adaptive``). The weights are
-fitted to the judged queries with a relevant document: they maximise the mean nDCG@8 (gain 2^rel - 1, the ideal
-from every judged document; the bench's metric) minus ``lam * sum(log2(w) ** 2)``, a pull toward equal weights
-so that an engine the judgments say little about stays near the neutral 1.
-
-- Search: coordinate ascent over log2-weights on ``GRID`` (1/8 .. 8 in half steps), the engines in a fixed order:
-  a first sweep over whole powers of two, then sweeps over the nearby grid points until one moves nothing (at
-  most ``MAX_SWEEPS``). A move must gain; among equal gains the weight nearest 1 wins. The only randomness is
-  the resampling, under a fixed seed: the same judgments give the same weights.
-- ``lam`` is chosen among ``LAMBDAS`` by K-fold cross-validation inside the queries given: the best mean
-  out-of-fold nDCG@8, ties to the stronger pull. ``inf`` is equal weights, so judgments that teach nothing
-  give weights of 1. For CombMNZ one more choice competes, last in the ties: ``ALONE``, the engine whose list
-  alone scores best on the training queries, every other weighted 0.
-- The cross-validated gain: each fold's queries are scored with the weights fitted on the other folds, under
-  the ``lam`` that the other folds' out-of-fold scores pick, against equal weights (paired bootstrap interval).
-- Each weight's interval: resample the queries with replacement, refit at the chosen ``lam`` (starting from the
-  fitted weights), percentiles.
-
-Speed: each query's fusion is worked out once up to the weights (``QueryCache``: each candidate's vote from
-each engine at weight 1, its factor, its grade, what the selection needs); numpy then
-fuses every query for a whole line of the grid at once. tests/test_calibrate.py checks that this gives the
-lists the rankers themselves give.
-"""
+"""Calibration's problem: each judged query's fusion worked out up to the engine weights (``QueryCache``), then
+every query at once (``Problem``): numpy fuses and selects a whole line of the weight grid in one pass, as the
+rankers (combmnz, consensus) and the MMR selection would. tests/test_calibrate.py checks the lists match."""
 
 from __future__ import annotations
 
-import asyncio
-import datetime as dt
-import json
 import math
-import random
-import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from serpfuse.bench import metrics, trec
-from serpfuse.bench.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Bootstrap
-from serpfuse.config import DEFAULT_STRATEGY, RankingConfig
+from serpfuse.bench import metrics
+from serpfuse.config import RankingConfig
 from serpfuse.errors import InputError
 from serpfuse.ranking.context import RankContext
 from serpfuse.ranking.types import Candidate
@@ -299,14 +269,22 @@ class _Block:
     start: int
     width: int
     queries: np.ndarray  # positions in the problem's query order
-    similarity: np.ndarray | None = None  # (Qb, width, width)
-    sparse: np.ndarray | None = None  # (Qb, width)
-    same_domain: np.ndarray | None = None  # (Qb, width, width)
-    cap: np.ndarray | None = None  # (Qb,) rows a domain may fill with sparse text (a single site: no cap)
+    mmr: _MMRArrays | None = None  # None: the ranker's own order is the list
 
     @property
     def stop(self) -> int:
         return self.start + len(self.queries) * self.width
+
+
+@dataclass
+class _MMRArrays:
+    """What the MMR selection reads of a block's queries, padded to its width."""
+
+    similarity: np.ndarray  # (Qb, width, width)
+    sparse: np.ndarray  # (Qb, width)
+    same_domain: np.ndarray  # (Qb, width, width)
+    cap: np.ndarray  # (Qb,) rows a domain may fill with sparse text (a single site: no cap)
+    inputs: MMRInputs  # the first query's (penalty and limit are the configuration's, alike for every query)
 
 
 @dataclass
@@ -368,7 +346,7 @@ class Problem:
             for b, i in enumerate(members):
                 pieces.append((i, start + b * width))
             if caches[0].mmr is not None:
-                self._mmr_arrays(block, [caches[i] for i in members])
+                block.mmr = self._mmr_arrays(width, [caches[i] for i in members])
             self.blocks.append(block)
             start = block.stop
         self.n = start
@@ -386,19 +364,26 @@ class Problem:
             self.hits[rows] = arrays[i].hits
 
     @staticmethod
-    def _mmr_arrays(block: _Block, caches: Sequence[QueryCache]) -> None:
-        count, width = len(caches), block.width
-        block.similarity = np.zeros((count, width, width))
-        block.sparse = np.zeros((count, width), dtype=bool)
-        block.same_domain = np.zeros((count, width, width), dtype=bool)
-        block.cap = np.array([width if c.mmr.cap is None else c.mmr.cap for c in caches])
-        for b, c in enumerate(caches):
+    def _mmr_arrays(width: int, caches: Sequence[QueryCache]) -> _MMRArrays:
+        inputs = [c.mmr for c in caches if c.mmr is not None]
+        if len(inputs) != len(caches):
+            raise ValueError("every query of a problem is selected alike: MMR inputs for all or none")
+        count = len(caches)
+        arrays = _MMRArrays(
+            similarity=np.zeros((count, width, width)),
+            sparse=np.zeros((count, width), dtype=bool),
+            same_domain=np.zeros((count, width, width), dtype=bool),
+            cap=np.array([width if m.cap is None else m.cap for m in inputs]),
+            inputs=inputs[0],
+        )
+        for b, (c, m) in enumerate(zip(caches, inputs, strict=True)):
             d = len(c.keys)
             if d:
-                block.similarity[b, :d, :d] = c.mmr.similarity
-                block.sparse[b, :d] = c.mmr.sparse
-                domains = np.array(c.mmr.domains, dtype=object)
-                block.same_domain[b, :d, :d] = domains[:, None] == domains[None, :]
+                arrays.similarity[b, :d, :d] = m.similarity
+                arrays.sparse[b, :d] = m.sparse
+                domains = np.array(m.domains, dtype=object)
+                arrays.same_domain[b, :d, :d] = domains[:, None] == domains[None, :]
+        return arrays
 
     @property
     def queries(self) -> int:
@@ -464,10 +449,10 @@ class Problem:
             shape = (scores.shape[0], len(block.queries), block.width)
             s = scores[:, block.start : block.stop].reshape(shape)
             gains = self.gains[block.start : block.stop].reshape(shape[1:])
-            if block.similarity is None:
+            if block.mmr is None:
                 dcg = _top_dcg(s, gains, step)
             else:
-                dcg = _mmr_dcg(s, gains, block, self.caches[int(block.queries[0])].mmr)
+                dcg = _mmr_dcg(s, gains, block.mmr)
             out[:, block.queries] = dcg
         return out / self.ideal
 
@@ -545,9 +530,10 @@ def _top_dcg(scores: np.ndarray, gains: np.ndarray, step: float) -> np.ndarray:
     return np.take_along_axis(shown, order, axis=-1) @ _DISCOUNT[: order.shape[-1]]
 
 
-def _mmr_dcg(scores: np.ndarray, gains: np.ndarray, block: _Block, mmr: MMRInputs) -> np.ndarray:
+def _mmr_dcg(scores: np.ndarray, gains: np.ndarray, block: _MMRArrays) -> np.ndarray:
     """Greedy MMR as ranking.selection.mmr_select runs it, for every query of the block at once."""
     g_count, q_count, width = scores.shape
+    mmr = block.inputs
     redundancy = np.zeros_like(scores)
     taken = scores <= 0  # rows that score nothing never enter
     same_domain_chosen = np.zeros(scores.shape, dtype=int)
@@ -566,430 +552,3 @@ def _mmr_dcg(scores: np.ndarray, gains: np.ndarray, block: _Block, mmr: MMRInput
         redundancy = np.where(ok[..., None], np.maximum(redundancy, sim), redundancy)
         same_domain_chosen += ok[..., None] * block.same_domain[rows, pick]
     return dcg
-
-
-# --- the fit ------------------------------------------------------------------------------------------------
-
-
-GRID_VALUES = np.array([2.0**g for g in GRID])
-_NEUTRAL = GRID.index(0.0)
-# among equal gains, the grid point nearest weight 1 (then the lower one)
-_PREFERENCE = sorted(range(len(GRID)), key=lambda i: (abs(GRID[i]), GRID[i]))
-
-
-def fit(
-    problem: Problem,
-    lam: float,
-    counts: np.ndarray | None = None,
-    start: np.ndarray | None = None,
-    sweeps: int = MAX_SWEEPS,
-) -> np.ndarray:
-    """log2-weights (one per ``problem.voters``) by coordinate ascent; ``counts`` weigh the queries.
-
-    A fit from equal weights (no ``start``) first tries every whole power of two (``COARSE``) for each engine;
-    then each sweep tries ``LOCAL`` grid points either side of where each engine is, until none moves.
-    """
-    if math.isinf(lam) or not problem.voters:
-        return np.zeros(len(problem.voters))
-    theta = np.zeros(len(problem.voters)) if start is None else start.copy()
-    counts = np.ones(problem.queries) if counts is None else np.asarray(counts, dtype=float)
-    weight = counts / counts.sum()
-    line = problem.line(2.0**theta)
-    for sweep in range(sweeps):
-        moved = False
-        for column in range(len(problem.voters)):
-            current = GRID.index(float(theta[column]))
-            if sweep == 0 and start is None:
-                points = sorted({*COARSE, current})
-            else:
-                points = list(range(max(0, current - LOCAL), min(len(GRID), current + LOCAL + 1)))
-            gains = problem.ndcg(line.scores(column, GRID_VALUES[points])) @ weight
-            objective = {i: gains[k] - lam * GRID[i] ** 2 for k, i in enumerate(points)}
-            best = max(objective.values())
-            if best <= objective[current] + EPS:
-                continue
-            theta[column] = GRID[
-                next(i for i in _PREFERENCE if i in objective and objective[i] >= best - EPS)
-            ]
-            line.set(2.0**theta)
-            moved = True
-        if not moved:
-            break
-    return theta
-
-
-def fold_of(queries: int, folds: int, seed: int = DEFAULT_SEED) -> list[int]:
-    """Each query's fold: a fixed shuffle, dealt round-robin (so folds differ in size by one at most)."""
-    order = list(range(queries))
-    random.Random(seed).shuffle(order)
-    out = [0] * queries
-    for position, query in enumerate(order):
-        out[query] = position % folds
-    return out
-
-
-@dataclass
-class CrossValidation:
-    """Out-of-fold nDCG@8 of each query under each ``lam`` (``inf``: equal weights)."""
-
-    folds: list[int]
-    out_of_fold: dict[Choice, np.ndarray]
-
-    def mean(self, lam: Choice, mask: np.ndarray | None = None) -> float:
-        values = self.out_of_fold[lam]
-        return float(values[mask].mean() if mask is not None else values.mean())
-
-    def best(self, mask: np.ndarray | None = None) -> Choice:
-        """The choice with the best mean out-of-fold nDCG@8 (over ``mask``); ties to the stronger pull, and
-        ``ALONE`` (when offered) last."""
-        choices = list(self.out_of_fold)
-        means = {c: round(self.mean(c, mask), 12) for c in choices}
-        top = max(means.values())
-        return next(c for c in choices if means[c] == top)
-
-    def honest(self) -> np.ndarray:
-        """Each query's nDCG@8 under the weights fitted without its fold, at the ``lam`` chosen without it."""
-        folds = np.array(self.folds)
-        out = np.zeros(len(folds))
-        for k in sorted(set(self.folds)):
-            lam = self.best(folds != k)
-            out[folds == k] = self.out_of_fold[lam][folds == k]
-        return out
-
-
-def cross_validate(
-    problem: Problem, folds: int = FOLDS, seed: int = DEFAULT_SEED, alone: bool = True
-) -> CrossValidation:
-    """Out-of-fold nDCG@8 of every choice: each lambda, and (``alone``, additive fusion) ``ALONE``."""
-    if problem.queries < 2 * folds:
-        raise CalibrationError(
-            f"{folds}-fold cross-validation needs at least {2 * folds} judged queries with a relevant "
-            f"document; there are {problem.queries}"
-        )
-    fold = fold_of(problem.queries, folds, seed)
-    choices: list[Choice] = [*LAMBDAS, *([ALONE] if alone and problem.additive else [])]
-    out = {c: np.zeros(problem.queries) for c in choices}
-    for k in range(folds):
-        train = [i for i, f in enumerate(fold) if f != k]
-        test = [i for i, f in enumerate(fold) if f == k]
-        train_problem, test_problem = problem.take(train), problem.take(test)
-        theta = None
-        for lam in LAMBDAS:  # strongest pull first; each fit starts where the one before ended
-            theta = fit(train_problem, lam, start=theta)
-            weights = dict(zip(train_problem.voters, 2.0**theta, strict=True))
-            out[lam][test] = test_problem.ndcg_of(weights)
-        if ALONE in out:
-            out[ALONE][test] = test_problem.ndcg_of(alone_weights(train_problem))
-    return CrossValidation(fold, out)
-
-
-def alone_weights(problem: Problem, counts: np.ndarray | None = None) -> dict[str, float]:
-    """1 for the engine best alone on ``problem``'s queries, 0 for every other."""
-    best = problem.best_alone(counts)
-    return {v: 1.0 if v == best else 0.0 for v in problem.voters}
-
-
-@dataclass
-class Calibration:
-    """The fitted weights, how sure each one is, and what they gain."""
-
-    strategy: str
-    weights: dict[str, float]  # voter -> weight, by name
-    intervals: dict[str, tuple[float, float]]
-    lam: Choice  # a lambda, or ALONE: one engine, the others 0
-    cv_means: dict[Choice, float]  # choice -> mean out-of-fold nDCG@8
-    equal: float  # mean nDCG@8 with equal weights
-    fitted: float  # with the fitted weights, on the queries they were fitted on
-    gain: Bootstrap  # cross-validated: equal weights (a) against calibrated (b), per query
-    queries: int
-    folds: int
-    resamples: int
-    notes: list[str] = field(default_factory=list)
-
-    def to_json(self) -> dict:
-        return {
-            "strategy": self.strategy,
-            "weights": self.weights,
-            "intervals": {e: list(i) for e, i in self.intervals.items()},
-            "lambda": _lam_text(self.lam),
-            "crossValidation": {_lam_text(k): v for k, v in self.cv_means.items()},
-            "equal": self.equal,
-            "fitted": self.fitted,
-            "gain": self.gain.as_dict(),
-            "queries": self.queries,
-            "folds": self.folds,
-            "resamples": self.resamples,
-            "notes": self.notes,
-        }
-
-    def fusion(self) -> str:
-        if self.strategy == DEFAULT_STRATEGY:
-            return f"the default fusion ({self.strategy})"
-        return f"--strategy {self.strategy} (not the default, {DEFAULT_STRATEGY})"
-
-    def summary_lines(self) -> list[str]:
-        g = self.gain
-        lams = ", ".join(_lam_text(lam) for lam in self.cv_means)
-        return [
-            f"engine weights for {self.fusion()}, learned from {self.queries} judged queries with a relevant "
-            "document",
-            f"nDCG@8: equal weights {self.equal:.4f}, calibrated {self.fitted:.4f} (on the same queries)",
-            f"cross-validated gain against equal weights: {g.delta:+.4f} [{g.low:+.4f}, {g.high:+.4f}] "
-            f"({g.mean_a:.4f} -> {g.mean_b:.4f}; {self.folds} folds, paired bootstrap 95 %; "
-            f"{g.wins} queries up, {g.losses} down)",
-            f"regularisation lambda = {_lam_text(self.lam)}, chosen by {self.folds}-fold cross-validation "
-            f"among {lams} (inf: equal weights; alone: the engine best alone, the others 0)",
-            *self.notes,
-        ]
-
-    def toml(self) -> str:
-        """The weights as a settings file's ``[ranking.weights]``, each with its interval as a comment."""
-        lines = [f"# {line}" for line in self.summary_lines()]
-        lines.append(
-            f"# each weight's 95 % interval: {self.resamples} bootstrap resamples of the queries, refit"
-        )
-        lines.append("[ranking.weights]")
-        for engine, weight in self.weights.items():
-            low, high = self.intervals.get(engine, (weight, weight))
-            lines.append(f"{toml_key(engine)} = {weight:.6g}  # 95 % interval {low:.4g} .. {high:.4g}")
-        return "\n".join(lines) + "\n"
-
-
-def _lam_text(lam: Choice) -> str:
-    if isinstance(lam, str):
-        return lam
-    return "inf" if math.isinf(lam) else f"{lam:g}"
-
-
-def toml_key(name: str) -> str:
-    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else json.dumps(name)
-
-
-def paired_bootstrap(a: np.ndarray, b: np.ndarray, seed: int = DEFAULT_SEED) -> Bootstrap:
-    """``bench.bootstrap.paired_bootstrap`` (the mean of b - a over resampled queries, its percentile interval)
-    drawn with numpy: 10,000 resamples of hundreds of queries in milliseconds rather than seconds."""
-    deltas = b - a
-    n = len(deltas)
-    draws = np.random.default_rng(seed).integers(0, n, size=(DEFAULT_RESAMPLES, n))
-    means = deltas[draws].mean(axis=1)
-    low, high = np.percentile(means, [2.5, 97.5])  # numpy's linear interpolation, as bench.bootstrap's
-    return Bootstrap(
-        n=n,
-        mean_a=float(a.mean()),
-        mean_b=float(b.mean()),
-        delta=float(deltas.mean()),
-        low=float(low),
-        high=float(high),
-        wins=int((deltas > 0).sum()),
-        losses=int((deltas < 0).sum()),
-    )
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    ordered = sorted(values)
-    position = q * (len(ordered) - 1)
-    low = int(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
-
-
-def calibrate(
-    problem: Problem,
-    folds: int = FOLDS,
-    resamples: int = RESAMPLES,
-    seed: int = DEFAULT_SEED,
-    progress: Callable[[str], None] | None = None,
-    alone: bool = True,
-) -> Calibration:
-    """Choose ``lam`` (or one engine alone) by cross-validation, fit on every query, then the bootstrap
-    intervals."""
-    say = progress or (lambda text: None)
-    say("cross-validating")
-    cv = cross_validate(problem, folds, seed, alone)
-    lam = cv.best()
-    say("fitting")
-    chose_alone = lam == ALONE
-    theta = np.zeros(len(problem.voters)) if chose_alone else fit(problem, lam)
-    weights = alone_weights(problem) if chose_alone else dict(zip(problem.voters, 2.0**theta, strict=True))
-    rng = random.Random(seed)
-    draws: dict[str, list[float]] = {v: [] for v in problem.voters}
-    for number in range(resamples):
-        say(f"resample {number + 1} of {resamples}")
-        picks = rng.choices(range(problem.queries), k=problem.queries)
-        counted: dict[int, int] = {}
-        for i in picks:
-            counted[i] = counted.get(i, 0) + 1
-        positions = sorted(counted)
-        sample = problem.take(positions)
-        counts = np.array([counted[i] for i in positions], dtype=float)
-        if chose_alone:
-            drawn_weights = alone_weights(sample, counts)
-        else:
-            drawn = fit(sample, lam, counts, start=theta)
-            drawn_weights = dict(zip(sample.voters, 2.0**drawn, strict=True))
-        for voter in problem.voters:
-            draws[voter].append(drawn_weights.get(voter, 1.0))
-    intervals = {
-        v: (float(percentile(draws[v], 0.025)), float(percentile(draws[v], 0.975)))
-        if resamples
-        else (float(weights[v]),) * 2
-        for v in problem.voters
-    }
-    equal = cv.out_of_fold[math.inf]
-    honest = cv.honest()
-    ordered = sorted(problem.voters)
-    return Calibration(
-        strategy=problem.config.strategy,
-        weights={v: float(weights[v]) for v in ordered},
-        intervals={v: intervals[v] for v in ordered},
-        lam=lam,
-        cv_means={choice: cv.mean(choice) for choice in cv.out_of_fold},
-        equal=float(equal.mean()),
-        fitted=float(problem.ndcg_of(weights).mean()),
-        gain=paired_bootstrap(equal, honest, seed=seed),
-        queries=problem.queries,
-        folds=folds,
-        resamples=resamples,
-    )
-
-
-# --- inputs: runs or a recording, TREC qrels or JSON Lines ---------------------------------------------------
-
-
-def is_json_lines(path: Path) -> bool:
-    """JSON Lines when the first line that says anything starts with ``{``; TREC qrels otherwise."""
-    try:
-        with path.open(encoding="utf-8") as handle:
-            for line in handle:
-                if line.strip():
-                    return line.lstrip().startswith("{")
-    except FileNotFoundError:
-        raise CalibrationError(f"judgments file not found: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CalibrationError(f"cannot read judgments {path}: {exc}".splitlines()[0]) from None
-    raise CalibrationError(f"no judgments in {path}")
-
-
-def read_run_qrels(path: Path) -> trec.QrelsSet:
-    """qid -> docid -> grade for runs: TREC qrels, or JSON Lines whose ``query`` is the qid and ``url`` the docid."""
-    from serpfuse.bench.judged_recording import JudgmentsError, read_judgment_lines
-
-    if is_json_lines(path):
-        qrels: trec.QrelsSet = {}
-        try:
-            judgments = read_judgment_lines(path)
-        except JudgmentsError as exc:
-            raise CalibrationError(str(exc)) from None
-        for item in judgments:  # the qid and the docid as written: runs name documents exactly
-            grades = qrels.setdefault(item.query, {})
-            grades[item.url] = max(item.rel, grades.get(item.url, item.rel))
-        return qrels
-    try:
-        return trec.read_qrels(path)
-    except trec.TrecFormatError as exc:
-        raise CalibrationError(str(exc)) from None
-
-
-def default_config() -> RankingConfig:
-    """The default ranker's (``fuse --weights`` and ``search --weights`` without ``--strategy``)."""
-    return RankingConfig(strategy=DEFAULT_STRATEGY)
-
-
-def problem_from_runs(
-    runs: Mapping[str, trec.Run],
-    qrels: trec.QrelsSet,
-    depth: int | None = None,
-    config: RankingConfig | None = None,
-) -> tuple[Problem, list[str]]:
-    """The problem over the judged queries with a relevant document that some run answers, and notes."""
-    config = config or default_config()
-    lists = trec.per_query_lists(runs, depth)
-    judged = [q for q in trec.qid_order(qrels) if any(g >= 1 for g in qrels[q].values())]
-    caches = [cache_lists(q, lists[q], qrels[q], config) for q in judged if q in lists]
-    notes = []
-    missing = sum(1 for q in judged if q not in lists)
-    if missing:
-        notes.append(f"{missing} judged queries with a relevant document are in no run (skipped)")
-    return Problem(caches, config), notes
-
-
-def recording_judgments(recording: Path, qrels: Path) -> dict[str, dict[str, int]]:
-    """Normalised query -> dedup key -> grade, from JSON Lines or from TREC qrels whose qid is the query's
-    0-based position in the recording."""
-    from serpfuse.bench.judged_recording import JudgmentsError, read_judgments, recorded_rows
-    from serpfuse.urls import dedup_key
-
-    if is_json_lines(qrels):
-        try:
-            return read_judgments(qrels)
-        except JudgmentsError as exc:
-            raise CalibrationError(str(exc)) from None
-    try:
-        rows, _ = recorded_rows(recording)
-    except JudgmentsError as exc:
-        raise CalibrationError(str(exc)) from None
-    keys = list(rows)
-    out: dict[str, dict[str, int]] = {}
-    try:
-        raw = trec.read_qrels(qrels)
-    except trec.TrecFormatError as exc:
-        raise CalibrationError(str(exc)) from None
-    for qid, grades in raw.items():
-        if not qid.isdigit() or int(qid) >= len(keys):
-            line = _first_line_of(qrels, qid)
-            raise CalibrationError(
-                f"{qrels}:{line}: query {qid!r} is not in the recording (a qid is the 0-based position of a "
-                f"query in it; it holds {len(keys)})"
-            )
-        target = out.setdefault(keys[int(qid)], {})
-        for url, grade in grades.items():
-            key = dedup_key(url)
-            target[key] = max(grade, target.get(key, grade))
-    return out
-
-
-def _first_line_of(path: Path, qid: str) -> int:
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if line.split()[:1] == [qid]:
-            return number
-    return 0
-
-
-def problem_from_recording(
-    recording: Path,
-    qrels: Path,
-    config: RankingConfig | None = None,
-    now: dt.datetime | None = None,
-) -> tuple[Problem, list[str]]:
-    """The problem over the recording's judged queries with a relevant row, each run through the pipeline up to
-    the ranker (the replay source, limit 8, at a fixed clock) as ``serpfuse bench`` runs it."""
-    from serpfuse.bench.judged_recording import LIMIT, JudgmentsError, recorded_rows
-    from serpfuse.models import SearchRequest
-    from serpfuse.pipeline import ranking_inputs, relevance_gate
-    from serpfuse.ranking.query import analyze_query
-    from serpfuse.sources.fanout import fan_out
-    from serpfuse.sources.replay import ReplaySource
-
-    config = config or default_config()
-    now = now or dt.datetime.now(dt.UTC)
-    grades = recording_judgments(recording, qrels)
-    try:
-        rows, _ = recorded_rows(recording)
-        source = ReplaySource(recording)
-    except (JudgmentsError, OSError) as exc:
-        raise CalibrationError(str(exc).splitlines()[0]) from None
-    caches, notes = [], []
-    for qid, (key, (text, _)) in enumerate(rows.items()):
-        judged = grades.get(key)
-        if not judged or not any(g >= 1 for g in judged.values()):
-            continue
-        request = SearchRequest(query=text, limit=LIMIT)
-        query = analyze_query(text)
-        gate = relevance_gate(query, config.filters) if config.filters.cjk_gate else None
-        fanout = asyncio.run(fan_out(source, request, query, gate=gate))
-        inputs = ranking_inputs(fanout.answers, request, config=config, query=query, now=now, fanout=fanout)
-        caches.append(cache_ranking_inputs(str(qid), inputs, judged))
-    unmatched = sum(1 for key in grades if key not in rows)
-    if unmatched:
-        notes.append(f"{unmatched} judged queries are not in the recording (skipped)")
-    return Problem(caches, config), notes
