@@ -4,6 +4,7 @@ engine the source does not have, caught at start-up rather than as a 400 on ever
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -88,3 +89,59 @@ def test_a_replayed_search_refuses_an_engine_not_in_the_recording(recording, tmp
     (tmp_path / "serpfuse.toml").write_text('engines = ["ddg", "bing"]\n')
     done = serpfuse(tmp_path, "search", "top restaurants in belgrad", "--replay", str(recording))
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+DEEP = 100_000  # far past the parsers' own recursion limit (json and tomllib both recurse per level)
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "command", "expected"),
+    [
+        ("deep.toml", "a = " + "[" * DEEP + "]" * DEEP + "\n", ["search", "x", "--config", "deep.toml"],
+         "deep.toml: nests too deeply"),
+        ("deep.toml", "x = " + "{a = " * 5000 + "1" + "}" * 5000 + "\n", ["serve", "--config", "deep.toml"],
+         "deep.toml: nests too deeply"),
+        ("deep.toml", "a = " + "[" * DEEP + "]" * DEEP + "\n", ["search", "x", "--weights", "deep.toml"],
+         "deep.toml: nests too deeply"),
+        ("deep.json", "[" * DEEP + "]" * DEEP, ["bench", "--replay", "deep.json", "--qrels", "deep.json"],
+         "deep.json:1: nests too deeply"),  # the judgments are read first
+        ("deep.json", "[" * DEEP + "]" * DEEP, ["calibrate", "--replay", "deep.json", "--qrels", "deep.json"],
+         "deep.json nests too deeply"),
+        ("deep.json", "[" * DEEP + "]" * DEEP, ["judge", "deep.json", "--port", "0"], "deep.json nests too deeply"),
+        ("deep.json", "[" * DEEP + "]" * DEEP, ["record", "--queries", "deep.json", "--out", "rec"], "not valid JSON"),
+    ],
+)  # fmt: skip
+def test_a_deeply_nested_file_is_one_line_and_exit_2(recording, tmp_path, name, content, command, expected):
+    (tmp_path / name).write_text(content, encoding="utf-8")
+    if command[0] == "search":
+        command = [*command, "--replay", str(recording)]
+    done = serpfuse(tmp_path, *command)
+    assert_one_line_refusal(done, expected)
+
+
+def test_judgments_nested_deeply_are_one_line(recording, tmp_path):
+    (tmp_path / "j.jsonl").write_text("[" * DEEP + "]" * DEEP + "\n", encoding="utf-8")
+    done = serpfuse(tmp_path, "judge", str(recording), "--out", "j.jsonl", "--port", "0")
+    assert_one_line_refusal(done, "j.jsonl:1: nests too deeply")
+
+
+@pytest.mark.parametrize(
+    "url", ["redis://[::1", "redis://u:pw-3f9e@[::1/0", "redis://h:99999999/0", "http://h/"]
+)
+def test_config_show_with_an_unreadable_redis_url_is_one_line(tmp_path, url):
+    done = serpfuse(tmp_path, "config", "show", env={"SERPFUSE_REDIS_URL": url})
+    assert_one_line_refusal(done, "redis_url: not a Redis URL")
+    assert "pw-3f9e" not in done.stderr
+
+
+def test_engines_with_redis_down_says_so_and_lists_the_engines(tmp_path):
+    """Nothing listens at the Redis URL: the engines are still listed (exit 0), with one line saying the
+    cooldowns shown are this process's own; the URL's password is never shown."""
+    url = f"redis://u:pw-77ab@127.0.0.1:{free_port()}/0"
+    done = serpfuse(tmp_path, "engines", "--json", env={"SERPFUSE_REDIS_URL": url})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+    names = {row["engine"] for row in json.loads(done.stdout)}
+    assert {"ddg", "bing", "brave"} <= names
+    assert "redis did not answer" in done.stderr
+    assert "pw-77ab" not in done.stderr + done.stdout

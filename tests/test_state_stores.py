@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from redis_server import CLI, free_port, isolated_env
 from serpfuse.engines.base import RateLimited
@@ -199,8 +200,13 @@ async def test_open_stores_chooses_each_backend(tmp_path):
 
 @pytest.mark.parametrize("url", ["notaurl", "http://example.com", "redis://host:port/0"])
 def test_a_redis_url_that_is_not_one_is_refused_without_the_url(url):
+    """Refused by the settings themselves (so ``config show`` and every command say so in one line), and by the
+    stores for a URL given to them some other way."""
+    with pytest.raises(ValidationError) as err:
+        Settings(redis_url=url)
+    assert url not in str(err.value) and "not a Redis URL" in str(err.value)
     with pytest.raises(UnusableStore) as err:
-        open_stores(Settings(redis_url=url))
+        open_stores(Settings.model_construct(**{**Settings().__dict__, "redis_url": url}))
     assert url not in str(err.value) and "redis_url is not a Redis URL" in str(err.value)
 
 
@@ -304,7 +310,7 @@ def test_serve_refuses_a_redis_url_that_is_not_one(recording, tmp_path, workers)
         tmp_path, ["--replay", str(recording), "--workers", workers], {"SERPFUSE_REDIS_URL": "notaurl"}
     )
     line = _one_line_error(proc)
-    assert "redis_url is not a Redis URL" in line and "notaurl" not in line
+    assert "redis_url: not a Redis URL" in line and "notaurl" not in line
 
 
 # --- a full disk while serving ---------------------------------------------------------------------------------

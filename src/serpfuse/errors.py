@@ -26,9 +26,8 @@ from ``SerpfuseError`` and has a name no other class has)::
     │   ├── UnusableStore (ValueError)     state: settings no cache or cooldown store can work with
     │   └── ImpersonationUnavailable       sources.transport (also a RuntimeError)
     ├── Unavailable                        503 / exit 1: nothing can answer this now
-    │   ├── SourceError                    sources.base: the source cannot serve the request at all
-    │   │   └── ReplayError                404 / exit 2, sources.replay: the recording has no such query or file
-    │   └── StoreUnreachable               cli.engines: the shared cooldown store did not answer
+    │   └── SourceError                    sources.base: the source cannot serve the request at all
+    │       └── ReplayError                404 / exit 2, sources.replay: the recording has no such query or file
     ├── EngineError                        engines.base: one engine's failure, kept in its answer, never raised
     │   │                                  to a face (``status`` is the engine's status word, not HTTP)
     │   ├── ChallengeDetected

@@ -178,6 +178,7 @@ class Settings(BaseSettings):
         env_nested_delimiter="__",
         extra="forbid",
         validate_default=True,
+        hide_input_in_errors=True,  # settings hold keys, tokens and passwords in URLs: no error quotes them
     )
 
     # What a search asks for when the caller does not say.
@@ -254,6 +255,22 @@ class Settings(BaseSettings):
     ranking: RankingConfig = Field(default_factory=RankingConfig)
     # [engines.NAME] tables (SERPFUSE_ENGINES__NAME__KEY), by engine name.
     engine_options: dict[str, EngineOptions] = Field(default_factory=dict)
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_url_readable(cls, value: str | None) -> str | None:
+        """A URL every face can read (``config show`` masks its password, the stores connect to it): refused
+        here, once, in one line that never quotes it (it may hold a password)."""
+        if value is None or not value.strip():
+            return None
+        try:
+            parts = urlsplit(value.strip())
+            parts.port  # noqa: B018 - raises ValueError for a port that is no number or out of range
+        except ValueError:
+            parts = None
+        if parts is None or parts.scheme not in ("redis", "rediss", "unix"):
+            raise ValueError("not a Redis URL (redis://host:6379/0, rediss://... or unix:///path)")
+        return value.strip()
 
     @field_validator("engine_options", mode="before")
     @classmethod
@@ -403,6 +420,8 @@ def read_toml(path: Path) -> dict[str, Any]:
             data = tomllib.load(handle)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: nests too deeply to read as TOML") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 (byte {exc.start}); a TOML file is UTF-8 text") from None
     except OSError as exc:
@@ -425,6 +444,8 @@ def read_weights_file(path: str | Path) -> dict[str, float]:
         raise ConfigError(f"weights file not found: {path}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: nests too deeply to read as TOML") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
     ranking = data.get("ranking")

@@ -43,7 +43,7 @@ def parse_setting(item: str) -> tuple[list[str], Any]:
         raise ValueError(f"--set wants section.knob=value, got {item!r}")
     try:
         value = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         value = raw
     return [_snake(p.strip()) for p in path.split(".")], value
 

@@ -155,6 +155,8 @@ def read_judgment_lines(path: str | Path) -> list[Judgment]:
             item = json.loads(line)
         except ValueError as exc:
             raise JudgmentsError(f"{where}: not JSON ({exc})".splitlines()[0]) from None
+        except RecursionError:
+            raise JudgmentsError(f"{where}: nests too deeply to read") from None
         if not isinstance(item, dict):
             raise JudgmentsError(f'{where}: expected an object {{"query", "url", "rel"}}')
         missing = [k for k in ("query", "url", "rel") if k not in item]
@@ -195,13 +197,15 @@ def recorded_rows(recording: str | Path) -> tuple[dict[str, tuple[str, list[Reco
     path = Path(recording)
     try:
         recorded = load_recording(path)
+    except RecursionError:
+        raise JudgmentsError(f"recording {path} nests too deeply to read") from None
     except ReplayError as exc:
         raise JudgmentsError(str(exc)) from None
     raw: Any = None
     if path.is_file():
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
-        except ValueError:
+        except (ValueError, RecursionError):
             raw = None
     if isinstance(raw, list):  # SearXNG: the rows as it fused them
         out = {}

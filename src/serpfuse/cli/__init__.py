@@ -129,6 +129,14 @@ def _root(
 def main() -> None:
     try:
         app()
+    except RecursionError:  # a parser (json, tomllib) given a file nested thousands deep, wherever it is read
+        import sys
+
+        print(
+            "serpfuse: error: an input file nests too deeply to read (JSON or TOML nested thousands of levels)",
+            file=sys.stderr,
+        )
+        raise SystemExit(2) from None
     finally:
         # The process ends here and its objects with it: the interpreter's closing cycle collection over them
         # was a quarter of a one-shot search's wall time (benchmarks.oneshot).

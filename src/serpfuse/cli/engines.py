@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import time
 from typing import Annotated, Any
 
@@ -14,7 +15,7 @@ from rich.table import Table
 
 from serpfuse.cli.errors import fail_on
 from serpfuse.config import RankingConfig
-from serpfuse.errors import SerpfuseError, Unavailable
+from serpfuse.errors import SerpfuseError
 from serpfuse.models import SearchRequest
 from serpfuse.secrets import KeyStore
 from serpfuse.settings import Settings, load_settings, mask_url
@@ -105,13 +106,10 @@ def render(rows: list[dict[str, Any]], console: Console) -> None:
     )
 
 
-class StoreUnreachable(Unavailable):
-    """The shared cooldown store did not answer: the rows cannot say which engines are cooling down."""
-
-
-async def _collect(settings: Settings, keys: KeyStore) -> list[dict[str, Any]]:
+async def _collect(settings: Settings, keys: KeyStore) -> tuple[list[dict[str, Any]], str | None]:
     """The rows, with the cooldowns searches use: in Redis when configured (shared by every process), else this
-    process's own (empty). Raises UnusableStore, or StoreUnreachable when Redis did not answer."""
+    process's own (empty); and, when Redis did not answer, the line that says so (the rows are still listed:
+    what each engine is, its key and its tier do not depend on Redis). Raises UnusableStore."""
     stores = open_stores(settings, use_cache=False)
     # No request is sent: the transport's client is created only on first use.
     source = LiveSource(
@@ -126,9 +124,10 @@ async def _collect(settings: Settings, keys: KeyStore) -> list[dict[str, Any]]:
     finally:
         await source.aclose()
         await stores.aclose()
-    if down := stores.degraded():  # the rows would say "ready" for what Redis may hold in cooldown
-        raise StoreUnreachable(f"cannot read cooldowns from redis: {down['redis']}")
-    return rows
+    note = None
+    if down := stores.degraded():  # the rows say "ready" for what Redis may hold in cooldown
+        note = f"redis did not answer ({down['redis']}): cooldowns shown are this process's own, not the shared ones"
+    return rows, note
 
 
 def register(app: typer.Typer) -> None:
@@ -144,9 +143,11 @@ def register(app: typer.Typer) -> None:
         except SerpfuseError as exc:
             fail_on(exc)
         try:
-            rows = asyncio.run(_collect(settings, keys))
+            rows, note = asyncio.run(_collect(settings, keys))
         except SerpfuseError as exc:
             fail_on(exc)  # one line, no URL (it may hold a password)
+        if note is not None:
+            print(f"serpfuse: warning: {note}", file=sys.stderr)
         if as_json:
             print(json.dumps(rows, ensure_ascii=False, indent=2))
         else:

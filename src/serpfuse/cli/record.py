@@ -60,7 +60,7 @@ def read_queries(path: Path) -> list[str]:
     if path.suffix.lower() == ".json":
         try:
             data = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise QueryFileError(f"queries file {path} is not valid JSON") from None
         items = data.get("queries") if isinstance(data, dict) else data
         if not isinstance(items, list):
