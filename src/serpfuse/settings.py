@@ -234,6 +234,13 @@ class Settings(BaseSettings):
         1000, ge=1, description="connections one server process holds; past that a request is answered 503"
     )
     mcp_max_chars: int = Field(6000, ge=MCP_MIN_CHARS, le=MCP_MAX_CHARS)
+    # MCP over HTTP keeps a session per client that initialized: each holds ~40 KB until it ends.
+    mcp_max_sessions: int = Field(
+        1000, ge=1, description="MCP-over-HTTP sessions open at once; past that a new one is answered 503"
+    )
+    mcp_session_idle_s: float = Field(
+        900.0, gt=0, description="an MCP-over-HTTP session with no request for this long is closed"
+    )
     worker_processes: int | None = Field(
         None,
         ge=1,
