@@ -109,8 +109,8 @@ def check(status: int, headers: Mapping[str, str], body: bytes, who: str = "MCP"
     check_status(status, headers, body)
 
 
-def tool_result(status: int, headers: Mapping[str, str], body: bytes, who: str) -> dict[str, Any] | None:
-    """The ``result`` of a ``tools/call`` reply, checked: None for a tool that answered nothing."""
+def tool_result(status: int, headers: Mapping[str, str], body: bytes, who: str) -> dict[str, Any]:
+    """The ``result`` of a ``tools/call`` reply, checked (``ParseFailure`` when there is none)."""
     check(status, headers, body, who)
     message = rpc_message(headers, body, who)
     if "error" in message:

@@ -102,8 +102,8 @@ def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) 
     groups = answer.get("results") if isinstance(answer, dict) else None
     if not isinstance(groups, dict):
         raise ParseFailure(f"{WHO}: unexpected answer shape")
-    web = groups.get("web") if isinstance(groups.get("web"), list) else []
-    news = groups.get("news") if isinstance(groups.get("news"), list) else []
+    web = found if isinstance(found := groups.get("web"), list) else []
+    news = found if isinstance(found := groups.get("news"), list) else []
     rows = rows_from_json_list(INFO.name, web, _pick_web, markup=False)
     more = rows_from_json_list(INFO.name, news, _pick_news, markup=False)
     # News ranks after the web rows: one list, one rank order.

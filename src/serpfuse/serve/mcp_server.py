@@ -428,9 +428,9 @@ def search_parameters(settings: Settings) -> list[inspect.Parameter]:
     params = []
     for name, info in SearchRequest.model_fields.items():
         low, high = field_bounds(SearchRequest, name)
-        bounds = {k: v for k, v in (("ge", low), ("le", high)) if v is not None}
+        bounds: dict[str, Any] = {k: v for k, v in (("ge", low), ("le", high)) if v is not None}
         default = defaults.get(name, info.get_default(call_default_factory=True))
-        kind = _TOOL_TYPES.get(name, info.annotation)
+        kind: Any = _TOOL_TYPES.get(name, info.annotation)
         if name == "strategy":  # the rankers there are (the service names them when one is not), the default
             kind, bounds = str, {"json_schema_extra": {"enum": available()}}
         elif default in (None, []):
@@ -507,7 +507,7 @@ def build_server(service: SearchService, *, name: str = "serpfuse") -> MCPServer
         max_chars = inspect.Parameter(
             "max_chars", inspect.Parameter.KEYWORD_ONLY, default=max_default, annotation=MaxChars
         )
-        tool.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        tool.__signature__ = inspect.Signature(
             [*search_parameters(service.settings), max_chars],
             return_annotation=Annotated[CallToolResult, output],
         )

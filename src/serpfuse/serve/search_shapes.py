@@ -13,10 +13,11 @@ import datetime as dt
 import math
 import re
 import uuid
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic.json_schema import SkipJsonSchema
 
 from serpfuse.models import (
     ANSWERED,
@@ -51,19 +52,21 @@ MAX_TAVILY_DAYS = 36_500  # a century back: anything more is not a date range
 TAVILY_APPLIED = {"topic": "general", "search_depth": "basic"}
 
 QUERY = Field(description="the query", min_length=1, max_length=MAX_QUERY_CHARS)
-LOCALE = {"min_length": 2, "max_length": LOCALE_MAX_CHARS}
+LOCALE: dict[str, Any] = {"min_length": 2, "max_length": LOCALE_MAX_CHARS}
 
 
 class SearxngQuery(BaseModel):
     """SearXNG's ``/search`` query string, the parts serpfuse reads."""
 
     q: str = QUERY
-    format: Literal["json", "html"] = Field(None, description="json; none or html: the page")
-    pageno: int = Field(None, ge=1, description="page")
-    time_range: TimeRange = Field(None, description="day|week|month|year")
-    language: str = Field(None, description="e.g. en", **LOCALE)
-    engines: str = Field(None, description="comma list")
-    categories: Category = Field(None, description="general|news (or category=)")
+    format: Literal["json", "html"] | SkipJsonSchema[None] = Field(
+        None, description="json; none or html: the page"
+    )
+    pageno: Annotated[int, Field(ge=1)] | SkipJsonSchema[None] = Field(None, description="page")
+    time_range: TimeRange | SkipJsonSchema[None] = Field(None, description="day|week|month|year")
+    language: str | SkipJsonSchema[None] = Field(None, description="e.g. en", **LOCALE)
+    engines: str | SkipJsonSchema[None] = Field(None, description="comma list")
+    categories: Category | SkipJsonSchema[None] = Field(None, description="general|news (or category=)")
 
 
 class TavilySearchRequest(BaseModel):
@@ -73,13 +76,13 @@ class TavilySearchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
-    max_results: int = Field(None, ge=1, le=MAX_LIMIT)
-    time_range: Literal[tuple(sorted(TAVILY_TIME_RANGES))] = None  # type: ignore[valid-type]
-    start_date: dt.date = None
-    end_date: dt.date = None
-    days: int = Field(None, ge=1, le=MAX_TAVILY_DAYS)
-    include_domains: list[str] = None
-    exclude_domains: list[str] = None
+    max_results: Annotated[int, Field(ge=1, le=MAX_LIMIT)] | SkipJsonSchema[None] = Field(None)
+    time_range: Literal[tuple(sorted(TAVILY_TIME_RANGES))] | SkipJsonSchema[None] = None  # type: ignore[valid-type]
+    start_date: dt.date | SkipJsonSchema[None] = None
+    end_date: dt.date | SkipJsonSchema[None] = None
+    days: Annotated[int, Field(ge=1, le=MAX_TAVILY_DAYS)] | SkipJsonSchema[None] = Field(None)
+    include_domains: list[str] | SkipJsonSchema[None] = None
+    exclude_domains: list[str] | SkipJsonSchema[None] = None
     search_depth: Any = None
     topic: Any = None
     chunks_per_source: Any = None
@@ -132,13 +135,19 @@ class FirecrawlSearchRequest(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     query: str = QUERY
-    limit: int = Field(None, ge=1, le=FIRECRAWL_MAX_LIMIT, description=f"1-100; at most {MAX_LIMIT} answered")
-    sources: list[Literal[FIRECRAWL_SOURCES] | FirecrawlSource] = None  # type: ignore[valid-type]
-    tbs: str = Field(None, description="qdr:h|d|w|m|y, or cdr:1,cd_min:M/D/YYYY,cd_max:M/D/YYYY")
-    country: str = Field(None, description="e.g. us", **LOCALE)
-    includeDomains: list[str] = None
-    excludeDomains: list[str] = None
-    scrapeOptions: FirecrawlScrapeOptions = Field(None, description="formats: read each result's page")
+    limit: Annotated[int, Field(ge=1, le=FIRECRAWL_MAX_LIMIT)] | SkipJsonSchema[None] = Field(
+        None, description=f"1-100; at most {MAX_LIMIT} answered"
+    )
+    sources: list[Literal[FIRECRAWL_SOURCES] | FirecrawlSource] | SkipJsonSchema[None] = None  # type: ignore[valid-type]
+    tbs: str | SkipJsonSchema[None] = Field(
+        None, description="qdr:h|d|w|m|y, or cdr:1,cd_min:M/D/YYYY,cd_max:M/D/YYYY"
+    )
+    country: str | SkipJsonSchema[None] = Field(None, description="e.g. us", **LOCALE)
+    includeDomains: list[str] | SkipJsonSchema[None] = None
+    excludeDomains: list[str] | SkipJsonSchema[None] = None
+    scrapeOptions: FirecrawlScrapeOptions | SkipJsonSchema[None] = Field(
+        None, description="formats: read each result's page"
+    )
 
 
 class NativeSearchBody(SearchCall):
@@ -169,7 +178,7 @@ def _native_query_model() -> type[BaseModel]:
         if name == "query":
             continue
         low, high = field_bounds(NativeSearchBody, name)
-        bounds = {k: v for k, v in (("ge", low), ("le", high)) if v is not None}
+        bounds: dict[str, Any] = {k: v for k, v in (("ge", low), ("le", high)) if v is not None}
         if info.metadata and any(hasattr(m, "max_length") for m in info.metadata):
             bounds.update(LOCALE)
         kind = str if _is_list(name) else info.annotation
