@@ -29,6 +29,14 @@ DateStatus = Literal["known", "unknown", "conflicting"]
 ANSWERED: frozenset[str] = frozenset({"ok", "empty"})
 
 MAX_QUERY_CHARS = 500
+# passages: characters of a page's passages (per row), the bounds a request may ask within
+DEFAULT_PASSAGE_CHARS = 1500
+MIN_PASSAGE_CHARS = 100
+MAX_PASSAGE_CHARS = 20000
+# Why a row has no passages: its page timed out, refused us (401/403/429/451 or our address guard), its robots.txt
+# said no, it was too large, it was not text (or had none), it was a bot check, or an empty JavaScript shell; any
+# other failure (unreachable, HTTP 404 or 500) is "error".
+PassagesStatus = Literal["timeout", "blocked", "robots", "too_large", "not_text", "challenge", "js_shell", "error"]
 MAX_LIMIT = 20
 DEFAULT_LIMIT = 8
 
@@ -91,6 +99,17 @@ class SearchRequest(Model):
     strategy: str | None = Field(None, description="Ranker.")
     min_score: float = Field(0.0, ge=0.0, allow_inf_nan=False, description="Drop results scoring below this.")
     category: Category = Field("general", description="general (the web) or news (news articles).")
+    passages: bool = Field(
+        False,
+        description="Also read the shown rows' pages and give each row the passages that answer the query "
+        "(or why not), within the deadline + 2 s.",
+    )
+    max_chars: int | None = Field(
+        None,
+        ge=MIN_PASSAGE_CHARS,
+        le=MAX_PASSAGE_CHARS,
+        description=f"Characters of passages per row (default {DEFAULT_PASSAGE_CHARS}); with passages.",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -233,6 +252,19 @@ class Observation(Model):
     published: dt.datetime | None = None
 
 
+class Passage(Model):
+    """A piece of a page's main text that answers the query: ``text`` is the page text's ``[start:end]``."""
+
+    text: str
+    start: int
+    end: int
+    why: str | None = Field(None, exclude_if=lambda v: v is None)  # with explain: why it was chosen
+    heading: str | None = Field(None, exclude_if=lambda v: v is None)  # with explain: the heading it sits under
+
+
+PASSAGE_FIELDS = frozenset({"passages", "passages_status", "date_source", "date_conflict"})
+
+
 class FusedResult(Model):
     url: str
     title: str
@@ -249,6 +281,13 @@ class FusedResult(Model):
     contributions: dict[str, float]
     provenance: list[Observation]
     reason: str = ""
+    # Only with passages asked for (absent from the JSON otherwise): the page's passages in page order, or None
+    # with the reason the page gave none; where the date came from, and whether the page's own date and the
+    # engines' disagree.
+    passages: list[Passage] | None = None
+    passages_status: PassagesStatus | None = None
+    date_source: Literal["page", "engine"] | None = None
+    date_conflict: bool = False
 
 
 class CandidateExplanation(Model):
@@ -454,3 +493,15 @@ class SearchResponse(Model):
         if self.outcome is None:
             self.outcome = Outcome.of(self.engines, len(self.results))
         return self
+
+    def _plain(self) -> dict:
+        """A search without passages says nothing of them: the rows' passage fields are left out of its JSON."""
+        if any(r.passages is not None or r.passages_status is not None for r in self.results):
+            return {}
+        return {"exclude": {"results": {"__all__": set(PASSAGE_FIELDS)}}}
+
+    def to_json_dict(self) -> dict:
+        return self.model_dump(mode="json", by_alias=True, **self._plain())
+
+    def to_json_bytes(self) -> bytes:
+        return self.model_dump_json(by_alias=True, **self._plain()).encode("utf-8")

@@ -46,6 +46,23 @@ class RobotsDisallowed(CallerError):
     """The site's robots.txt disallows this path for serpfuse (a setting turns the check off)."""
 
 
+class Challenge(ReadError):
+    """The server answered with a bot check (a CAPTCHA, "Just a moment...", "verify you are human"), not the
+    page: never returned as its content."""
+
+    def __init__(self, why: str = "") -> None:
+        super().__init__("the page is a bot check, not its content" + (f" ({why})" if why else ""))
+
+
+class JsShell(ReadError):
+    """The page is an empty shell its scripts fill in (the reader runs no scripts): nothing to read."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "the page is an empty JavaScript shell: scripts draw its content, and the reader runs none"
+        )
+
+
 class Page(Model):
     """One document read: its main content in three forms and its metadata."""
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from serpfuse.reader.fetch import HTML_TYPES, PDF_TYPES, TEXT_TYPES, Fetched, decode
-from serpfuse.reader.models import Page, PageOverBudget, ReadError, Unsupported
+from serpfuse.reader.models import Challenge, JsShell, Page, PageOverBudget, ReadError, Unsupported
 
 if TYPE_CHECKING:
     from serpfuse.reader.extract import Extraction
@@ -45,22 +45,40 @@ def page_of(fetched: Fetched, asked: str) -> Page:
 
 
 def _page_of(fetched: Fetched, asked: str) -> Page:
-    from serpfuse.reader.extract import (  # the extractors load on the first page
-        extract_html,
-        extract_pdf,
-        extract_text,
-    )
+    from serpfuse.reader.extract import extract_pdf, extract_text  # the extractors load on the first page
 
     kind = media_kind(fetched)
     if kind in PDF_TYPES:
         extraction = extract_pdf(fetched.body)
     elif kind in HTML_TYPES:
-        extraction = extract_html(decode(fetched), fetched.url)
+        extraction = _html(decode(fetched), fetched.url)
     elif kind in TEXT_TYPES:
         extraction = extract_text(decode(fetched))
     else:
         raise Unsupported(f"unsupported content type {kind}")
     return _page(extraction, asked, fetched.url, kind)
+
+
+def _html(html: str, url: str) -> Extraction:
+    """``extract_html``, refusing a bot check or an empty JavaScript shell (``blockers``): their few words are
+    never the page's content."""
+    from serpfuse.reader.blockers import blocker
+    from serpfuse.reader.extract import ExtractionError, extract_html, tokens
+
+    try:
+        extraction = extract_html(html, url)
+    except ExtractionError:
+        _refuse(blocker(html))
+        raise
+    _refuse(blocker(html, len(tokens(extraction.text))))
+    return extraction
+
+
+def _refuse(found: str | None) -> None:
+    if found == "challenge":
+        raise Challenge()
+    if found == "js_shell":
+        raise JsShell()
 
 
 def _page(extraction: Extraction, asked: str, final_url: str | None, content_type: str) -> Page:
