@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from serpfuse import rank_worker
 from serpfuse.config import RankingConfig
@@ -20,6 +20,9 @@ from serpfuse.settings import Settings, load_settings
 from serpfuse.sources import parsing
 from serpfuse.sources.base import Source
 from serpfuse.state.metrics import Uncounted
+
+if TYPE_CHECKING:
+    from serpfuse.reader.service import Reader
 
 
 def deployment_settings(
@@ -51,10 +54,15 @@ async def asearch(
     deadline_s: float | None = None,
     explain: bool = False,
     use_cache: bool | None = None,
+    reader: Reader | None = None,
     **request_fields: Any,
 ) -> SearchResponse:
     """Search as the CLI does (see the module's docstring); ``request_fields`` are ``SearchRequest``'s (limit,
     engines, time_range...), the settings' defaults filling what is left out.
+
+    ``passages=True`` (``max_chars=N`` a row) also reads the shown rows' pages until the deadline + 2 s and gives
+    each row the passages that answer the query, or why not (``serpfuse.reader.evidence``); ``reader``: read
+    them through this reader instead of the one the settings make.
 
     ``source``: search it instead of the engines or recording the settings name (a test's, a recording opened
     once for many searches). Its answers are not cached unless ``use_cache=True``: the cache's key cannot tell
@@ -64,6 +72,8 @@ async def asearch(
     settings = deployment_settings(settings, replay=replay, config=config, deadline_s=deadline_s)
     cache = use_cache if use_cache is not None else source is None
     service = SearchService.from_settings(settings, use_cache=cache, source=source, metrics=Uncounted())
+    if reader is not None:
+        service.reader = reader
     try:
         if isinstance(query, SearchRequest):
             request = query

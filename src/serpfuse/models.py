@@ -36,7 +36,9 @@ MAX_PASSAGE_CHARS = 20000
 # Why a row has no passages: its page timed out, refused us (401/403/429/451 or our address guard), its robots.txt
 # said no, it was too large, it was not text (or had none), it was a bot check, or an empty JavaScript shell; any
 # other failure (unreachable, HTTP 404 or 500) is "error".
-PassagesStatus = Literal["timeout", "blocked", "robots", "too_large", "not_text", "challenge", "js_shell", "error"]
+PassagesStatus = Literal[
+    "timeout", "blocked", "robots", "too_large", "not_text", "challenge", "js_shell", "error"
+]
 MAX_LIMIT = 20
 DEFAULT_LIMIT = 8
 
@@ -259,7 +261,9 @@ class Passage(Model):
     start: int
     end: int
     why: str | None = Field(None, exclude_if=lambda v: v is None)  # with explain: why it was chosen
-    heading: str | None = Field(None, exclude_if=lambda v: v is None)  # with explain: the heading it sits under
+    heading: str | None = Field(
+        None, exclude_if=lambda v: v is None
+    )  # with explain: the heading it sits under
 
 
 PASSAGE_FIELDS = frozenset({"passages", "passages_status", "date_source", "date_conflict"})

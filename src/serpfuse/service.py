@@ -43,6 +43,8 @@ from serpfuse.urls import suffix_list
 
 log = logging.getLogger(__name__)
 
+# A search with passages may read pages this long past its deadline (settings.passages_deadline_s to change).
+PASSAGES_GRACE_S = 2.0
 # A response some engine failed on is kept briefly: the engine may be back in a minute.
 DEGRADED_TTL_S = 120.0
 # Decoded cache hits kept in this process (about 50 KB each), so a repeated hit skips decoding and validation.
@@ -158,6 +160,7 @@ class SearchService:
         self._hot: OrderedDict[str, tuple[bytes, SearchResponse]] = OrderedDict()
         self._keys: dict[tuple[str, bool], str] = {}  # (request as JSON, explain) -> cache key, oldest first
         self._flights: dict[str, asyncio.Future[SearchResponse]] = {}  # cache key -> the search in flight
+        self._reader: Any = None  # the page reader passages use, built on first use (``reader``)
         suffix_list()  # parsed now (35-40 ms), not inside the first search's ranking step
 
     def __repr__(self) -> str:
@@ -359,6 +362,7 @@ class SearchService:
         self, request: SearchRequest, *, explain: bool, cache_on: bool, interface: str
     ) -> SearchResponse:
         self.metrics.observe_cache("miss" if cache_on else "bypass")
+        started = time.monotonic()
         response = await run_pipeline(
             request,
             source=await self._gate(request),
@@ -370,13 +374,21 @@ class SearchService:
         self.metrics.observe_search(interface, "results" if response.results else "empty")
         for report in response.engines:
             self._last_seen[report.engine] = report
+        if request.passages and response.results:
+            response = await self._add_passages(
+                response, request, started=started, explain=explain, use_cache=cache_on
+            )
         return response
 
     async def _cache_set(self, cache: ResultCache | None, key: str, response: SearchResponse) -> None:
         """Store ``response`` when it has results."""
         if cache is None or not response.results:
             return
-        degraded = fell_back(response) or any(e.status in _FAILED for e in response.engines)
+        degraded = (
+            fell_back(response)
+            or any(e.status in _FAILED for e in response.engines)
+            or any(r.passages_status in ("timeout", "error") for r in response.results)
+        )
         ttl = min(self.settings.cache_ttl_s, DEGRADED_TTL_S) if degraded else self.settings.cache_ttl_s
         try:
             await cache.set_body(key, cached_body(response), ttl)
@@ -392,6 +404,61 @@ class SearchService:
         except Exception as exc:  # an unreachable cache is a miss, not a failed search
             log.warning("result cache read failed: %s", type(exc).__name__)
             return None
+
+    # --- passages ---------------------------------------------------------------------------------------
+
+    @property
+    def reader(self):
+        """The page reader a search with passages reads through: this deployment's (its policy, robots.txt
+        rule, limits, and the page cache beside the result cache), built on first use."""
+        if self._reader is None:
+            from serpfuse.reader.service import Reader
+
+            self._reader = Reader.from_settings(self.settings, self.stores.pages)
+        return self._reader
+
+    @reader.setter
+    def reader(self, reader) -> None:
+        self._reader = reader
+
+    def passages_time_left(self, started: float) -> float:
+        """How long a search that started at ``started`` (time.monotonic) may still read pages."""
+        if self.settings.passages_deadline_s is not None:
+            return self.settings.passages_deadline_s
+        return max(0.0, self.settings.deadline_s + PASSAGES_GRACE_S - (time.monotonic() - started))
+
+    async def _add_passages(
+        self,
+        response: SearchResponse,
+        request: SearchRequest,
+        *,
+        started: float,
+        explain: bool,
+        use_cache: bool,
+    ) -> SearchResponse:
+        from serpfuse.reader.evidence import add_passages
+
+        return await add_passages(
+            self.reader,
+            response,
+            request,
+            self.passages_time_left(started),
+            explain=explain,
+            use_cache=use_cache,
+        )
+
+    async def context(
+        self, request: SearchRequest, max_chars: int, *, per_page: int | None = None, interface: str = "http"
+    ) -> dict[str, Any]:
+        """The query's best passages across the shown rows' pages under one budget (``reader.evidence``)."""
+        from serpfuse.reader.evidence import context
+
+        started = time.monotonic()
+        plain = request.model_copy(update={"passages": False, "max_chars": None})
+        response = await self.search(plain, interface=interface)
+        return await context(
+            self.reader, response, max_chars, self.passages_time_left(started), per_page=per_page
+        )
 
     # --- engines -----------------------------------------------------------------------------------------
 

@@ -258,6 +258,9 @@ class Settings(BaseSettings):
     read_max_bytes: int = Field(5 * 1024 * 1024, ge=1024)
     read_timeout_s: float = Field(15.0, gt=0)
     read_cache_ttl_s: float = Field(3600.0, ge=0)
+    # A search with passages reads its shown rows' pages for this long at most; unset: until the search's
+    # deadline plus PASSAGES_GRACE_S (2 s), so it answers within the usual deadline + 2 s.
+    passages_deadline_s: float | None = Field(None, gt=0)
 
     ranking: RankingConfig = Field(default_factory=RankingConfig)
     # [engines.NAME] tables (SERPFUSE_ENGINES__NAME__KEY), by engine name.

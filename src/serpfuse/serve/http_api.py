@@ -65,6 +65,7 @@ ROUTES = {
     "/v1/scrape": "firecrawl",
     "/v2/scrape": "firecrawl",
     "/v2/search": "firecrawl",
+    "/v1/context": "native",
     "/healthz": "healthz",
     "/metrics": "metrics",
     "/openapi.json": "openapi",
@@ -195,6 +196,14 @@ class Endpoints:
             shaped["response_time"] = round(time.perf_counter() - started, 3)
         return JSONResponse(shaped)
 
+    async def context(self, request: Request) -> Response:
+        """The query's best passages across the shown pages under one budget (Brave's LLM Context, natively)."""
+        fields, budget, per_page = search_shapes.context_fields(request.query_params)
+        search_request = self.service.make_request(**fields)
+        return JSONResponse(
+            await self.service.context(search_request, budget, per_page=per_page, interface="http")
+        )
+
     async def native_read(self, request: Request) -> Response:
         return JSONResponse(await read_shapes.native_read(self.reader, await self.body(request)))
 
@@ -233,7 +242,8 @@ class Endpoints:
         if formats:  # the pages are read within what is left of the deadline
             left = max(1.0, self.settings.deadline_s - (time.perf_counter() - started))
             rows = [row for s in asked for row in shaped["data"][s]]
-            await read_shapes.add_firecrawl_documents(self.reader, rows, formats, left)
+            highlights = read_shapes.highlights_query(options.get("formats"), fields["query"])
+            await read_shapes.add_firecrawl_documents(self.reader, rows, formats, left, query=highlights)
         return JSONResponse(shaped)
 
     async def healthz(self, request: Request) -> Response:
@@ -278,6 +288,8 @@ def create_app(service: SearchService, *, reader: Reader | None = None) -> ASGIA
     """The API over ``service``, behind the guard. ``reader`` reads pages (default: the deployment's own,
     from its settings)."""
     api = Endpoints(service, reader)
+    if reader is not None:  # a search with passages reads through it too
+        service.reader = reader
 
     @asynccontextmanager
     async def lifespan(app: Starlette):
@@ -297,6 +309,7 @@ def create_app(service: SearchService, *, reader: Reader | None = None) -> ASGIA
             api_route("/v1/scrape", api.firecrawl_scrape, ["POST"]),
             api_route("/v2/scrape", api.firecrawl_v2_scrape, ["POST"]),
             api_route("/v2/search", api.firecrawl_v2_search, ["POST"]),
+            api_route("/v1/context", api.context, ["GET"]),
             Route("/healthz", api.healthz, methods=["GET"]),
             Route("/metrics", api.metrics, methods=["GET"]),
             Route("/openapi.json", api.openapi, methods=["GET"]),

@@ -39,6 +39,8 @@ from pydantic import Field, ValidationError
 from serpfuse.errors import SerpfuseError
 from serpfuse.models import (
     ANSWERED,
+    DEFAULT_PASSAGE_CHARS,
+    MIN_PASSAGE_CHARS,
     CandidateExplanation,
     FusedResult,
     Model,
@@ -81,6 +83,9 @@ class ResultRow(Model):
     published: str | None = None
     score: float
     engines: list[str]
+    # with passages=true: the page's passages that answer the query (in page order), or None and why
+    passages: list[str] | None = Field(None, exclude_if=lambda v: v is None)
+    passages_status: str | None = Field(None, exclude_if=lambda v: v is None)
 
 
 class EngineLine(Model):
@@ -153,6 +158,8 @@ def _row(r: FusedResult) -> ResultRow:
         published=r.published.date().isoformat() if r.published else None,
         score=round(r.score, 4),
         engines=r.engines,
+        passages=[p.text for p in r.passages] if r.passages is not None else None,
+        passages_status=r.passages_status,
     )
 
 
@@ -199,8 +206,12 @@ def _row_text(i: int, r: ResultRow) -> str:
     if r.published:
         meta.insert(0, f"published {r.published}")
     lines = [f"{i}. {r.title}", f"   {r.url}"]
-    if r.snippet:
+    if r.passages:
+        lines.extend(f"   > {' '.join(p.split())}" for p in r.passages)
+    elif r.snippet:
         lines.append(f"   {r.snippet}")
+    if r.passages_status:
+        lines.append(f"   (no passages: {r.passages_status}; the engine's snippet above)")
     lines.append(f"   {' · '.join(meta)}")
     return "\n".join(lines)
 
@@ -427,6 +438,10 @@ def search_parameters(settings: Settings) -> list[inspect.Parameter]:
     }
     params = []
     for name, info in SearchRequest.model_fields.items():
+        if (
+            name == "max_chars"
+        ):  # the tools' own max_chars bounds the whole answer; the rows' passages share it
+            continue
         low, high = field_bounds(SearchRequest, name)
         bounds: dict[str, Any] = {k: v for k, v in (("ge", low), ("le", high)) if v is not None}
         default = defaults.get(name, info.get_default(call_default_factory=True))
@@ -459,6 +474,14 @@ MaxChars = Annotated[
 ]
 
 
+ROW_OVERHEAD = 250  # a row's title, URL and score line, beside its passages
+
+
+def passage_share(max_chars: int, rows: int) -> int:
+    """Each row's passage budget when ``rows`` rows share an answer of ``max_chars``."""
+    return max(MIN_PASSAGE_CHARS, min(DEFAULT_PASSAGE_CHARS, max_chars // max(1, rows) - ROW_OVERHEAD))
+
+
 def build_server(service: SearchService, *, name: str = "serpfuse") -> MCPServer:
     one_line = OneLineToolErrors()
     server = MCPServer(name, instructions=INSTRUCTIONS, version=__version__, middleware=[one_line])
@@ -472,6 +495,10 @@ def build_server(service: SearchService, *, name: str = "serpfuse") -> MCPServer
                 fields[name] = split_list(fields.get(name))
             try:
                 request = service.make_request(**fields)
+                if request.passages:  # the rows share the answer's length: each row's passages get a share
+                    request = request.model_copy(
+                        update={"max_chars": passage_share(max_chars, request.limit)}
+                    )
                 resp = await service.search(request, explain=explain, interface="mcp")
             # Bad input (pydantic's ValidationError is a ValueError) or any serpfuse error (a query the source
             # cannot serve among them): a tool error, never a crash.
@@ -516,9 +543,7 @@ def build_server(service: SearchService, *, name: str = "serpfuse") -> MCPServer
 
     @functools.cache
     def reader():  # built on first use: the extractors are not imported until a page is read
-        from serpfuse.reader.service import Reader
-
-        return Reader.from_settings(service.settings, service.cache)
+        return service.reader
 
     @server.tool(annotations=_READ_ONLY)
     async def read_url(
@@ -530,13 +555,24 @@ def build_server(service: SearchService, *, name: str = "serpfuse") -> MCPServer
         format: Annotated[  # noqa: A002 - the argument's name in the tool's schema
             Literal["markdown", "text"], Field(description="markdown (headings, lists, tables) or plain text")
         ] = "markdown",
+        query: Annotated[
+            str | None,
+            Field(
+                max_length=500,
+                description="Only the passages of the page that answer this, within max_chars (not the whole page)",
+            ),
+        ] = None,
     ) -> Annotated[CallToolResult, ReadUrlOutput]:
-        """Read a web page's main content as markdown, with title, author and date; long pages in pieces."""
-        from serpfuse.serve.read_shapes import chunk
+        """Read a web page's main content as markdown, with title, author and date; long pages in pieces.
+        With query: only the page's passages that answer it."""
+        from serpfuse.serve.read_shapes import chunk, passages_chunk
 
         try:
             page = await reader().read(url)
-            text, structured = chunk(page, format, offset, max_chars)
+            if query and query.strip():
+                text, structured = passages_chunk(page, query.strip(), max_chars)
+            else:
+                text, structured = chunk(page, format, offset, max_chars)
         except ReadError as exc:
             raise ToolError(str(exc)) from None
         return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)

@@ -19,6 +19,7 @@ from serpfuse.serve.read_shapes import (
     TavilyExtractRequest,
 )
 from serpfuse.serve.search_shapes import (
+    ContextQuery,
     FirecrawlSearchRequest,
     NativeQuery,
     NativeSearchBody,
@@ -131,6 +132,13 @@ OPERATIONS = (
         "Firecrawl v2-compatible search (firecrawl-py 4.x Firecrawl.search): web results in data.web",
         body=FirecrawlSearchRequest,
         error_schema="FirecrawlError",
+    ),
+    Operation(
+        "/v1/context",
+        "get",
+        "The query's best passages across the shown pages' text under one budget of characters (like Brave's "
+        "LLM Context): results of {url, title, passages of {text, start, end}}, and the pages not read with why",
+        query=ContextQuery,
     ),
     Operation("/healthz", "get", "Liveness and shared-store health", errors={}, open=True),
     Operation("/metrics", "get", "Prometheus metrics", errors={}, text_response="text exposition"),

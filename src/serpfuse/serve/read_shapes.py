@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
-from serpfuse.models import Model
+from serpfuse.models import Model, Passage
 from serpfuse.reader.models import FORMATS, CallerError, Format, Page, ReadError
 from serpfuse.urls import favicon_url
 
@@ -28,8 +28,18 @@ if TYPE_CHECKING:
     from serpfuse.reader.service import Reader
 
 MAX_URLS = 20  # Tavily's own limit per extract call
-FirecrawlFormat = Literal["markdown", "html", "rawHtml"]
-FIRECRAWL_FORMATS: dict[FirecrawlFormat, Format] = {"markdown": "markdown", "html": "html", "rawHtml": "html"}
+FirecrawlV1Format = Literal["markdown", "html", "rawHtml"]
+FIRECRAWL_FORMATS: dict[FirecrawlV1Format, Format] = {
+    "markdown": "markdown",
+    "html": "html",
+    "rawHtml": "html",
+}
+# v2 also has highlights ({"type": "highlights", "query": ...}): the page's passages that answer the query
+FirecrawlFormat = Literal["markdown", "html", "rawHtml", "highlights"]
+FIRECRAWL_V2_FORMATS: tuple[FirecrawlFormat, ...] = ("markdown", "html", "rawHtml", "highlights")
+HIGHLIGHT_CHARS = (
+    1500  # Firecrawl's highlights of a page: its passages that answer the query, this long at most
+)
 
 ReadFormat = Literal[FORMATS]  # type: ignore[valid-type]
 PageUrl = Annotated[
@@ -48,14 +58,17 @@ class ReadRequest(BaseModel):
 
 
 class TavilyExtractRequest(BaseModel):
-    """Tavily's ``/extract`` body. Its other options (extract_depth, include_images, timeout...) are accepted
-    and change nothing."""
+    """Tavily's ``/extract`` body. With ``query``, each page's content is its passages that answer it (at most
+    ``chunks_per_source`` of Tavily's 500-character chunks, joined as Tavily joins them). Its other options
+    (extract_depth, include_images, timeout...) are accepted and change nothing."""
 
     model_config = ConfigDict(extra="allow")
 
     urls: PageUrl | Annotated[list[PageUrl], Field(min_length=1, max_length=MAX_URLS)]
     format: ReadFormat = "markdown"
     include_favicon: bool = False
+    query: str = Field(None, min_length=1, max_length=500, description="rank each page's chunks by this")
+    chunks_per_source: int = Field(None, ge=1, le=5, description="chunks per page with query (default 3)")
 
 
 class FirecrawlScrapeRequest(BaseModel):
@@ -65,7 +78,7 @@ class FirecrawlScrapeRequest(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     url: PageUrl
-    formats: list[FirecrawlFormat] = ["markdown"]
+    formats: list[FirecrawlV1Format] = ["markdown"]
 
 
 class FirecrawlFormatObject(BaseModel):
@@ -169,12 +182,14 @@ async def tavily_extract(reader: Reader, body: dict[str, Any]) -> dict[str, Any]
         raise BadRequest(f"at most {MAX_URLS} urls per request")
     fmt = _format(body.get("format"))
     include_favicon = body.get("include_favicon") is True
+    query, chunks = _extract_query(body)
     results, failed = [], []
     for url, got in zip(urls, await read_many(reader, urls), strict=True):
         if isinstance(got, ReadError):
             failed.append({"url": url, "error": str(got)})
             continue
-        row: dict[str, Any] = {"url": url, "raw_content": got.content(fmt), "images": []}  # type: ignore[arg-type]
+        content = got.content(fmt) if query is None else _chunks(got, query, chunks)  # type: ignore[arg-type]
+        row: dict[str, Any] = {"url": url, "raw_content": content, "images": []}
         if include_favicon:
             row["favicon"] = favicon_url(got.final_url or url)
         results.append(row)
@@ -184,6 +199,29 @@ async def tavily_extract(reader: Reader, body: dict[str, Any]) -> dict[str, Any]
         "response_time": round(time.perf_counter() - started, 3),
         "request_id": str(uuid.uuid4()),
     }
+
+
+TAVILY_CHUNK_CHARS = 500
+TAVILY_CHUNK_JOIN = " [...] "
+
+
+def _extract_query(body: dict[str, Any]) -> tuple[str | None, int]:
+    query, chunks = body.get("query"), body.get("chunks_per_source")
+    if query is not None and (not isinstance(query, str) or not query.strip()):
+        raise BadRequest("query must be a non-empty string")
+    if chunks is None:
+        chunks = 3
+    elif not isinstance(chunks, int) or isinstance(chunks, bool) or not 1 <= chunks <= 5:
+        raise BadRequest("chunks_per_source must be between 1 and 5")
+    return (query.strip() if query else None), chunks
+
+
+def _chunks(page: Page, query: str, chunks: int) -> str:
+    """A page's passages that answer ``query``, at most ``chunks`` of Tavily's chunks' length, as Tavily
+    joins its chunks."""
+    from serpfuse.reader.evidence import page_passages
+
+    return TAVILY_CHUNK_JOIN.join(p.text for p in page_passages(page, query, TAVILY_CHUNK_CHARS * chunks))
 
 
 def raw_content_format(value: Any) -> str | None:
@@ -207,8 +245,8 @@ async def add_raw_content(reader: Reader, results: list[dict[str, Any]], fmt: st
 # --- Firecrawl ------------------------------------------------------------------------------------------------
 
 
-def _unknown_format(name: str) -> BadRequest:
-    return BadRequest(f"format {name!r} is not served; formats: {', '.join(FIRECRAWL_FORMATS)}")
+def _unknown_format(name: str, known: Sequence[str]) -> BadRequest:
+    return BadRequest(f"format {name!r} is not served; formats: {', '.join(known)}")
 
 
 def firecrawl_formats(value: Any, *, objects: bool = False) -> list[FirecrawlFormat]:
@@ -222,16 +260,40 @@ def firecrawl_formats(value: Any, *, objects: bool = False) -> list[FirecrawlFor
         name = item.get("type") if objects and isinstance(item, dict) else item
         if not isinstance(name, str):
             raise BadRequest('formats must be a list such as ["markdown"]')
-        known = next((f for f in FIRECRAWL_FORMATS if f == name), None)
+        served: Sequence[FirecrawlFormat] = FIRECRAWL_V2_FORMATS if objects else tuple(FIRECRAWL_FORMATS)
+        known = next((f for f in served if f == name), None)
         if known is None:
-            raise _unknown_format(name)
+            raise _unknown_format(name, served)
         names.append(known)
     return list(dict.fromkeys(names))
 
 
-def firecrawl_document(page: Page, url: str, formats: Sequence[FirecrawlFormat]) -> dict[str, Any]:
-    """A Firecrawl document: each asked format's content and the page's metadata (v1 and v2 alike)."""
-    data: dict[str, Any] = {f: page.content(FIRECRAWL_FORMATS[f]) for f in formats}
+def highlights_query(formats: Any, default: str | None = None) -> str | None:
+    """The query of a v2 ``{"type": "highlights", "query": ...}`` format (``default`` when it names none)."""
+    for item in formats or ():
+        if isinstance(item, dict) and item.get("type") == "highlights":
+            query = item.get("query")
+            return query.strip() if isinstance(query, str) and query.strip() else default
+        if item == "highlights":
+            return default
+    return None
+
+
+def firecrawl_document(
+    page: Page, url: str, formats: Sequence[FirecrawlFormat], *, query: str | None = None
+) -> dict[str, Any]:
+    """A Firecrawl document: each asked format's content and the page's metadata (v1 and v2 alike);
+    ``highlights``: the page's passages that answer ``query``, one a paragraph."""
+    from serpfuse.reader.evidence import page_passages
+
+    data: dict[str, Any] = {}
+    for f in formats:
+        if f != "highlights":
+            data[f] = page.content(FIRECRAWL_FORMATS[f])
+        elif query is None:
+            raise BadRequest('the highlights format needs a query: {"type": "highlights", "query": "..."}')
+        else:
+            data[f] = "\n\n".join(p.text for p in page_passages(page, query, HIGHLIGHT_CHARS))
     metadata = {
         "title": page.title,
         "language": page.language,
@@ -265,12 +327,20 @@ async def firecrawl_v2_scrape(reader: Reader, body: dict[str, Any]) -> dict[str,
     max_age = body.get("maxAge")
     if max_age is not None and (not isinstance(max_age, int) or isinstance(max_age, bool) or max_age < 0):
         raise BadRequest("maxAge must be a whole number of milliseconds, 0 or more")
+    query = highlights_query(body.get("formats"))
+    if "highlights" in formats and query is None:
+        raise BadRequest('the highlights format needs a query: {"type": "highlights", "query": "..."}')
     page = await reader.read(url, use_cache=max_age != 0)
-    return {"success": True, "data": firecrawl_document(page, url, formats)}
+    return {"success": True, "data": firecrawl_document(page, url, formats, query=query)}
 
 
 async def add_firecrawl_documents(
-    reader: Reader, rows: list[dict[str, Any]], formats: Sequence[FirecrawlFormat], timeout_s: float
+    reader: Reader,
+    rows: list[dict[str, Any]],
+    formats: Sequence[FirecrawlFormat],
+    timeout_s: float,
+    *,
+    query: str | None = None,
 ) -> None:
     """A ``/v2/search`` with ``scrapeOptions``: each result row gains its page's formats and metadata, or, where
     the page was not read in time or was refused, metadata with the error (and no content)."""
@@ -279,7 +349,7 @@ async def add_firecrawl_documents(
         if isinstance(got, ReadError):
             row["metadata"] = {"sourceURL": row["url"], "url": row["url"], "error": str(got)}
         else:
-            row.update(firecrawl_document(got, row["url"], formats))
+            row.update(firecrawl_document(got, row["url"], formats, query=query))
 
 
 def firecrawl_error(exc: ReadError) -> dict[str, Any]:
@@ -304,6 +374,47 @@ class ReadUrlOutput(Model):
     total_chars: int
     next_offset: int | None = None
     content: str
+    # with a query: the passages content joins, with their offsets in the page's text (offset is then 0)
+    passages: list[Passage] | None = Field(None, exclude_if=lambda v: v is None)
+    query: str | None = Field(None, exclude_if=lambda v: v is None)
+
+
+PASSAGE_JOIN = "\n\n[...]\n\n"
+
+
+def passages_chunk(page: Page, query: str, max_chars: int) -> tuple[str, dict[str, Any]]:
+    """The page's passages that answer ``query`` for a model: a header, then the passages (in page order)
+    within ``max_chars`` all told."""
+    from serpfuse.reader.evidence import page_passages
+
+    meta = [f"title: {page.title}" if page.title else None, f"url: {page.final_url or page.url}",
+            f"date: {page.date}" if page.date else None]  # fmt: skip
+    head = "\n".join(m for m in meta if m)
+    text_chars = len(page.text)
+    intro = f"passages of the page that answer {query!r} (of {text_chars} characters):"
+    room = max(0, max_chars - len(head) - len(intro) - 4)
+    found = page_passages(page, query, room)
+    while found and sum(len(p.text) for p in found) + len(PASSAGE_JOIN) * (len(found) - 1) > room:
+        found = found[:-1] if len(found) > 1 else []  # the separators count too
+    content = PASSAGE_JOIN.join(p.text for p in found)
+    text = f"{head}\n\n{intro}\n\n{content or '(no passage of this page fits)'}"
+    structured = ReadUrlOutput(
+        url=page.url,
+        final_url=page.final_url,
+        title=page.title,
+        author=page.author,
+        date=page.date,
+        language=page.language,
+        canonical_url=page.canonical_url,
+        format="text",
+        offset=0,
+        total_chars=text_chars,
+        next_offset=None,
+        content=content,
+        passages=found,
+        query=query,
+    )
+    return text, structured.to_json_dict()
 
 
 def chunk(page: Page, fmt: str, offset: int, max_chars: int) -> tuple[str, dict[str, Any]]:

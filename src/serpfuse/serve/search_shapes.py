@@ -22,7 +22,9 @@ from pydantic.json_schema import SkipJsonSchema
 from serpfuse.models import (
     ANSWERED,
     MAX_LIMIT,
+    MAX_PASSAGE_CHARS,
     MAX_QUERY_CHARS,
+    MIN_PASSAGE_CHARS,
     Category,
     FusedResult,
     SearchCall,
@@ -53,6 +55,33 @@ TAVILY_APPLIED = {"topic": "general", "search_depth": "basic"}
 
 QUERY = Field(description="the query", min_length=1, max_length=MAX_QUERY_CHARS)
 LOCALE: dict[str, Any] = {"min_length": 2, "max_length": LOCALE_MAX_CHARS}
+
+
+DEFAULT_CONTEXT_CHARS = 8000  # /v1/context's budget when none is asked (Brave's LLM Context: about 8k tokens)
+MAX_CONTEXT_CHARS = 100_000
+
+
+class ContextQuery(BaseModel):
+    """``GET /v1/context``'s query string: a search's best passages across its shown pages, under one budget."""
+
+    q: str = QUERY
+    max_chars: int = Field(
+        None,
+        ge=MIN_PASSAGE_CHARS,
+        le=MAX_CONTEXT_CHARS,
+        description=f"the budget (default {DEFAULT_CONTEXT_CHARS})",
+    )
+    max_chars_per_page: int = Field(
+        None, ge=MIN_PASSAGE_CHARS, le=MAX_PASSAGE_CHARS, description="a page's share at most"
+    )
+    limit: int = Field(None, ge=1, le=MAX_LIMIT, description="pages to read (1-20)")
+    engines: str = Field(None, description="comma list")
+    include_domains: str = Field(None, description="comma list")
+    exclude_domains: str = Field(None, description="comma list")
+    time_range: TimeRange = Field(None, description="day|week|month|year")
+    category: Category = Field(None, description="general|news")
+    region: str = Field(None, description="e.g. us", **LOCALE)
+    language: str = Field(None, description="e.g. en", **LOCALE)
 
 
 class SearxngQuery(BaseModel):
@@ -233,6 +262,42 @@ def native_query_fields(params: Any) -> tuple[dict[str, Any], bool, bool]:
     return fields, explain, use_cache
 
 
+def context_fields(params: Any) -> tuple[dict[str, Any], int, int | None]:
+    """``/v1/context``'s query string -> the search request fields, the budget and a page's share at most."""
+    fields = {
+        "query": params.get("q", params.get("query", "")),
+        "limit": params.get("limit"),
+        "engines": many(params.getlist("engines")),
+        "include_domains": many(params.getlist("include_domains")),
+        "exclude_domains": many(params.getlist("exclude_domains")),
+        "time_range": params.get("time_range") or None,
+        "category": params.get("category") or None,
+        "region": params.get("region") or None,
+        "language": params.get("language") or None,
+    }
+    unknown = sorted(set(params.keys()) - set(ContextQuery.model_fields) - {"query"})
+    if unknown:
+        raise ApiError(
+            400, f"unknown parameter {unknown[0]!r}; parameters: {', '.join(ContextQuery.model_fields)}"
+        )
+    budget = _chars(params.get("max_chars"), "max_chars", DEFAULT_CONTEXT_CHARS, MAX_CONTEXT_CHARS)
+    per_page = params.get("max_chars_per_page")
+    share = _chars(per_page, "max_chars_per_page", 0, MAX_PASSAGE_CHARS) if per_page else None
+    return fields, budget, share
+
+
+def _chars(value: Any, name: str, default: int, most: int) -> int:
+    if value in (None, ""):
+        return default
+    try:
+        n = int(value)
+    except (TypeError, ValueError):
+        raise ApiError(400, f"{name} must be a whole number") from None
+    if not MIN_PASSAGE_CHARS <= n <= most:
+        raise ApiError(400, f"{name} must be between {MIN_PASSAGE_CHARS} and {most}")
+    return n
+
+
 def native_body_fields(body: dict[str, Any]) -> tuple[dict[str, Any], bool, bool]:
     """A native POST body -> the search request fields, explain and use_cache."""
     reject_unknown_keys(body, NATIVE_KEYS)
@@ -278,6 +343,27 @@ def searxng_fields(params: Any) -> dict[str, Any]:
     }
 
 
+TAVILY_CHUNK_CHARS = 500  # Tavily's chunks are "up to 500 characters" each
+TAVILY_CHUNK_JOIN = " [...] "  # and content joins them so
+
+
+def tavily_chunks(body: dict[str, Any]) -> int:
+    """Tavily's ``chunks_per_source``: 1-3, default 3 (advanced search only)."""
+    chunks = body.get("chunks_per_source")
+    if chunks is None:
+        return 3
+    if not isinstance(chunks, int) or isinstance(chunks, bool) or not 1 <= chunks <= 3:
+        raise ApiError(400, "chunks_per_source must be 1, 2 or 3")
+    return chunks
+
+
+def tavily_content(r: FusedResult) -> str:
+    """A row's Tavily content: its passages joined as Tavily joins its chunks, else its snippet."""
+    if r.passages:
+        return TAVILY_CHUNK_JOIN.join(p.text for p in r.passages)
+    return r.snippet
+
+
 def tavily_request_fields(body: dict[str, Any]) -> dict[str, Any]:
     """Tavily's body -> our request fields. Tavily's own options are accepted; an unknown key is a 400."""
     reject_unknown_keys(body, TAVILY_KEYS)
@@ -288,6 +374,9 @@ def tavily_request_fields(body: dict[str, Any]) -> dict[str, Any]:
     if time_range and (start or end):
         raise ApiError(400, TAVILY_DATES_MESSAGE)
     fields: dict[str, Any] = {"query": body.get("query") or "", "category": tavily_category(body)}
+    if body.get("search_depth") == "advanced":  # Tavily's: the most relevant chunks of each page as content
+        fields["passages"] = True
+        fields["max_chars"] = TAVILY_CHUNK_CHARS * tavily_chunks(body)
     max_results = body.get("max_results")
     if max_results is not None:
         if (
@@ -486,7 +575,7 @@ def tavily_shape(resp: SearchResponse, seconds: float, body: dict[str, Any] | No
         row: dict[str, Any] = {
             "title": r.title,
             "url": r.url,
-            "content": r.snippet,
+            "content": tavily_content(r),
             "score": round(min(1.0, max(0.0, r.score / top)) if top > 0 else 0.0, 6),
             "raw_content": None,
         }
