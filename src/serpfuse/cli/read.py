@@ -1,7 +1,9 @@
 """`serpfuse read TARGET...`: pages' main content as markdown (or text, or HTML), safely fetched, in one process.
 
 Targets are read a few at a time and printed in the order given, each as soon as it and those before it are
-done. With ``--json``, one JSON object per target per line: the page and its metadata with ``content`` in the
+done. With ``--query``, only each page's passages that answer it are printed (``serpfuse.passages``: in page
+order, within ``--max-chars`` a page); with ``--json`` too, ``passages`` is ``[{"text", "start", "end"}]``, the
+offsets into the page's text, in place of its content. With ``--json``, one JSON object per target per line: the page and its metadata with ``content`` in the
 chosen format and ``"error": null``, or, for a target that failed, ``{"url": TARGET, "error": "why"}``. Without
 it, each page's content, under a ``==> TARGET <==`` line when there are several; a failure is one line on
 stderr. Exit 0 when every target was read; else 1 when every failure was the network's or the page's
@@ -64,11 +66,28 @@ def register(app: typer.Typer) -> None:
             typer.Option("--no-robots", help="do not check the site's robots.txt (the setting read_robots)"),
         ] = False,
         config: Annotated[str | None, typer.Option("--config", help="settings file (TOML)")] = None,
+        query: Annotated[
+            str | None,
+            typer.Option("--query", "-q", help="print only each page's passages that answer this query"),
+        ] = None,
+        max_chars: Annotated[
+            int | None,
+            typer.Option("--max-chars", help="characters of passages per page with --query (default 1500)"),
+        ] = None,
     ) -> None:
-        """Read pages (or files) and print their main content as markdown, text or HTML."""
+        """Read pages (or files) and print their main content as markdown, text or HTML; with --query, only the
+        passages that answer it (in page order; with --json, each with its offsets in the page's text)."""
+        from serpfuse.models import DEFAULT_PASSAGE_CHARS, MAX_PASSAGE_CHARS, MIN_PASSAGE_CHARS
         from serpfuse.reader import workers
         from serpfuse.reader.service import Reader, cache_for, is_url
 
+        if max_chars is not None and query is None:
+            fail("--max-chars needs --query (the passages are those that answer it)")
+        if max_chars is not None and not MIN_PASSAGE_CHARS <= max_chars <= MAX_PASSAGE_CHARS:
+            fail(f"--max-chars must be between {MIN_PASSAGE_CHARS} and {MAX_PASSAGE_CHARS}")
+        if query is not None and not query.strip():
+            fail("--query is empty")
+        asked = (query.strip(), max_chars or DEFAULT_PASSAGE_CHARS) if query is not None else None
         try:
             settings = load_settings(config, read_robots=False if no_robots else None)
             any_url = any(is_url(t) for t in targets)
@@ -81,7 +100,9 @@ def register(app: typer.Typer) -> None:
         reader = Reader.from_settings(settings, cache)
         reader.workers = True
         try:
-            codes = asyncio.run(_read_all(reader, targets, FORMAT_OF[fmt], as_json, use_cache=not no_cache))
+            codes = asyncio.run(
+                _read_all(reader, targets, FORMAT_OF[fmt], as_json, use_cache=not no_cache, asked=asked)
+            )
         finally:
             workers.close()
         failed = [c for c in codes if c]
@@ -99,7 +120,13 @@ def _cores() -> int:
 
 
 async def _read_all(
-    reader: Reader, targets: list[str], fmt: Format, as_json: bool, *, use_cache: bool
+    reader: Reader,
+    targets: list[str],
+    fmt: Format,
+    as_json: bool,
+    *,
+    use_cache: bool,
+    asked: tuple[str, int] | None = None,
 ) -> list[int]:
     """Read every target, print each in order; the exit code of each (0: read)."""
     slots = asyncio.Semaphore(CONCURRENT_READS)
@@ -114,7 +141,7 @@ async def _read_all(
         header = None
         if len(targets) > 1:  # as head(1) does for several files
             header = ("\n" if i else "") + f"==> {target} <==\n"
-        codes.append(_print(target, await task, fmt, as_json, header=header))
+        codes.append(_print(target, await task, fmt, as_json, header=header, asked=asked))
     return codes
 
 
@@ -132,7 +159,15 @@ async def _read_one(reader: Reader, target: str, *, use_cache: bool) -> Page | R
         return exc
 
 
-def _print(target: str, got: Page | ReadError, fmt: Format, as_json: bool, *, header: str | None) -> int:
+def _print(
+    target: str,
+    got: Page | ReadError,
+    fmt: Format,
+    as_json: bool,
+    *,
+    header: str | None,
+    asked: tuple[str, int] | None = None,
+) -> int:
     from serpfuse.reader.models import ReadError
 
     if isinstance(got, ReadError):
@@ -140,11 +175,24 @@ def _print(target: str, got: Page | ReadError, fmt: Format, as_json: bool, *, he
             _out(json.dumps({"url": target, "error": str(got)}, ensure_ascii=False) + "\n")
         print(f"serpfuse: error: {f'{target}: ' if header else ''}{got}", file=sys.stderr)
         return got.exit_code or EXIT_BAD_INPUT
+    passages = None
+    if asked is not None:  # the passages are of the page's text: their offsets point into it
+        from serpfuse.reader.evidence import page_passages
+
+        passages = page_passages(got, *asked)
     if as_json:
         payload = got.to_json_dict()
-        payload["content"] = got.content(fmt)
+        if passages is None:
+            payload["content"] = got.content(fmt)
+        else:  # the evidence, not the page (`serpfuse read PAGE --format text` gives the text offsets index)
+            for name in ("markdown", "text", "html"):
+                del payload[name]
+            payload["passages"] = [p.to_json_dict() for p in passages]
         payload["error"] = None
         _out(json.dumps(payload, ensure_ascii=False) + "\n")
+    elif passages is not None:
+        shown = "\n\n[...]\n\n".join(p.text for p in passages) or "(no passage of this page fits)"
+        _out((header or "") + shown + "\n")
     else:
         _out((header or "") + got.content(fmt).rstrip("\n") + "\n")
     return 0

@@ -67,6 +67,14 @@ def render_table(resp: SearchResponse, console: Console, *, named: bool = False)
     for i, r in enumerate(resp.results, start=1):
         snippet = r.snippet if len(r.snippet) <= 160 else r.snippet[:157] + "..."
         body = f"[bold]{escape(r.title or r.url)}[/bold]\n[cyan]{escape(r.url)}[/cyan]\n{escape(snippet)}"
+        if r.passages:  # the evidence, in place of the snippet
+            shown = "\n".join(
+                f"> {escape(' '.join(p.text.split()))}" + (f" [dim]({escape(p.why)})[/dim]" if p.why else "")
+                for p in r.passages
+            )
+            body = f"[bold]{escape(r.title or r.url)}[/bold]\n[cyan]{escape(r.url)}[/cyan]\n{shown}"
+        elif r.passages_status:
+            body += f"\n[yellow](no passages: {r.passages_status})[/yellow]"
         table.add_row(str(i), body, escape(r.reason), f"{r.score:.3f}")
     console.print(table)
     render_engines(resp, console, named=named)
@@ -226,6 +234,17 @@ def register(app: typer.Typer) -> None:
             int,
             typer.Option("--read", min=0, max=20, help="Also read the top N pages (within the deadline)."),
         ] = 0,
+        passages: Annotated[
+            bool,
+            typer.Option(
+                "--passages",
+                help="Read each shown page: the passages that answer the query (deadline + 2 s).",
+            ),
+        ] = False,
+        max_chars: Annotated[
+            int | None,
+            typer.Option("--max-chars", help="Characters of passages per row (100-20000, default 1500)."),
+        ] = None,
     ) -> None:
         """Search the web (or a recording) and print the fused list."""
         try:
@@ -262,6 +281,8 @@ def register(app: typer.Typer) -> None:
                     language=language,
                     category=category,
                     min_score=min_score,
+                    passages=passages or max_chars is not None or None,  # --max-chars alone asks for them
+                    max_chars=max_chars,
                 )
                 response = await service.search(
                     request, explain=explain, use_cache=not no_cache, interface="cli"

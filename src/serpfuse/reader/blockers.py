@@ -38,7 +38,7 @@ _SCRIPT = re.compile(r"<script\b", re.IGNORECASE)
 
 def visible_words(html: str) -> int:
     """Words of the page's visible text: scripts, styles, templates and noscript blocks left out."""
-    from selectolax.parser import HTMLParser
+    from selectolax.lexbor import LexborHTMLParser as HTMLParser
 
     tree = HTMLParser(html)
     tree.strip_tags(["script", "style", "noscript", "template", "svg", "head"])
