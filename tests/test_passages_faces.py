@@ -156,7 +156,7 @@ def test_native_search_gives_each_row_its_passages_or_why_not(api, pages):
     assert all(text[p["start"] : p["end"]] == p["text"] for p in story["passages"])
     assert story["dateSource"] == "page" and story["published"].startswith("2026-11-02")
     assert any("gave no passages" in w for w in body["warnings"])
-    assert took < float(PASSAGES_DEADLINE_S) + 2.5  # the slow page was given up at the passages deadline
+    assert took < SLOW_S  # the slow page was given up at the passages deadline, not waited for
 
 
 def test_post_search_with_passages_and_a_plain_search_says_nothing_of_them(api, pages):
