@@ -47,7 +47,7 @@ def test_healthz_and_openapi(api: ServeProcess):
     assert operations == {
         ("/v1/search", "get"), ("/v1/search", "post"), ("/search", "get"), ("/tavily/search", "post"),
         ("/v1/read", "post"), ("/tavily/extract", "post"), ("/v1/scrape", "post"), ("/v2/scrape", "post"),
-        ("/v2/search", "post"),
+        ("/v2/search", "post"), ("/v1/context", "get"),
         ("/healthz", "get"), ("/metrics", "get"),
     }  # fmt: skip
     schemas = doc["components"]["schemas"]

@@ -289,7 +289,7 @@ def test_cli_read_a_url_and_a_file_with_a_query(pages, tmp_path):
     whole = json.loads(text.stdout)["text"]
     assert all(whole[p["start"] : p["end"]] == p["text"] for p in file_row["passages"])
     shell = _cli(["read", f"{pages.url}/shell", "--query", QUERY], env)
-    assert shell.returncode == 1 and "JavaScript shell" in shell.stderr and not shell.stdout
+    assert shell.returncode == 2 and "JavaScript shell" in shell.stderr and not shell.stdout
     bad = _cli(["read", str(page), "--max-chars", "300"], env)
     assert bad.returncode == 2 and "--max-chars needs --query" in bad.stderr
 

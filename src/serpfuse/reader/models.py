@@ -54,12 +54,12 @@ class Challenge(ReadError):
         super().__init__("the page is a bot check, not its content" + (f" ({why})" if why else ""))
 
 
-class JsShell(ReadError):
+class JsShell(CallerError):
     """The page is an empty shell its scripts fill in (the reader runs no scripts): nothing to read."""
 
     def __init__(self) -> None:
         super().__init__(
-            "the page is an empty JavaScript shell: scripts draw its content, and the reader runs none"
+            "no readable text: the page is an empty JavaScript shell (scripts draw its content; the reader runs none)"
         )
 
 
