@@ -47,7 +47,7 @@ async def test_tools_are_listed_with_input_and_output_schemas(service):
     params = set(tools["web_search"].input_schema["properties"])
     assert params == {
         "query", "limit", "engines", "include_domains", "exclude_domains", "time_range", "date_from", "date_to",
-        "region", "language", "category", "strategy", "min_score", "max_chars",
+        "region", "language", "category", "strategy", "min_score", "max_chars", "passages",
     }  # fmt: skip
     assert tools["web_search"].input_schema["required"] == ["query"]
     assert set(tools["explain_search"].input_schema["properties"]) == params
