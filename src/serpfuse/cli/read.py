@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from serpfuse.cli.errors import EXIT_BAD_INPUT, fail_on
+from serpfuse.cli.errors import EXIT_BAD_INPUT, fail, fail_on
 from serpfuse.errors import SerpfuseError
 from serpfuse.settings import load_settings
 

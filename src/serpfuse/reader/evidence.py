@@ -35,8 +35,8 @@ from serpfuse.reader.guard import Refused
 from serpfuse.reader.models import (
     Challenge,
     JsShell,
-    OverBudget,
     Page,
+    PageOverBudget,
     ReadError,
     RobotsDisallowed,
     Unsupported,
@@ -69,7 +69,7 @@ def status_of(exc: ReadError) -> PassagesStatus:
         isinstance(exc, HttpStatusError) and exc.http_status in BLOCKING_STATUSES
     ):
         return "blocked"
-    if isinstance(exc, FetchTooLarge | OverBudget):
+    if isinstance(exc, FetchTooLarge | PageOverBudget):
         return "too_large"
     if isinstance(exc, Unsupported | ExtractionError):
         return "not_text"
