@@ -66,7 +66,7 @@ def status_of(exc: ReadError) -> PassagesStatus:
     if isinstance(exc, RobotsDisallowed):
         return "robots"
     if isinstance(exc, Refused) or (
-        isinstance(exc, HttpStatusError) and exc.http_status in BLOCKING_STATUSES
+        isinstance(exc, HttpStatusError) and exc.page_status in BLOCKING_STATUSES
     ):
         return "blocked"
     if isinstance(exc, FetchTooLarge | PageOverBudget):
