@@ -152,3 +152,59 @@ async def test_search_json_shares_too(server, service):
     bodies = await asyncio.gather(*(service.search_json(request) for _ in range(4)))
     assert sorted(json.loads(b)["shared"] for b in bodies) == [False, True, True, True]
     assert len(server.seen("/alpha")) == 1
+
+
+# --- across a fleet: processes sharing one Redis -------------------------------------------------------------
+
+
+def test_with_redis_identical_searches_on_two_servers_make_one_request_per_engine(tmp_path, redis_url):
+    dead = f"http://127.0.0.1:{free_port()}"
+    with engines_server() as engines:
+        env = {base_url_env(name): engines.url for name in ENGINE_PATHS}
+        env.update(
+            HTTP_PROXY=dead, HTTPS_PROXY=dead, ALL_PROXY=dead, NO_PROXY="127.0.0.1",
+            SERPFUSE_RATE_LIMIT_BURST="1000",
+        )  # fmt: skip
+        args = ["--no-cache", "--redis", redis_url]  # no result cache: only the flights can share
+        servers = [start_serpfuse(tmp_path / name, args, env) for name in ("one", "two")]
+        try:
+            path = f"/v1/search?q={quote(QUERY)}&engines={','.join(ENGINE_PATHS)}"
+            urls = [s.base + path for s in servers] * (CALLERS // 2)
+            with ThreadPoolExecutor(CALLERS) as pool:
+                answers = list(pool.map(lambda url: http("GET", url), urls))
+            bodies = [json.loads(raw) for status, _, raw in answers if status == 200]
+            assert len(bodies) == CALLERS, [a[:1] for a in answers]
+            for name, route in ENGINE_PATHS.items():
+                assert len(engines.seen(route)) == 1, (name, len(engines.seen(route)))
+            assert sorted(b["shared"] for b in bodies) == [False] + [True] * (CALLERS - 1)
+            urls_found = [[r["url"] for r in b["results"]] for b in bodies]
+            assert urls_found[0] and all(u == urls_found[0] for u in urls_found)
+        finally:
+            for server in servers:
+                stop(server.proc)
+
+
+async def test_a_fleet_claim_is_its_holders_and_its_answer_its_tokens(redis_url):
+    from serpfuse.state.flights import ANSWER_PREFIX, FLIGHT_PREFIX, RedisFlights
+    from serpfuse.state.redis_store import redis_client
+
+    client = redis_client(redis_url)
+    flights = RedisFlights(client)
+    try:
+        token = await flights.claim("k", 5.0)
+        assert token is not None and await flights.claim("k", 5.0) is None  # one claimant
+        assert await flights.holder("k") == token
+        await flights.abandon("k", "not-the-token")  # a claim that expired and was taken again is not let go
+        assert await flights.holder("k") == token
+        await flights.land("k", token, b'{"answer": 1}')
+        assert await flights.peek("k", token) == (None, '{"answer": 1}')  # landed, and the claim gone
+        assert await flights.peek("k", "older") == (None, None)  # never another claim's answer
+        again = await flights.claim("k", 0.2)
+        assert again not in (None, token)
+        assert 0 < await client.pttl(FLIGHT_PREFIX + "k") <= 200  # a dead claimant's claim expires
+        assert 0 < await client.pttl(f"{ANSWER_PREFIX}k:{token}") <= 5000
+        await flights.abandon("k", again)
+        assert await flights.holder("k") is None
+    finally:
+        await client.delete(FLIGHT_PREFIX + "k", f"{ANSWER_PREFIX}k:{token}")
+        await client.aclose()

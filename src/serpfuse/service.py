@@ -49,6 +49,10 @@ PASSAGES_GRACE_S = 2.0
 DEGRADED_TTL_S = 120.0
 # Decoded cache hits kept in this process (about 50 KB each), so a repeated hit skips decoding and validation.
 HOT_HITS = 128
+# A fleet's search in flight (Redis): claimed for the deadline and this margin (the ranking's grace, a slow
+# store), so a claimant that died holds its waiters no longer; they ask whether it landed this often.
+FLIGHT_MARGIN_S = 5.0
+FLEET_POLL_S = 0.02
 RECENT_KEYS = 4096  # cache keys of recent requests remembered (about 1 MB at most)
 _FAILED = frozenset(get_args(ErrorStatus)) | {"decoy"}  # a decoy list is an engine not heard
 
@@ -295,15 +299,56 @@ class SearchService:
         (``shared`` marks the copies the callers after the first get).
 
         The search runs as its own task: a caller that goes away (a client disconnecting) neither cancels it
-        for the others nor loses its result, which still fills the cache. Its failure is every caller's."""
+        for the others nor loses its result, which still fills the cache. Its failure is every caller's. With
+        Redis, that task in turn shares the search of another process already searching the key
+        (``state.flights``)."""
         flight = self._flights.get(key)
         if flight is not None:
             self.metrics.observe_search(interface, "shared")
-            return await asyncio.shield(flight), True
-        flight = asyncio.ensure_future(self._compute_and_keep(cache, key, request, explain, interface))
+            return (await asyncio.shield(flight))[0], True
+        flight = asyncio.ensure_future(self._fleet_flight(cache, key, request, explain, interface))
         self._flights[key] = flight
         flight.add_done_callback(functools.partial(self._landed, key))
-        return await asyncio.shield(flight), False
+        return await asyncio.shield(flight)
+
+    async def _fleet_flight(
+        self, cache: ResultCache | None, key: str, request: SearchRequest, explain: bool, interface: str
+    ) -> tuple[SearchResponse, bool]:
+        """This process's search of ``key``: another process's answer when it is searching the key now (Redis),
+        else its own search, landed for the processes that wait on it."""
+        flights = self.stores.flights
+        if flights is None:
+            return await self._compute_and_keep(cache, key, request, explain, interface), False
+        claim_s = self.settings.deadline_s + FLIGHT_MARGIN_S
+        token = await flights.claim(key, claim_s)
+        if token is None:
+            answer = await self._await_fleet(flights, key, claim_s)
+            if answer is not None:
+                self.metrics.observe_search(interface, "shared")
+                return answer, True
+        try:
+            response = await self._compute_and_keep(cache, key, request, explain, interface)
+        except BaseException:
+            if token is not None:
+                await asyncio.shield(flights.abandon(key, token))
+            raise
+        if token is not None:
+            await flights.land(key, token, response.to_json_bytes())
+        return response, False
+
+    async def _await_fleet(self, flights: Any, key: str, wait_s: float) -> SearchResponse | None:
+        """The answer of the process searching ``key``, or None when its claim went without one (or it took
+        longer than a search may)."""
+        token = await flights.holder(key)
+        until = time.monotonic() + wait_s
+        while token is not None and time.monotonic() < until:
+            holder, body = await flights.peek(key, token)
+            if body is not None:
+                return decode(body)
+            if holder != token:
+                return None
+            await asyncio.sleep(FLEET_POLL_S)
+        return None
 
     async def _compute_and_keep(
         self, cache: ResultCache | None, key: str, request: SearchRequest, explain: bool, interface: str

@@ -1,5 +1,6 @@
 """What survives between requests: the result cache (pages too), engine cooldowns, each engine's send slots,
-and token buckets (API callers, engines' outbound budgets).
+and token buckets (API callers, engines' outbound budgets); with Redis, which searches are in flight across the
+fleet (``flights``).
 
 ``open_stores`` is the one place they are chosen: in Redis when ``redis_url`` is set (every process of a
 deployment shares them), in SQLite files in the cache directory (the cache always; with ``shared_dir``, as for
@@ -20,6 +21,7 @@ from serpfuse.errors import ConfigError
 from serpfuse.state.cache import NoCache, RedisResultCache, ResultCache, SqliteResultCache
 from serpfuse.state.cooldown import CooldownStore, InMemoryCooldownStore
 from serpfuse.state.failsoft import Breaker, FailSoft
+from serpfuse.state.flights import FailSoftFlights, LocalFlights, RedisFlights
 from serpfuse.state.ratelimit import Buckets, LocalSlots, RateLimiter, TokenBuckets
 from serpfuse.state.sqlite_store import (
     SqliteCooldownStore,
@@ -62,6 +64,7 @@ class Stores:
     pages: ResultCache | None = None  # the reader's pages: the result cache's store, under keys of their own
     cooldowns: CooldownStore = field(default_factory=InMemoryCooldownStore)
     intervals: RateLimiter | None = None
+    flights: Any = None  # searches in flight across the fleet (flights.FailSoftFlights), with Redis only
     redis: Any = None  # the redis.asyncio client every Redis store shares
     state: SqliteFile | None = None  # the state file shared with the other workers
     breakers: tuple[Breaker, ...] = ()
@@ -127,6 +130,7 @@ def open_stores(settings: StoreSettings, *, use_cache: bool = True, shared_dir: 
         stores.cooldowns = FailSoft(
             RedisCooldownStore(redis), local_cooldowns, on_redis, bound_s=REDIS_CALL_S
         )
+        stores.flights = FailSoftFlights(RedisFlights(redis), LocalFlights(), on_redis, bound_s=REDIS_CALL_S)
 
         def redis_buckets(per_min: float, burst: float, prefix: str) -> Buckets:
             shared = RedisTokenBuckets(redis, per_min / 60.0, burst, prefix=prefix)

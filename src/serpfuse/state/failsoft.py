@@ -25,7 +25,9 @@ RETRY_S = 5.0  # how long a failed backend is skipped before one call probes it 
 # A call's kind: writes change state, so only a write that succeeds shows that a backend which failed a write
 # (a full disk, a read-only replica) is back; a read's success would close the breaker too soon.
 _SKIP, _PASS, _PROBE = 0, 1, 2
-WRITES = frozenset({"set", "set_body", "record_failure", "record_success", "take", "reserve"})
+WRITES = frozenset(
+    {"set", "set_body", "record_failure", "record_success", "take", "reserve", "claim", "land", "abandon"}
+)
 # Exceptions that are a store's answer, not its failure: passed to the caller as they are.
 ANSWERS: tuple[type[BaseException], ...] = (QueueTooLong,)
 
