@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 
+from fakeserver import Reply
 from redis_server import CLI, isolated_env
 
 QUERY = "top restaurants in belgrad"
@@ -142,3 +143,50 @@ def test_every_line_with_a_readable_id_is_answered_and_the_rest_skipped(recordin
     )
     assert len(skipped) == sum(1 for _, ids in UNREADABLE if not ids), stderr[-2000:]
     assert MARK not in stderr and "Traceback" not in stderr
+
+
+def test_a_request_whose_id_is_no_id_is_answered_with_a_null_id(recording, tmp_path):
+    """The SDK read {"a": 1}, [1], true and 1.5 as notifications and never answered: JSON-RPC answers a request
+    whose id cannot be read with an error whose id is null."""
+    mcp = Stdio(recording, tmp_path, {})
+    try:
+        mcp.initialize()
+        for bad in ('{"a":1}', "[1]", "true", "1.5"):
+            mcp.send(f'{{"jsonrpc":"2.0","id":{bad},"method":"tools/list"}}')
+            answer = mcp.reply()
+            assert answer["id"] is None and answer["error"]["code"] == -32600, (bad, answer)
+            assert "id must be" in answer["error"]["message"]
+        mcp.send('{"jsonrpc":"2.0","id":"after","method":"tools/list"}')
+        assert mcp.reply()["id"] == "after"
+    finally:
+        stderr = mcp.close()
+    assert "Traceback" not in stderr
+
+
+def test_requests_in_flight_when_stdin_closes_are_answered(server, tmp_path):
+    """A client that sends its calls and closes stdin (a script piping requests in) gets every answer: the
+    server finishes what it is running before it stops (each search here takes 1.5 s at the engine; they were
+    answered "Connection closed")."""
+    body = json.dumps({"results": [{"url": "https://a.example/", "title": "A page", "content": "about q"}]})
+    server.route(
+        "/search", *[Reply(200, {"Content-Type": "application/json"}, body.encode(), delay_s=1.5)] * 8
+    )
+    env = {
+        "SERPFUSE_CACHE": "off",
+        "SERPFUSE_ENGINES": "searxng",
+        "SERPFUSE_ENGINES__SEARXNG__BASE_URL": server.url,
+    }
+    mcp = Stdio(None, tmp_path, env)
+    mcp.initialize()
+    ids = [100, 101, 102]
+    for n in ids:
+        mcp.send(json.dumps({"jsonrpc": "2.0", "id": n, "method": "tools/call",
+                             "params": {"name": "web_search", "arguments": {"query": f"query {n}"}}}))  # fmt: skip
+    time.sleep(0.3)  # the searches are under way
+    mcp.proc.stdin.close()
+    answers = [mcp.reply() for _ in ids]
+    mcp.proc.wait(timeout=30)
+    assert sorted(a["id"] for a in answers) == ids
+    for answer in answers:
+        assert "result" in answer and not answer["result"].get("isError"), answer
+    assert "Traceback" not in mcp.proc.stderr.read().decode("utf-8", "replace")

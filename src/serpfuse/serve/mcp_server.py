@@ -603,7 +603,8 @@ async def run_stdio(service: SearchService) -> None:
             lines = ScreenedLines(anyio.wrap_file(wire))
             async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
                 lines.answer_with(write_stream)
-                await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+                answers = AnswerWatch(write_stream, lines)
+                await lowlevel.run(read_stream, answers, lowlevel.create_initialization_options())
     finally:
         await service.aclose()
 
@@ -628,19 +629,34 @@ def _claimed_stdin() -> Iterator[BinaryIO]:
         os.dup2(wire, 0)
 
 
+IN_FLIGHT_GRACE_S = 60.0  # at most this long after stdin closes for the requests it sent to be answered
+
+
 class ScreenedLines:
     """stdin's lines as the SDK's reader takes them (``async for line in stdin``), each screened first: a line
     the SDK can read goes on; one it cannot is answered here (a JSON-RPC error for each request whose id can be
-    read), or, with no id to answer, logged (its length, never its text) and skipped."""
+    read, with a null id for a request whose id is no string or integer), or, with no id to answer, logged (its
+    length, never its text) and skipped.
+
+    When stdin closes, the lines end only once every request they carried has been answered (``AnswerWatch``
+    sees the answers go out), or after ``IN_FLIGHT_GRACE_S``: the SDK stops serving when its input ends, and
+    would answer the searches still running "Connection closed"."""
 
     def __init__(self, wire: Any) -> None:
         self._wire = wire
         self._replies: Any = None
         self._ready = anyio.Event()
+        self.pending: set[str | int] = set()  # requests passed on and not yet answered
+        self._answered = anyio.Event()
 
     def answer_with(self, write_stream: Any) -> None:
         self._replies = write_stream
         self._ready.set()
+
+    def answered(self, request_id: Any) -> None:
+        self.pending.discard(request_id)
+        if not self.pending:
+            self._answered.set()
 
     def __aiter__(self) -> AsyncIterator[str]:
         return self._screened()
@@ -650,6 +666,7 @@ class ScreenedLines:
             line = raw.decode("utf-8", "replace")  # as the SDK decodes: an invalid byte becomes U+FFFD
             readable, replies = screen_line(line)
             if readable:
+                self._note(line)
                 yield line
                 continue
             if not replies and line.strip():
@@ -658,6 +675,51 @@ class ScreenedLines:
                 await self._ready.wait()
             for reply in replies:
                 await self._replies.send(SessionMessage(reply))
+        if self.pending:  # stdin closed with requests in flight: their answers first
+            self._answered = anyio.Event()
+            with anyio.move_on_after(IN_FLIGHT_GRACE_S):
+                while self.pending:
+                    await self._answered.wait()
+                    self._answered = anyio.Event()
+
+    def _note(self, line: str) -> None:
+        """A request passed on is pending until answered; a cancelled one is not waited for."""
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return
+        if not isinstance(message, dict):
+            return
+        if "method" in message and _request_id(message) is not None:
+            self.pending.add(message["id"])
+        elif message.get("method") == "notifications/cancelled":
+            params = message.get("params")
+            if isinstance(params, dict):
+                self.answered(params.get("requestId"))
+
+
+class AnswerWatch:
+    """The SDK's write stream, telling ``ScreenedLines`` of each answer that goes out."""
+
+    def __init__(self, stream: Any, lines: ScreenedLines) -> None:
+        self._stream = stream
+        self._lines = lines
+
+    async def send(self, item: Any) -> None:
+        await self._stream.send(item)
+        message = getattr(item, "message", None)
+        if message is not None and not hasattr(message, "method"):  # a response or an error, not a request
+            self._lines.answered(getattr(message, "id", None))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+    async def __aenter__(self) -> AnswerWatch:
+        await self._stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._stream.__aexit__(*exc)
 
 
 def screen_line(line: str) -> tuple[bool, list[JSONRPCError]]:
@@ -668,9 +730,14 @@ def screen_line(line: str) -> tuple[bool, list[JSONRPCError]]:
         return False, []
     try:
         jsonrpc_message_adapter.validate_json(line, by_name=False)
-        return True, []
+        readable = True
     except ValueError:  # pydantic's ValidationError, for JSON or for the message's shape
-        pass
+        readable = False
+    if readable:
+        # The SDK reads a request whose id is no id ({"a": 1}, [1], true) as a notification, and never answers.
+        if _asks_with_unreadable_id(json.loads(line)):
+            return False, [_error(None, INVALID_REQUEST, "id must be a string or an integer")]
+        return True, []
     try:
         data = json.loads(line)
     except ValueError:
@@ -681,8 +748,20 @@ def screen_line(line: str) -> tuple[bool, list[JSONRPCError]]:
         return False, [_error(i, INVALID_REQUEST, "batches are not taken: one message a line") for i in ids]
     request_id = _request_id(data)
     if request_id is None:
+        if _asks_with_unreadable_id(data):  # JSON-RPC's answer when the id cannot be read: a null id
+            return False, [_error(None, INVALID_REQUEST, "id must be a string or an integer")]
         return False, []
     return False, [_error(request_id, *_what_is_wrong(data))]
+
+
+def _asks_with_unreadable_id(message: Any) -> bool:
+    """A request (it names a method) whose id is there but no id JSON-RPC allows ({"a": 1}, [1], true, 1.5)."""
+    return (
+        isinstance(message, dict)
+        and isinstance(message.get("method"), str)
+        and message.get("id") is not None
+        and _request_id(message) is None
+    )
 
 
 def _request_id(message: Any) -> str | int | None:
@@ -747,7 +826,7 @@ def _skip_space(text: str, at: int) -> int:
     return at
 
 
-def _error(request_id: str | int, code: int, message: str) -> JSONRPCError:
+def _error(request_id: str | int | None, code: int, message: str) -> JSONRPCError:
     return JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(code=code, message=message))
 
 
