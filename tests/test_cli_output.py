@@ -25,7 +25,8 @@ from serpfuse.engines import ENGINES, category_of
 from serpfuse.version import __version__
 
 BIN = Path(sys.executable).parent / "serpfuse"
-WEB = [name for name in ENGINES if category_of(name) == "general"]  # what a plain search asks
+# What a plain English search asks: the web engines but the CJK tier, which answers CJK queries (fanout's policy).
+WEB = [name for name in ENGINES if category_of(name) == "general" and ENGINES[name].INFO.region != "cjk"]
 
 
 def _dead_port() -> int:

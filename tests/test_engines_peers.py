@@ -291,6 +291,90 @@ PINS: tuple[Pin, ...] = (
         headers={"Accept-Language": Lang("zh")},
         step=0,
     ),
+    # --- the CJK tier ---------------------------------------------------------------------------------------------
+    # dhole-mcp 17.3 (PyPI, 2026-10) search_metasearch.py Baidu.build_payload(), headers_update; week: gpc=stf
+    Pin(
+        "baidu",
+        "dhole-mcp 17.3 search_metasearch.py Baidu.build_payload()",
+        {},
+        "GET",
+        "https://www.baidu.com/s",
+        params={"wd": QUERY, "ie": "utf-8"},
+        headers={"Accept-Language": "zh-CN,zh;q=0.9"},
+    ),
+    # SearXNG 9fea412 searx/engines/baidu.py request() (b084194c0, 2026-06-26): the JSON form of the same page
+    Pin(
+        "baidu",
+        "SearXNG 9fea412 searx/engines/baidu.py request()",
+        {},
+        "GET",
+        "https://www.baidu.com/s",
+        params={"wd": QUERY, "rn": 10, "pn": 0, "tn": "json"},
+        ours={
+            "params.tn": "the HTML page a browser gets (dhole 17.3), whose parser the AQL captures test",
+            "params.rn": "ten rows is the page's own size",
+            "params.pn": "the first page is asked without an offset, as a browser does",
+            "params.ie": "dhole 17.3's: the query's encoding named",
+        },
+    ),
+    # SearXNG 9fea412 searx/engines/sogou.py request() (9e25585ae 2026-07-14), week
+    Pin(
+        "sogou",
+        "SearXNG 9fea412 searx/engines/sogou.py request()",
+        {"time_range": "week"},
+        "GET",
+        "https://www.sogou.com/web",
+        params={"query": QUERY, "page": 1, "s_from": "inttime_week", "tsn": "1"},
+        ours={"params.page": "the first page is asked without one (dhole-mcp 17.3 Sogou.build_payload())"},
+    ),
+    Pin(
+        "sogou",
+        "dhole-mcp 17.3 search_metasearch.py Sogou.build_payload()",
+        {},
+        "GET",
+        "https://www.sogou.com/web",
+        params={"query": QUERY},
+        headers={"Accept-Language": "zh-CN,zh;q=0.9"},
+    ),
+    # SearXNG 9fea412 searx/engines/360search.py request() (6c9dcd424 2026-06-14; cookie caching c57db4567), week;
+    # its get_cookie() GETs the search URL itself for the Set-Cookie (step 0), then asks it again with the cookie
+    Pin(
+        "so360",
+        "SearXNG 9fea412 searx/engines/360search.py request()",
+        {"time_range": "week"},
+        "GET",
+        "https://www.so.com/s",
+        params={"pn": 1, "q": QUERY, "adv_t": "w"},
+        cookies={"QiHooGUID": "0123ABCD"},
+        ours={
+            "params.pn": "the first page is asked without one (dhole-mcp 17.3 So360.build_payload())",
+            "headers.Referer": "the home page it comes from, as the search a person types there",
+        },
+    ),
+    Pin(
+        "so360",
+        "SearXNG 9fea412 searx/engines/360search.py get_cookie()",
+        {},
+        "GET",
+        "https://www.so.com/s",
+        params={"pn": 1, "q": QUERY},
+        ours={
+            "url": "the cookie from the home page, as a browser gets it; not a first search sent to be thrown away",
+            "params.pn": "no search in the first request",
+            "params.q": "no search in the first request",
+        },
+        step=0,
+    ),
+    # SearXNG 9fea412 searx/engines/naver.py request() (28d388576 2026-06-28), general, week
+    Pin(
+        "naver",
+        "SearXNG 9fea412 searx/engines/naver.py request()",
+        {"time_range": "week"},
+        "GET",
+        "https://search.naver.com/search.naver",
+        params={"query": QUERY, "start": "1", "where": "web", "nso": "p:1w"},
+        ours={"headers.Accept-Language": "a Korean browser's, as the Chinese engines send a Chinese one"},
+    ),
     # --- Yahoo -----------------------------------------------------------------------------------------------
     # SearXNG 9fea412 searx/engines/yahoo.py request(), locale de-DE, week, safesearch 0
     Pin(
@@ -1006,6 +1090,11 @@ BING_HOME: Reply = (
     b'<html><body><form id="sb_form" action="/search"></form></body></html>',
 )
 FIRST_PAGES: dict[str, Reply] = {
+    "so360": (
+        200,
+        {"content-type": "text/html", "set-cookie": "QiHooGUID=0123ABCD; path=/; domain=.so.com"},
+        b"<html></html>",
+    ),
     "google-cse": (
         200,
         {"content-type": "text/javascript"},

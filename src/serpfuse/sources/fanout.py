@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,6 +38,21 @@ DEFAULT_DEADLINE_S = 20.0
 UNWIND_GRACE_S = 0.05  # how long cancelled engine calls may take to unwind before the search goes on
 _UNWINDING: set[asyncio.Task] = set()  # cancelled calls still unwinding after their search went on
 CJK_LEAD_REGIONS = ("cjk", "both")
+CJK_LANGUAGES = ("zh", "ja", "ko")
+# Why a CJK-region engine (baidu, sogou, so360, naver, bing-cn) is not asked for another query: their indexes
+# answer Chinese and Korean sources, so for an English query they only spend requests and rate limits.
+NOT_A_CJK_QUERY = "asked for Chinese, Japanese and Korean queries (or when named)"
+
+
+def asks_cjk_engines(request: SearchRequest, query: QueryAnalysis) -> bool:
+    """Region policy: the CJK tier is asked for a CJK query, a zh/ja/ko language or region, or when named."""
+    if query.is_cjk or request.engines:
+        return True
+    language = (request.language or "").lower().replace("_", "-").split("-")[0]
+    region = (request.region or "").lower().replace("_", "-")
+    return language in CJK_LANGUAGES or any(
+        part in ("cn", "tw", "hk", "jp", "kr") for part in region.split("-")
+    )
 
 
 @dataclass
@@ -232,6 +248,13 @@ async def _fan_out(
     result = FanoutResult(lead_engines=lead_engines(slots, query))
     if not slots:  # a recording without news, say: say so rather than answer nothing without a word
         result.warnings.append(f"no {request.category} engine to ask")
+    if not asks_cjk_engines(request, query):
+        slots = [
+            dataclasses.replace(s, available=False, unavailable_reason=NOT_A_CJK_QUERY)
+            if s.region == "cjk" and s.available
+            else s
+            for s in slots
+        ]
     usable_slots = [s for s in slots if s.available]
     for s in slots:
         if not s.available:
