@@ -148,11 +148,15 @@ def _snippet_echo(
 _LISTING_SEGMENTS = frozenset({"search", "results", "tag", "tags", "topic", "topics", "questions", "q", "s"})
 
 
+@text_memo()  # a row's URL against the query's words: judged once while both come back
 def _slug_echo(url: str, typed: tuple[str, ...], fixed: tuple[str, ...]) -> str | None:
     """The URL sign of ``echo_verdict``: a path segment, anywhere, is the query under a listing path, or is the
     query with its misspelling (a page no one would name so unless it was made from the query)."""
     if not url or len(typed) < 2:
         return None
+    low = fold(unquote(url))
+    if typed[-1] not in low and fixed[-1] not in low:
+        return None  # the quick test: most addresses lack the query's last word
     path = [unquote(seg) for seg in urlsplit(url).path.lower().split("/") if seg]
     for i, segment in enumerate(path):
         slug = tuple(words(segment.replace("_", " ").replace("+", " ")))
