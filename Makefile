@@ -11,7 +11,7 @@ SERPFUSE_DATA ?= ../shared/data
 export SERPFUSE_DATA
 
 .PHONY: setup test lint search bench bench-suite bench-crw56 bench-mq2008 bench-consensus bench-reader bench-robustness \
-	bench-cost bench-perf bench-ablation bench-passages install screenshots readme-output clean
+	bench-cost bench-perf bench-ablation bench-passages install screenshots readme-output docs clean
 
 $(BIN)/pip:
 	$(PYTHON) -m venv $(VENV)
@@ -31,10 +31,12 @@ lint: $(DEV_STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 
 test: $(DEV_STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 	$(BIN)/pytest -q
 
 search: $(RUN_STAMP)
@@ -84,8 +86,8 @@ bench-suite: $(RUN_STAMP)
 bench-ablation: $(RUN_STAMP)
 	$(BIN)/python -m benchmarks.ablation $(ARGS)
 
-# README.md's "real output" blocks, each made again by running the command it names on the recording in
-# SERPFUSE_DATA (tests/test_readme.py fails when one is stale)
+# The "real output" blocks of README.md and docs/*.md, each made again by running the command it names on the
+# recording in SERPFUSE_DATA (tests/test_readme.py fails when one is stale)
 readme-output: $(RUN_STAMP)
 	$(BIN)/python tests/readme_output.py --write
 
@@ -98,9 +100,13 @@ install: $(RUN_STAMP)
 	ln -sf "$(abspath $(BIN)/serpfuse)" "$(PREFIX)/bin/serpfuse"
 	@echo "serpfuse -> $(PREFIX)/bin/serpfuse$$(case ":$$PATH:" in *":$(PREFIX)/bin:"*) ;; *) echo " (not on your PATH: add $(PREFIX)/bin to it)";; esac)"
 
-# The README's pictures of the web page and the judging page: the browser tests, saving their screenshots under docs/.
+# The docs' pictures of the web page and the judging page: the browser tests, saving their screenshots under docs/.
 screenshots: $(DEV_STAMP)
 	SERPFUSE_SCREENSHOTS=docs $(BIN)/pytest -q tests/test_page_browser.py tests/test_judge_browser.py
 
+# The documentation site from docs/ into site/ (strict: a broken link fails; tests/test_docs.py builds it too)
+docs: $(DEV_STAMP)
+	$(BIN)/mkdocs build --strict
+
 clean:
-	rm -rf $(VENV) build dist *.egg-info src/*.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) build dist *.egg-info src/*.egg-info .pytest_cache .ruff_cache site

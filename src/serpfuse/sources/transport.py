@@ -256,7 +256,7 @@ def _map_curl_error(exc: Exception, host: str, limit: int) -> EngineError:
 
     code = getattr(exc, "code", None)
     try:
-        name = E(code).name
+        name = E(code).name if isinstance(code, int) else ""
     except ValueError:
         name = ""
     if code == E.OPERATION_TIMEDOUT:
@@ -641,6 +641,7 @@ class Transport:
         from serpfuse.sources.curl_client import BodyTooLarge
 
         client = self._curl_client(profile)
+        headers: Mapping[str, str | None]
         if profile is None:
             # The plain client: our own headers, cookies in a header as on the httpx2 path.
             headers, cookies, accept_encoding = _headers_for(spec, browser), None, ACCEPT_ENCODING
