@@ -163,7 +163,8 @@ class SearchService:
         # cache key -> (the stored bytes, their decoded response); see _decoded_hit
         self._hot: OrderedDict[str, tuple[bytes, SearchResponse]] = OrderedDict()
         self._keys: dict[tuple[str, bool], str] = {}  # (request as JSON, explain) -> cache key, oldest first
-        self._flights: dict[str, asyncio.Future[SearchResponse]] = {}  # cache key -> the search in flight
+        # cache key -> the search in flight: its response, and whether it was another process's
+        self._flights: dict[str, asyncio.Future[tuple[SearchResponse, bool]]] = {}
         self._reader: Any = None  # the page reader passages use, built on first use (``reader``)
         suffix_list()  # parsed now (35-40 ms), not inside the first search's ranking step
 

@@ -239,7 +239,7 @@ class Endpoints:
         shaped = search_shapes.firecrawl_search_shape(
             dict(zip(asked, answers, strict=True)), sources, warnings
         )
-        if formats:  # the pages are read within what is left of the deadline
+        if formats and options is not None:  # the pages are read within what is left of the deadline
             left = max(1.0, self.settings.deadline_s - (time.perf_counter() - started))
             rows = [row for s in asked for row in shaped["data"][s]]
             highlights = read_shapes.highlights_query(options.get("formats"), fields["query"])

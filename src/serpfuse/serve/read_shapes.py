@@ -67,8 +67,12 @@ class TavilyExtractRequest(BaseModel):
     urls: PageUrl | Annotated[list[PageUrl], Field(min_length=1, max_length=MAX_URLS)]
     format: ReadFormat = "markdown"
     include_favicon: bool = False
-    query: str = Field(None, min_length=1, max_length=500, description="rank each page's chunks by this")
-    chunks_per_source: int = Field(None, ge=1, le=5, description="chunks per page with query (default 3)")
+    query: Annotated[str, Field(min_length=1, max_length=500)] | SkipJsonSchema[None] = Field(
+        None, description="rank each page's chunks by this"
+    )
+    chunks_per_source: Annotated[int, Field(ge=1, le=5)] | SkipJsonSchema[None] = Field(
+        None, description="chunks per page with query (default 3)"
+    )
 
 
 class FirecrawlScrapeRequest(BaseModel):
@@ -98,7 +102,9 @@ class FirecrawlV2ScrapeRequest(BaseModel):
 
     url: PageUrl
     formats: list[FirecrawlFormat | FirecrawlFormatObject] = ["markdown"]
-    maxAge: int | SkipJsonSchema[None] = Field(None, ge=0, description="milliseconds; 0 reads the page again")
+    maxAge: Annotated[int, Field(ge=0)] | SkipJsonSchema[None] = Field(
+        None, description="milliseconds; 0 reads the page again"
+    )
 
 
 class BadRequest(CallerError):

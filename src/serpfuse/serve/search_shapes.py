@@ -65,23 +65,22 @@ class ContextQuery(BaseModel):
     """``GET /v1/context``'s query string: a search's best passages across its shown pages, under one budget."""
 
     q: str = QUERY
-    max_chars: int = Field(
-        None,
-        ge=MIN_PASSAGE_CHARS,
-        le=MAX_CONTEXT_CHARS,
-        description=f"the budget (default {DEFAULT_CONTEXT_CHARS})",
+    max_chars: Annotated[int, Field(ge=MIN_PASSAGE_CHARS, le=MAX_CONTEXT_CHARS)] | SkipJsonSchema[None] = (
+        Field(None, description=f"the budget (default {DEFAULT_CONTEXT_CHARS})")
     )
-    max_chars_per_page: int = Field(
-        None, ge=MIN_PASSAGE_CHARS, le=MAX_PASSAGE_CHARS, description="a page's share at most"
+    max_chars_per_page: (
+        Annotated[int, Field(ge=MIN_PASSAGE_CHARS, le=MAX_PASSAGE_CHARS)] | SkipJsonSchema[None]
+    ) = Field(None, description="a page's share at most")
+    limit: Annotated[int, Field(ge=1, le=MAX_LIMIT)] | SkipJsonSchema[None] = Field(
+        None, description="pages to read (1-20)"
     )
-    limit: int = Field(None, ge=1, le=MAX_LIMIT, description="pages to read (1-20)")
-    engines: str = Field(None, description="comma list")
-    include_domains: str = Field(None, description="comma list")
-    exclude_domains: str = Field(None, description="comma list")
-    time_range: TimeRange = Field(None, description="day|week|month|year")
-    category: Category = Field(None, description="general|news")
-    region: str = Field(None, description="e.g. us", **LOCALE)
-    language: str = Field(None, description="e.g. en", **LOCALE)
+    engines: str | SkipJsonSchema[None] = Field(None, description="comma list")
+    include_domains: str | SkipJsonSchema[None] = Field(None, description="comma list")
+    exclude_domains: str | SkipJsonSchema[None] = Field(None, description="comma list")
+    time_range: TimeRange | SkipJsonSchema[None] = Field(None, description="day|week|month|year")
+    category: Category | SkipJsonSchema[None] = Field(None, description="general|news")
+    region: Annotated[str, Field(**LOCALE)] | SkipJsonSchema[None] = Field(None, description="e.g. us")
+    language: Annotated[str, Field(**LOCALE)] | SkipJsonSchema[None] = Field(None, description="e.g. en")
 
 
 class SearxngQuery(BaseModel):
@@ -93,7 +92,7 @@ class SearxngQuery(BaseModel):
     )
     pageno: Annotated[int, Field(ge=1)] | SkipJsonSchema[None] = Field(None, description="page")
     time_range: TimeRange | SkipJsonSchema[None] = Field(None, description="day|week|month|year")
-    language: str | SkipJsonSchema[None] = Field(None, description="e.g. en", **LOCALE)
+    language: Annotated[str, Field(**LOCALE)] | SkipJsonSchema[None] = Field(None, description="e.g. en")
     engines: str | SkipJsonSchema[None] = Field(None, description="comma list")
     categories: Category | SkipJsonSchema[None] = Field(None, description="general|news (or category=)")
 
@@ -171,7 +170,7 @@ class FirecrawlSearchRequest(BaseModel):
     tbs: str | SkipJsonSchema[None] = Field(
         None, description="qdr:h|d|w|m|y, or cdr:1,cd_min:M/D/YYYY,cd_max:M/D/YYYY"
     )
-    country: str | SkipJsonSchema[None] = Field(None, description="e.g. us", **LOCALE)
+    country: Annotated[str, Field(**LOCALE)] | SkipJsonSchema[None] = Field(None, description="e.g. us")
     includeDomains: list[str] | SkipJsonSchema[None] = None
     excludeDomains: list[str] | SkipJsonSchema[None] = None
     scrapeOptions: FirecrawlScrapeOptions | SkipJsonSchema[None] = Field(
