@@ -250,3 +250,29 @@ async def test_each_search_is_one_mcp_session_without_credentials_and_a_429_cool
     # Each search its own session: the tool call carries the id its own initialize handed out.
     sessions = [lower(s).get("mcp-session-id") for s in sent if json.loads(s.body)["method"] == "tools/call"]
     assert sessions == ["s-0", "s-1", "s-2"]
+
+
+async def test_tavily_free_asks_in_its_documented_keyless_mode_and_never_carries_the_keyed_engines_key(
+    server, transport, tmp_path
+) -> None:
+    # docs.tavily.com/documentation/keyless (2026-12): the X-Tavily-Access-Mode: keyless header, the standard body.
+    answer_body = json.dumps(
+        {
+            "results": [
+                {"url": "https://tokio.rs/", "title": "Tokio", "content": "An asynchronous Rust runtime."}
+            ]
+        }
+    ).encode()
+    server.route("/search", Reply(200, {"Content-Type": "application/json"}, answer_body))
+    src = source(server, transport, tmp_path, "tavily-free", {"TAVILY_API_KEY": KEY})
+    for query in QUERIES:
+        answer = await src.ask("tavily-free", query, SearchRequest(query=query))
+        assert answer.status == "ok" and [r.url for r in answer.rows] == ["https://tokio.rs/"]
+    sent = server.seen("/search")
+    assert [json.loads(s.body)["query"] for s in sent] == list(QUERIES)
+    for seen in sent:
+        headers = lower(seen)
+        assert headers["x-tavily-access-mode"] == "keyless"
+        assert "authorization" not in headers and KEY not in seen.body.decode()
+    with pytest.raises(RateLimited):
+        get_engine("tavily-free").parse(429, {}, b'{"detail": {"error": "rate limit"}}', Q)

@@ -50,6 +50,7 @@ EXPECTED: dict[str, tuple[str, str, dict]] = {
     "keenable": ("POST", "/v1/search/public", {"query": QUERY, "mode": "pro"}),
     "parallel-free": ("POST", "/mcp", {"method": "tools/call"}),
     "you-free": ("POST", "/mcp", {"method": "tools/call"}),
+    "tavily-free": ("POST", "/search", {"query": QUERY, "search_depth": "basic"}),
     "brave": ("GET", "/res/v1/web/search", {"q": QUERY, "count": "10"}),
     "exa": ("POST", "/search", {"query": QUERY, "type": "auto"}),
     "tavily": ("POST", "/search", {"query": QUERY, "search_depth": "basic"}),

@@ -277,3 +277,27 @@ async def test_an_engine_without_a_first_page_is_not_asked_again_for_a_decoy(
     answer = await source.ask("other", QUERY, SearchRequest(query=QUERY))
     assert answer.status == "decoy" and answer.rows == []
     assert len(server.seen("/other")) == 1
+
+
+def test_a_real_searxng_recording_shows_bings_decoys_and_no_other_engines(recording: Path) -> None:
+    """The crw56 recording (a SearXNG instance's answers, 2026): Bing answered most multi-word queries with pages
+    about their first word ("how to fix a leaking kitchen faucet": Merriam-Webster's "fix", Fix.com; "rust async
+    tokio tutorial": Rust on Steam); Google's and DuckDuckGo's lists are never called decoys."""
+    from collections import Counter
+
+    from serpfuse.sources.replay import load_recording
+
+    judged: Counter[str] = Counter()
+    called: Counter[str] = Counter()
+    loaded = load_recording(recording)
+    for key in loaded:
+        recorded = loaded[key]
+        for variant, answers in recorded.variants.items():
+            for engine, answer in answers.items():
+                if on_topic_share(answer.rows, variant or recorded.query) is None:
+                    continue
+                judged[engine] += 1
+                called[engine] += decoy_reason(answer.rows, variant or recorded.query) is not None
+    # Measured when written: bing 46 of 52, google 0 of 23, duckduckgo 0 of 3.
+    assert judged["bing"] >= 40 and called["bing"] >= 0.8 * judged["bing"], (judged, called)
+    assert judged["google"] >= 20 and called["google"] == 0 and called["duckduckgo"] == 0, (judged, called)

@@ -1031,6 +1031,27 @@ PINS: tuple[Pin, ...] = (
         },
         step=2,
     ),
+    # --- Tavily's keyless mode ----------------------------------------------------------------------------------
+    # docs.tavily.com/documentation/keyless (read 2026-12): curl -X POST https://api.tavily.com/search
+    # -H "Content-Type: application/json" -H "X-Tavily-Access-Mode: keyless" -d '{"query": ..., "max_results": 3}'
+    Pin(
+        "tavily-free",
+        "docs.tavily.com/documentation/keyless (Direct API curl)",
+        {"limit": 3},
+        "POST",
+        "https://api.tavily.com/search",
+        json={"query": QUERY, "max_results": 3},
+        headers={
+            "X-Tavily-Access-Mode": "keyless",
+            "Content-Type": "application/json",
+            "Authorization": None,
+        },
+        ours={
+            "json.search_depth": "basic, as the keyed tavily asks (tavily-python 0.8.5's default)",
+            "json.include_answer": "no generated answer: rows only, as the keyed tavily",
+            "json.include_raw_content": "no page text: rows only, as the keyed tavily",
+        },
+    ),
     # --- You.com's free MCP profile: one session, tool you-search ----------------------------------------------
     # you.com "How to Set Up the You.com MCP Server" (?profile=free); arguments as free-search-mcp 0.16.0
     # engines/youcom.py _request() (2026-10) sends them, without its extraction/safesearch defaults

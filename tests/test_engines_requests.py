@@ -634,6 +634,7 @@ EXPECTED_ENGINES = {
     "keenable": ("primary", "both"),
     "parallel-free": ("primary", "both"),
     "you-free": ("fallback", "both"),
+    "tavily-free": ("fallback", "both"),
     "brave": ("primary", "both"),
     "exa": ("primary", "both"),
     "tavily": ("primary", "both"),

@@ -41,6 +41,7 @@ MODULES = (
     "keenable",
     "parallel_free",
     "you_free",
+    "tavily_free",
     "brave",
     "exa",
     "tavily",

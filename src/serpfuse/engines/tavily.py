@@ -36,6 +36,12 @@ MAX_EXCLUDE_DOMAINS = 150
 def build_request(q: EngineQuery) -> RequestSpec | None:
     if not q.api_key:
         return None
+    headers = {"Authorization": f"Bearer {q.api_key}", "Content-Type": "application/json"}
+    return RequestSpec(method="POST", url=URL, headers=headers, json=request_body(q))
+
+
+def request_body(q: EngineQuery) -> dict:
+    """The search's JSON body, keyed or keyless alike (Tavily: "Keyless responses are identical")."""
     body: dict = {
         "query": q.text,
         "search_depth": "basic",
@@ -54,8 +60,7 @@ def build_request(q: EngineQuery) -> RequestSpec | None:
         body["include_domains"] = list(q.include_domains[:MAX_INCLUDE_DOMAINS])
     if q.exclude_domains:
         body["exclude_domains"] = list(q.exclude_domains[:MAX_EXCLUDE_DOMAINS])
-    headers = {"Authorization": f"Bearer {q.api_key}", "Content-Type": "application/json"}
-    return RequestSpec(method="POST", url=URL, headers=headers, json=body)
+    return body
 
 
 def _pick(item: dict) -> RowFields:
@@ -67,10 +72,14 @@ def _pick(item: dict) -> RowFields:
     )
 
 
-def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) -> list[EngineRow]:
+def parse_rows(engine: str, status: int, headers: Mapping[str, str], body: bytes) -> list[EngineRow]:
     check_status(status, headers, body)
     data = json_body(body)
     results = data.get("results") if isinstance(data, dict) else None
     return rows_from_json_list(
-        INFO.name, results, _pick, markup=False, no_list_message="Tavily: no result list in the response"
+        engine, results, _pick, markup=False, no_list_message="Tavily: no result list in the response"
     )
+
+
+def parse(status: int, headers: Mapping[str, str], body: bytes, q: EngineQuery) -> list[EngineRow]:
+    return parse_rows(INFO.name, status, headers, body)
