@@ -206,6 +206,12 @@ def test_with_no_network_every_http_face_says_failed_and_names_the_engines(offli
     )
     _no_secret(page)
 
+    status, _, raw = offline.get("/metrics")  # what an operator alerts on
+    counted = re.findall(r'serpfuse_searches_total\{interface="(\w+)",outcome="(\w+)"\} (\S+)', raw.decode())
+    assert {(face, outcome) for face, outcome, n in counted if float(n)} == {
+        ("http", "failed"), ("searxng", "failed"), ("tavily", "failed"), ("firecrawl", "failed"), ("page", "failed"),
+    }  # fmt: skip
+
 
 def test_with_half_the_engines_failing_the_http_faces_say_degraded(half: ServeProcess):
     engines = ",".join([*FAILING, *HEALTHY])

@@ -417,7 +417,9 @@ class SearchService:
             explain=explain,
         )
         self.metrics.observe_engines(response.engines)
-        self.metrics.observe_search(interface, "results" if response.results else "empty")
+        # results, empty, degraded or failed: what an operator alerts on (with cached and shared, the searches
+        # that asked no engine)
+        self.metrics.observe_search(interface, response.outcome.status if response.outcome else "results")
         for report in response.engines:
             self._last_seen[report.engine] = report
         if request.passages and response.results:

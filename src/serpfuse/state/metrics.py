@@ -48,7 +48,8 @@ class Metrics:
         )  # fmt: skip
         self.searches = Counter(
             "serpfuse_searches",
-            "Searches by interface and outcome.",
+            "Searches by interface and outcome: results, empty, degraded, failed; cached or shared when no engine "
+            "was asked for it.",
             ("interface", "outcome"),
             registry=registry,
         )
