@@ -30,13 +30,19 @@ JSON = {"Content-Type": "application/json"}
 SECRET = "brv-outcome-secret-0123456789"  # a key the search sends: it must appear in no answer
 HEALTHY = ("wikipedia", "mwmbl")
 FAILING = ("ddg", "bing")  # beside HEALTHY: half the engines asked fail
+# What an English web search asks without a key: the CJK engines wait for a CJK query (the region policy).
 KEYLESS_WEB = sorted(
     n
     for n, m in ENGINES.items()
-    if category_of(n) == "general" and not m.INFO.needs_key and not m.INFO.needs_base_url
+    if category_of(n) == "general"
+    and not m.INFO.needs_key
+    and not m.INFO.needs_base_url
+    and m.INFO.region != "cjk"
 )
-NOT_SET_UP = sorted(
-    n for n, m in ENGINES.items() if category_of(n) == "general" and n not in KEYLESS_WEB and n != "brave"
+NOT_SET_UP = sorted(  # brave has a key below
+    n
+    for n, m in ENGINES.items()
+    if category_of(n) == "general" and (m.INFO.needs_key or m.INFO.needs_base_url) and n != "brave"
 )
 
 
@@ -118,8 +124,10 @@ def healthy_engines() -> FakeServer:
 
 
 def environment(dead: str, healthy: str | None) -> dict[str, str]:
-    """Every keyless engine (and brave, with a key) at ``dead``; HEALTHY at ``healthy`` when given."""
-    env = {base_url_env(name): dead for name in [*KEYLESS_WEB, "brave"]}
+    """Every keyless engine, news and CJK too (and brave, with a key), at ``dead``; HEALTHY at ``healthy`` when
+    given."""
+    keyless = [n for n, m in ENGINES.items() if not m.INFO.needs_key and not m.INFO.needs_base_url]
+    env = {base_url_env(name): dead for name in [*keyless, "brave"]}
     if healthy is not None:
         env.update({base_url_env(name): healthy for name in HEALTHY})
     return {
