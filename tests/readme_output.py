@@ -1,6 +1,7 @@
-"""The README's "real output" blocks, made by running the command each block names on the replay recording.
+"""The "real output" blocks of README.md and the docs site's pages (docs/*.md), made by running the command each
+block names on the replay recording.
 
-A block is marked in README.md by two HTML comments (invisible on the rendered page) around a fenced block:
+A block is marked in a page by two HTML comments (invisible on the rendered page) around a fenced block:
 
     <!-- output columns=100 $ serpfuse search "top restaurants in belgrad" --replay "$DATA/.../x.json" -->
     ```
@@ -37,6 +38,7 @@ sys.path.insert(0, str(HERE))
 from redis_server import isolated_env  # noqa: E402
 
 README = HERE.parent / "README.md"
+PAGES = [README, *sorted((HERE.parent / "docs").glob("*.md"))]  # every page that may hold a block
 DEFAULT_DATA = HERE.parent.parent / "shared" / "data"
 BLOCK = re.compile(
     r"(?P<open><!-- output (?P<options>[^$]*?)\s*\$ (?P<command>.+?) -->\n)(?P<body>.*?)(?P<close><!-- /output -->)",
@@ -163,26 +165,30 @@ def without_timings(text: str) -> str:
     return TIMINGS.sub(lambda m: f"{m[1]}N" if m[1] else "N ms", text)
 
 
-def stale(readme: Path = README, data: Path | None = None) -> list[tuple[Block, str]]:
+def stale(pages: list[Path] | None = None, data: Path | None = None) -> list[tuple[Block, str]]:
     """Each block whose body is not what its command prints now (timings aside), with what it prints."""
     data = data or Path(os.environ.get("SERPFUSE_DATA", DEFAULT_DATA))
     out = []
-    for block in blocks(readme.read_text()):
-        now = render(block, data)
-        if without_timings(now) != without_timings(block.body):
-            out.append((block, now))
+    for page in pages or PAGES:
+        for block in blocks(page.read_text()):
+            now = render(block, data)
+            if without_timings(now) != without_timings(block.body):
+                out.append((block, now))
     return out
 
 
-def write(readme: Path = README, data: Path | None = None) -> int:
+def write(pages: list[Path] | None = None, data: Path | None = None) -> int:
     data = data or Path(os.environ.get("SERPFUSE_DATA", DEFAULT_DATA))
-    text = readme.read_text()
-    found = blocks(text)
-    for block in reversed(found):  # from the end: earlier spans stay where they are
-        start, end = block.span
-        text = text[:start] + render(block, data) + text[end:]
-    readme.write_text(text)
-    return len(found)
+    written = 0
+    for page in pages or PAGES:
+        text = page.read_text()
+        found = blocks(text)
+        for block in reversed(found):  # from the end: earlier spans stay where they are
+            start, end = block.span
+            text = text[:start] + render(block, data) + text[end:]
+        page.write_text(text)
+        written += len(found)
+    return written
 
 
 def main() -> None:
@@ -190,7 +196,7 @@ def main() -> None:
     parser.add_argument("--write", action="store_true", help="rewrite the blocks (else: list the stale ones)")
     args = parser.parse_args()
     if args.write:
-        print(f"README.md: {write()} output blocks written")
+        print(f"README.md and docs/: {write()} output blocks written")
         return
     old = stale()
     for block, _ in old:

@@ -125,20 +125,20 @@ def test_readme_first_screen_says_what_it_is_the_two_commands_the_path_and_shows
         assert data.startswith(b"\x89PNG") and len(data) < 300_000, picture  # small, and really a PNG
 
 
-# --- the README's sample configuration --------------------------------------------------------------------------
+# --- the docs' sample configuration -------------------------------------------------------------------------
 
 
-def test_readme_sample_config_shows_the_defaults(tmp_path):
-    readme = (ROOT / "README.md").read_text()
-    sample = re.search(r"```toml\n(# serpfuse\.toml\n.*?)```", readme, re.S)
-    assert sample, "README lost its serpfuse.toml sample"
+def test_the_docs_sample_config_shows_the_defaults(tmp_path):
+    page = (ROOT / "docs" / "configuration.md").read_text()
+    sample = re.search(r"```toml\n(# serpfuse\.toml\n.*?)```", page, re.S)
+    assert sample, "docs/configuration.md lost its serpfuse.toml sample"
     values = tomllib.loads(sample[1])
     defaults = Settings.model_fields
     shown = {k: v for k, v in values.items() if k not in ("ranking", "engines")}  # engines: an example set
     assert {"cache_ttl_s", "limit", "deadline_s"} <= set(shown)
     for key, value in shown.items():
         assert defaults[key].default == value, (
-            f"README shows {key} = {value}; the default is {defaults[key].default}"
+            f"docs/configuration.md shows {key} = {value}; the default is {defaults[key].default}"
         )
     ranking = RankingConfig()
     assert values["ranking"]["strategy"] == ranking.strategy

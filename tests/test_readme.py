@@ -1,6 +1,6 @@
-"""README.md says what the code does now: its "real output" blocks are what their commands print (timings
-aside; ``make readme-output`` rewrites them), its replay examples run from a fresh clone as written, its endpoint
-table lists every route and its MCP section counts the server's own tools."""
+"""README.md and the docs site say what the code does now: their "real output" blocks are what their commands
+print (timings aside; ``make readme-output`` rewrites them), their replay examples run from a fresh clone as
+written, the HTTP API page's endpoint table lists every route and the MCP page counts the server's own tools."""
 
 from __future__ import annotations
 
@@ -10,21 +10,24 @@ import shutil
 import pytest
 from mcp import Client
 
-from readme_output import README, blocks, stale, without_timings
+from readme_output import PAGES, README, blocks, stale, without_timings
 from serpfuse.serve.http_api import ROUTES
 from serpfuse.serve.mcp_server import build_server
 from serpfuse.service import SearchService
 from serpfuse.settings import Settings
 
 TEXT = README.read_text()
+DOCS = README.parent / "docs"
+EVERY_PAGE = "\n".join(page.read_text() for page in PAGES)
 NUMBERS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
 
 
 def test_every_real_output_block_is_what_its_command_prints_now(data_dir):
     if shutil.which("bash") is None:
         pytest.skip("bash is not installed")
-    found = blocks(TEXT)
-    assert len(found) >= 4, "the output markers are gone from README.md"
+    assert blocks(TEXT), "the README's real output is gone"
+    found = blocks(EVERY_PAGE)
+    assert len(found) >= 4, "the output markers are gone from README.md and docs/"
     old = stale(data=data_dir)
     assert not old, "\n\n".join(
         f"README block for {b.command!r} is stale (make readme-output):\n{without_timings(now)}"
@@ -45,14 +48,15 @@ def test_replay_examples_name_the_data_directory_by_its_variable():
         r'"SERPFUSE_DATA", "\.\./shared/data"',
         r"default `\.\./shared/data`",
     )
-    rest = TEXT
+    rest = EVERY_PAGE
     for form in allowed:
         rest = re.sub(form, "", rest)
     assert "../shared/data" not in rest, [ln for ln in rest.splitlines() if "../shared/data" in ln]
 
 
 def test_the_endpoint_table_lists_every_route():
-    table = TEXT[TEXT.index("| endpoint | what |") :].split("\n\n", 1)[0]
+    page = (DOCS / "http-api.md").read_text()
+    table = page[page.index("| endpoint | what |") :].split("\n\n", 1)[0]
     listed = set(re.findall(r"`(?:GET|POST) (/[\w/.]*)", table))
     missing = [path for path in ROUTES if path not in listed]
     assert not missing, missing
@@ -65,9 +69,10 @@ async def test_the_mcp_section_counts_the_servers_own_tools(recording):
             names = {t.name for t in (await client.list_tools()).tools}
     finally:
         await service.aclose()
+    page = (DOCS / "mcp.md").read_text()
     said = re.search(
-        r"`serpfuse mcp` is an MCP server over stdio \(official SDK 2\.x\) with (\w+) tools", TEXT
+        r"`serpfuse mcp` is an MCP server over stdio \(official SDK 2\.x\) with (\w+) tools", page
     )
     assert said and said[1] == NUMBERS[len(names)], said
-    section = TEXT[said.end() : TEXT.index("**Claude Desktop**")]
+    section = page[said.end() : page.index("**Claude Desktop**")]
     assert set(re.findall(r"^\| `(\w+)` \|", section, re.M)) == names

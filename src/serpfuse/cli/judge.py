@@ -1,6 +1,6 @@
 """`serpfuse judge`: grade a recording's candidates blind in the browser, for ``bench`` and ``calibrate``.
 
-    serpfuse judge REC.json [--out judgments.jsonl] [--port 8766]
+    serpfuse judge REC.json [--out judgments.jsonl] [--port 8767]
 
 Serves a page on 127.0.0.1 only (the judge is the person at this machine). Each grade is written to the JSON
 Lines file at once; started again on the same file, the page opens at the first row without a grade.
@@ -30,7 +30,7 @@ def register(app: typer.Typer) -> None:
         out: Annotated[
             Path, typer.Option("--out", "-o", help='the judgments, JSON Lines {"query", "url", "rel"}')
         ] = Path("judgments.jsonl"),
-        port: Annotated[int, typer.Option("--port", min=0, max=65535, help="port on 127.0.0.1")] = 8766,
+        port: Annotated[int, typer.Option("--port", min=0, max=65535, help="port on 127.0.0.1")] = 8767,
     ) -> None:
         """Grade a recording's candidates blind (0, 1, 2 from the keyboard) on a page served on loopback."""
         import uvicorn
