@@ -17,6 +17,7 @@ import logging
 import os
 import re
 import sys
+import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Annotated, Any, BinaryIO, Literal
 
@@ -830,6 +831,35 @@ def _error(request_id: str | int | None, code: int, message: str) -> JSONRPCErro
     return JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(code=code, message=message))
 
 
+SESSION_REFUSALS_QUIET_S = 10.0  # a refusal this long after the last starts a new burst, and a new log line
+
+
+class OncePerBurst(logging.Filter):
+    """Lets through the first of a burst of the SDK's "Refusing to open a new session" warnings (one per refused
+    initialize: a flood of them is a flood of lines) and the first after a quiet spell, counting the rest."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.last = -float("inf")
+        self.dropped = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not record.getMessage().startswith("Refusing to open a new session"):
+            return True
+        now = time.monotonic()
+        quiet = now - self.last > SESSION_REFUSALS_QUIET_S
+        self.last = now
+        if not quiet:
+            self.dropped += 1
+            return False
+        if self.dropped:
+            record.msg = (
+                f"{record.msg} (logged once per burst; {self.dropped} more refused in the last burst)"
+            )
+            self.dropped = 0
+        return True
+
+
 async def run_http(service: SearchService, *, host: str, port: int, log_level: str = "warning") -> None:
     """Streamable HTTP at ``http://host:port/mcp``; with ``SERPFUSE_API_TOKEN`` set, every request needs it."""
     import uvicorn
@@ -838,6 +868,7 @@ async def run_http(service: SearchService, *, host: str, port: int, log_level: s
     from serpfuse.serve.guard import Guard
 
     server = build_server(service)
+    logging.getLogger("mcp.server.streamable_http_manager").addFilter(OncePerBurst())
     # Sessions a client opened and never closed end when idle, and there are at most so many: 10,000 never
     # closed took a server from 85 to 483 MB under the SDK's defaults (30 minutes, 10,000).
     app = server.streamable_http_app(
