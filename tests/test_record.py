@@ -291,3 +291,19 @@ def test_every_file_serpfuse_writes_is_0600_in_0700_folders(tmp_path):
         assert path.stat().st_mode & 0o777 == 0o600, path
     for folder in (tmp_path / "runs", tmp_path / "cache", tmp_path / "cache" / "derived"):
         assert folder.stat().st_mode & 0o777 == 0o700, folder
+
+
+def test_the_cache_and_state_files_are_0600_in_0700_folders(tmp_path):
+    """The SQLite files (the results cache, the shared state) and every folder made for them."""
+    from serpfuse.state.sqlite_store import state_file
+
+    old = os.umask(0o022)
+    try:
+        shared = state_file(tmp_path / "a" / "b")
+        shared.connect(1.0)
+        shared.close()
+    finally:
+        os.umask(old)
+    files = [p for p in (tmp_path / "a").rglob("*") if p.is_file()]
+    assert files and {oct(p.stat().st_mode & 0o777) for p in files} == {"0o600"}
+    assert {oct(p.stat().st_mode & 0o777) for p in (tmp_path / "a", tmp_path / "a" / "b")} == {"0o700"}

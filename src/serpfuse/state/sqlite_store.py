@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from serpfuse.engines.base import EngineError
+from serpfuse.files import private_dir
 from serpfuse.state.cooldown import CooldownPolicy, CooldownState, next_state
 from serpfuse.state.ratelimit import QueueTooLong
 
@@ -57,7 +58,7 @@ class SqliteFile:
             return conn
         with self._lock:
             if not self._ready:
-                self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                private_dir(self.path.parent)  # every folder it creates 0700, not the leaf alone
                 _private(self.path)
             # Autocommit: each operation opens its own transaction (BEGIN IMMEDIATE where it reads to write).
             conn = sqlite3.connect(self.path, timeout=wait_s, check_same_thread=False, isolation_level=None)
