@@ -235,7 +235,14 @@ def test_engines_command_lists_every_engine_with_key_status(tmp_path, monkeypatc
         rows["tavily"]["key"] == "missing" and rows["tavily"]["reason"] == "no API key (set TAVILY_API_KEY)"
     )
     assert rows["ddg"]["key"] == "not needed" and rows["ddg"]["group"] == "bing"
-    assert rows["bing"]["weight"] == pytest.approx(0.9572, abs=1e-4)
+    # the weight the active strategy reads: the default's (combmnz) is the learned one, 1 unless set
+    assert rows["bing"]["weightOf"] == "combmnz" and rows["bing"]["weight"] == 1.0
+    consensus = CliRunner().invoke(cli_app(), ["engines", "--json"], env={"SERPFUSE_STRATEGY": "consensus"})
+    assert {r["engine"]: r for r in json.loads(consensus.output)}["bing"]["weight"] == pytest.approx(
+        0.9572, abs=1e-4
+    )
+    agree = CliRunner().invoke(cli_app(), ["engines", "--json"], env={"SERPFUSE_STRATEGY": "borda"})
+    assert all(r["weight"] is None for r in json.loads(agree.output))
     assert SECRET not in result.output
     table = CliRunner().invoke(cli_app(), ["engines"], env={"COLUMNS": "160"})
     assert table.exit_code == 0 and "brave" in table.output and "no API key" in table.output

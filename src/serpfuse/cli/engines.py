@@ -26,9 +26,28 @@ from serpfuse.state import open_stores
 _ANY_REQUEST = SearchRequest(query="serpfuse engines")  # no time range, no dates: only static reasons show
 
 
+def engine_weight(ranking: RankingConfig, engine: str) -> float | None:
+    """The weight the active strategy gives ``engine`` before any query is seen: ``[ranking.weights]`` (the
+    learned multiplier, 1 unless set) times the strategy's own table where it has one; None for a strategy that
+    weighs no engine (agree, lexical, borda). Adaptive's per-query agreement comes on top of its prior."""
+    strategy, learned = ranking.strategy, ranking.weight_of(engine)
+    if strategy == "combmnz":
+        return learned
+    if strategy in ("consensus", "adaptive"):
+        table = ranking.consensus.weights
+        voter = ranking.consensus.aliases.get(engine, engine)
+        return table.get(voter, table.get(engine, 1.0)) * learned
+    if strategy == "rrf":
+        return ranking.rrf.weights.get(engine, 1.0) * learned
+    if strategy == "searxng":
+        return ranking.searxng.weights.get(engine, 1.0)
+    return None
+
+
 async def engine_rows(source: LiveSource, ranking: RankingConfig) -> list[dict[str, Any]]:
-    """One JSON-ready dict per engine. Key status only: a key itself never appears, nor a base URL's password."""
-    weights, groups = ranking.consensus.weights, ranking.consensus.groups
+    """One JSON-ready dict per engine. Key status only: a key itself never appears, nor a base URL's password.
+    ``weight`` is what the active strategy reads (``engine_weight``); ``weightOf`` names the strategy."""
+    groups = ranking.consensus.groups
     now = time.time()
     rows = []
     for slot in source.slots(_ANY_REQUEST):
@@ -45,7 +64,8 @@ async def engine_rows(source: LiveSource, ranking: RankingConfig) -> list[dict[s
             {
                 "engine": slot.name,
                 "tier": info.tier,
-                "weight": round(float(weights.get(slot.name, 1.0)), 4),
+                "weight": None if (w := engine_weight(ranking, slot.name)) is None else round(w, 4),
+                "weightOf": ranking.strategy,
                 "group": groups.get(slot.name, slot.name),
                 "ownIndex": info.own_index,
                 "region": info.region,
@@ -79,7 +99,9 @@ def access(row: dict[str, Any]) -> str:
 
 
 def render(rows: list[dict[str, Any]], console: Console) -> None:
-    table = Table(title="serpfuse engines", expand=False)
+    strategy = rows[0]["weightOf"] if rows else None
+    title = f"serpfuse engines · weights as {strategy} reads them" if strategy else "serpfuse engines"
+    table = Table(title=title, expand=False)
     # Names and numbers never wrap; the words may, so the whole table (and all of "why") fits the terminal.
     for name in ("engine", "tier", "weight", "group", "region", "access", "state"):
         table.add_column(
@@ -92,7 +114,7 @@ def render(rows: list[dict[str, Any]], console: Console) -> None:
         table.add_row(
             row["engine"],
             row["tier"],
-            f"{row['weight']:.2f}",
+            "-" if row["weight"] is None else f"{row['weight']:.2f}",
             row["group"] if row.get("ownIndex", True) else f"{row['group']} (no index of its own)",
             row["region"],
             access(row),
