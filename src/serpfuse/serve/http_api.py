@@ -242,7 +242,7 @@ class Endpoints:
         if formats and options is not None:  # the pages are read within what is left of the deadline
             left = max(1.0, self.settings.deadline_s - (time.perf_counter() - started))
             rows = [row for s in asked for row in shaped["data"][s]]
-            highlights = read_shapes.highlights_query(options.get("formats"), fields["query"])
+            highlights = read_shapes.highlights_query((options or {}).get("formats"), fields["query"])
             await read_shapes.add_firecrawl_documents(self.reader, rows, formats, left, query=highlights)
         return JSONResponse(shaped)
 
