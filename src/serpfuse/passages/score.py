@@ -227,16 +227,37 @@ def same_family(a: str, b: str) -> bool:
 def learn_spellings(terms: Sequence[QueryTerm], page_words: set[str]) -> None:
     """A term takes the page's words of its family (``same_family``) as its own and, when the page never writes
     it, the page's words one edit away (5 letters or more)."""
-    vocabulary = {k for w in page_words for k in word_keys(w)}
     long_words = [w for w in page_words if len(w) >= FAMILY_PREFIX and w.isalpha()]
     for term in terms:
         if term.phrase or len(term.word) < FAMILY_PREFIX:
             continue
-        near = {w for w in long_words if FAMILY and same_family(term.word, w)}
-        if term.keys.isdisjoint(vocabulary):
-            near |= {w for w in long_words if one_edit_apart(term.word, w)}
+        prefix = term.word[:FAMILY_PREFIX]
+        near = (
+            {w for w in long_words if w.startswith(prefix) and same_family(term.word, w)} if FAMILY else set()
+        )
+        if not near and not any(not word_keys(w).isdisjoint(term.keys) for w in page_words):
+            near = {
+                w for w in long_words if abs(len(w) - len(term.word)) <= 1 and one_edit_apart(term.word, w)
+            }
         if near:
             term.keys = term.keys | frozenset(k for w in near for k in word_keys(w))
+
+
+Matching = frozenset[str] | tuple[frozenset[str], ...]
+
+
+def _matching(term: QueryTerm, page_words: set[str]) -> Matching:
+    """The page's words that count as the term: a set, or for a quoted phrase a set a word (all needed). Worked
+    out once per distinct word of the page, so a unit is then matched by set intersection."""
+    if term.phrase:
+        return tuple(frozenset(w for w in page_words if not word_keys(w).isdisjoint(k)) for k in term.phrase)
+    return frozenset(w for w in page_words if not word_keys(w).isdisjoint(term.keys))
+
+
+def _has(matching: Matching, words: set[str]) -> bool:
+    if isinstance(matching, frozenset):
+        return not matching.isdisjoint(words)
+    return all(not m.isdisjoint(words) for m in matching)
 
 
 def score_units(text: str, units: Sequence[Unit], query: str) -> list[Scored]:
@@ -245,12 +266,16 @@ def score_units(text: str, units: Sequence[Unit], query: str) -> list[Scored]:
         return []
     terms = query_terms(query)
     words_of = [tokens(text[u.start : u.end]) for u in units]
-    page_words = {w for ws in words_of for w in ws}
+    sets = [set(ws) for ws in words_of]
+    page_words: set[str] = set().union(*sets)
     learn_spellings(terms, page_words)
-    vocabularies = [{k for w in ws for k in word_keys(w)} for ws in words_of]
-    contexts: dict[str, set[str]] = {}
+    matching = [_matching(t, page_words) for t in terms]
     n = len(units)
-    found = [[t.found(v) for t in terms] for v in vocabularies]
+    singles = all(isinstance(m, frozenset) for m in matching)
+    found = [
+        [not m.isdisjoint(ws) for m in matching] if singles else [_has(m, ws) for m in matching]  # type: ignore[union-attr]
+        for ws in sets
+    ]
     function = _function_words()
     prose = [_prose(ws, function) for ws in words_of]
     weights = []
@@ -260,27 +285,30 @@ def score_units(text: str, units: Sequence[Unit], query: str) -> list[Scored]:
     total = sum(weights) or 1.0
     kind = question_kind(query)
     query_words = set(tokens(query))
+    contexts: dict[str, set[str]] = {}
     out: list[Scored] = []
     for index, (unit, hits) in enumerate(zip(units, found, strict=True)):
         context_text = " ".join(x for x in (unit.heading, unit.header) if x)
         context = contexts.get(context_text)
         if context is None:
-            context = contexts[context_text] = {k for w in tokens(context_text) for k in word_keys(w)}
-        before = vocabularies[index - 1] if index and units[index - 1].block == unit.block else set()
+            context = contexts[context_text] = set(tokens(context_text))
+        before = sets[index - 1] if index and units[index - 1].block == unit.block else None
         matched, around, value = [], [], 0.0
-        for term, weight, hit in zip(terms, weights, hits, strict=True):
+        for term, m, weight, hit in zip(terms, matching, weights, hits, strict=True):
             if hit:
                 matched.append(term.word)
                 value += weight
-            elif term.found(context):
+            elif context and _has(m, context):
                 around.append(term.word)
                 value += CONTEXT * weight
-            elif before and term.found(before):
+            elif before and _has(m, before):
                 around.append(term.word)
                 value += NEIGHBOUR * weight
         lead = LEAD / (1.0 + index) ** DECAY
-        raw = text[unit.start : unit.end]
-        typed = unit.kind != "heading" and _typed(kind, raw, fold(raw), query_words)
+        typed = False
+        if kind is not None and unit.kind != "heading":
+            raw = text[unit.start : unit.end]
+            typed = _typed(kind, raw, fold(raw), query_words)
         score = prose[index] * (value / total + (TYPED if typed else 0.0)) + lead
         out.append(Scored(unit, score, index, matched, around, lead, typed, prose[index]))
     return out

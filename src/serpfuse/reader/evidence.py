@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
@@ -80,16 +80,23 @@ def status_of(exc: ReadError) -> PassagesStatus:
 
 
 async def read_pages(
-    reader: Reader, urls: Sequence[str], timeout_s: float, *, use_cache: bool = True
-) -> list[Page | ReadError]:
-    """Every URL read at once; each answer is its page or its error. A page not read within ``timeout_s`` is
-    ``NotReadInTime``, never a hang."""
+    reader: Reader,
+    urls: Sequence[str],
+    timeout_s: float,
+    *,
+    use_cache: bool = True,
+    then: Callable[[Page], Any] | None = None,
+) -> list[tuple[Page, Any] | ReadError]:
+    """Every URL read at once; each answer is its page (with ``then(page)`` worked out in a thread as soon as
+    that page is read, while the others are still on their way) or its error. A page not read (and worked on)
+    within ``timeout_s`` is ``NotReadInTime``, never a hang."""
 
-    async def one(url: str) -> Page | ReadError:
+    async def one(url: str) -> tuple[Page, Any] | ReadError:
         try:
-            return await reader.read(url, use_cache=use_cache)
+            page = await reader.read(url, use_cache=use_cache)
         except ReadError as exc:
             return exc
+        return page, (await asyncio.to_thread(then, page) if then is not None else None)
 
     tasks = [asyncio.ensure_future(one(u)) for u in urls]
     if not tasks:
@@ -158,8 +165,12 @@ async def add_passages(
     """``response`` with each shown row's passages (or why none), its page's date, and a warning for pages
     dated outside the request's time range. The response given is not changed."""
     rows = response.results
-    pages = await read_pages(reader, [r.url for r in rows], timeout_s, use_cache=use_cache)
     budget = request.max_chars or DEFAULT_PASSAGE_CHARS
+
+    def select(page: Page) -> list[Passage]:
+        return page_passages(page, request.query, budget, explain=explain)
+
+    pages = await read_pages(reader, [r.url for r in rows], timeout_s, use_cache=use_cache, then=select)
     out: list[FusedResult] = []
     outside: list[str] = []
     for row, got in zip(rows, pages, strict=True):
@@ -170,8 +181,8 @@ async def add_passages(
                 **_dated(row, None),
             }
         else:
-            found = await asyncio.to_thread(page_passages, got, request.query, budget, explain=explain)
-            update = {"passages": found, "passages_status": None, **_dated(row, got)}
+            page, found = got
+            update = {"passages": found, "passages_status": None, **_dated(row, page)}
             if update.get("date_source") == "page" and (why := _outside(request, update["published"])):
                 outside.append(f"{row.url} ({why})")
         out.append(row.model_copy(update=update))
@@ -205,7 +216,8 @@ async def context(
         if isinstance(got, ReadError):
             unread.append({"url": row.url, "status": status_of(got), "error": str(got)})
         else:
-            texts.append(PageText(row.url, got.text[:MAX_TEXT], tuple(markdown_headings(got.markdown))))
+            page = got[0]
+            texts.append(PageText(row.url, page.text[:MAX_TEXT], tuple(markdown_headings(page.markdown))))
     picked = await asyncio.to_thread(across, texts, response.query, max_chars, per_page=per_page)
     titles = {r.url: r.title for r in rows}
     grouped: dict[str, list[dict[str, Any]]] = {}
