@@ -60,7 +60,7 @@ _MONTH = re.compile(
     r"\b(?:january|february|march|april|may|june|july|august|september|october|november|december)\b"
 )
 _PLACE = re.compile(r"\b(?:in|at|near|from|was|is) ([A-Z][a-z]{2,})")
-_NAME = re.compile(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+")
+_NAME = re.compile(r"\b[A-Z][a-z]+(?:\s+(?:``|\"|')?[A-Z][a-z]+(?:''|\"|')?)+")
 
 
 def fold(text: str) -> str:
