@@ -78,6 +78,21 @@ async def test_a_ranking_past_the_deadline_gives_way_to_plain_rrf(source, monkey
     assert ranks == sorted(ranks, reverse=True)
 
 
+def test_the_fallback_is_plain_rrf():
+    """Past the deadline the ranks alone decide, as the answer's reason ("plain RRF") says: none of the rrf
+    ranker's boosts or tie-breaks, which applied there before."""
+    config = pipeline.plain_rrf(RankingConfig(weights={"bing": 0.5}))
+    rrf = config.rrf
+    assert config.strategy == "rrf" and rrf.rrf_constant == RankingConfig().rrf.rrf_constant
+    assert (rrf.authority_boost, rrf.freshness_boost, rrf.interleave, rrf.region_policy) == (
+        0,
+        0,
+        False,
+        False,
+    )
+    assert rrf.weights == {} and config.weight_of("bing") == 0.5  # the operator's learned weights still hold
+
+
 async def test_a_ranking_in_time_is_the_ranking(source, monkeypatch) -> None:
     request = SearchRequest(query="rust async runtime", limit=8)
     plain = await search(request, source=source, config=RankingConfig(), deadline_s=DEADLINE_S, now=NOW)

@@ -274,6 +274,14 @@ TABLES_BUDGET_S = 60.0  # loading the word tables is bounded; this only catches 
 OVERRUN_WARNING = "the ranking ran past the search's deadline"
 
 
+def plain_rrf(config: RankingConfig) -> RankingConfig:
+    """RRF on the ranks alone, for the answer past the deadline: the constant and the learned
+    ``[ranking.weights]`` kept; no authority or freshness boost, interleave, region policy or RRF weight table."""
+    off = {"authority_boost": 0.0, "freshness_boost": 0.0, "interleave": False, "region_policy": False}
+    rrf = config.rrf.model_copy(update={**off, "weights": {}})
+    return config.model_copy(update={"strategy": "rrf", "rrf": rrf})
+
+
 def fallback_ranking(
     answers: list[EngineAnswer],
     request: SearchRequest,
@@ -287,7 +295,7 @@ def fallback_ranking(
     gate) and plain RRF, each linear in the rows; no junk, relevance or diversity step. Says so in a warning
     and in every row's reason."""
     t0 = time.perf_counter()
-    config = config.with_strategy("rrf")
+    config = plain_rrf(config)
     answers = fold_engine_names(answers, config.engine_names_per_answer)
     candidates, _ = build_candidates(answers, query)
     filter_ctx = FilterContext(request=request, query=query, config=config.filters, now=now)
