@@ -42,6 +42,7 @@ def _message(raw: bytes) -> str:
         (f"q={Q}&min_score=abc", ["min_score"]),
         (f"q={Q}&limit=3&limit=4", ["limit: given 2 times"]),
         (f"q={Q}&format=json", ["unknown parameter 'format'"]),
+        (f"q={Q}&Limit=3", ["unknown parameter 'Limit'", "did you mean 'limit'?"]),
     ],
 )
 def test_get_refuses_unknown_parameters_and_unreadable_values(api: ServeProcess, query, needles):
@@ -91,6 +92,12 @@ def test_post_refuses_the_same(api: ServeProcess, body, needle):
         ("POST", "/tavily/search", {"query": QUERY, "max_result": 3}, "did you mean 'max_results'?"),
         ("POST", "/v2/search", {"query": QUERY, "limt": 3}, "did you mean 'limit'?"),
         ("POST", "/v2/search", {"query": QUERY, "scrapeOption": {}}, "did you mean 'scrapeOptions'?"),
+        (
+            "POST",
+            "/v2/search",
+            {"query": QUERY, "includedomains": ["a.example"]},
+            "did you mean 'includeDomains'?",
+        ),
     ],
 )
 def test_compatible_shapes_refuse_misspellings(api: ServeProcess, method, path, body, needle):

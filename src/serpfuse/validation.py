@@ -86,8 +86,9 @@ def parse_json_object(raw: bytes, *, max_depth: int = MAX_JSON_DEPTH) -> dict[st
 
 def did_you_mean(name: str, valid: Iterable[str]) -> str:
     """ " (did you mean 'limit'?)" for a name close to a valid one, else ""."""
-    close = difflib.get_close_matches(name.lower(), list(valid), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    by_lower = {v.lower(): v for v in valid}  # case aside: "Limit" and "includedomains" are misspellings too
+    close = difflib.get_close_matches(name.lower(), list(by_lower), n=1, cutoff=0.6)
+    return f" (did you mean {by_lower[close[0]]!r}?)" if close else ""
 
 
 def unknown_name(kind: str, name: str, valid: Iterable[str]) -> InputError:
