@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from serpfuse.models import (
     DEFAULT_PASSAGE_CHARS,
+    MIN_PASSAGE_CHARS,
     FusedResult,
     Passage,
     PassagesStatus,
@@ -206,9 +207,9 @@ async def context(
     per_page: int | None = None,
     use_cache: bool = True,
 ) -> dict[str, Any]:
-    """The query's best passages across the shown pages under one budget of ``max_chars``: the pages that gave
-    some, in the list's order, each with its URL, title and passages (in page order); the pages that could
-    not be read, with why."""
+    """The query's best passages across the shown pages under one budget of ``max_chars``, at most ``per_page``
+    from one page (default: twice its even share): the pages that gave some, in the list's order, each with its
+    URL, title and passages (in page order); the pages that could not be read, with why."""
     rows = response.results
     pages = await read_pages(reader, [r.url for r in rows], timeout_s, use_cache=use_cache)
     texts, unread = [], []
@@ -218,6 +219,8 @@ async def context(
         else:
             page = got[0]
             texts.append(PageText(row.url, page.text[:MAX_TEXT], tuple(markdown_headings(page.markdown))))
+    if per_page is None and texts:  # no one page takes the whole budget: twice its even share at most
+        per_page = max(MIN_PASSAGE_CHARS, min(max_chars, 2 * max_chars // len(texts)))
     picked = await asyncio.to_thread(across, texts, response.query, max_chars, per_page=per_page)
     titles = {r.url: r.title for r in rows}
     grouped: dict[str, list[dict[str, Any]]] = {}
