@@ -266,6 +266,10 @@ def test_cli_search_with_passages(pages, tmp_path):
     rows = _by_path(json.loads(proc.stdout)["results"], pages.url)
     assert any(ANSWER in p["text"] for p in rows["/story"]["passages"])
     assert rows["/shell"]["passagesStatus"] == "js_shell"
+    explained = _cli([*base, "--passages", "--max-chars", "300", "--explain", "--json"], env)
+    story = _by_path(json.loads(explained.stdout)["results"], pages.url)["/story"]
+    assert all(p["why"] for p in story["passages"])  # why each passage won
+    assert any("pontoon" in p["why"] and p["heading"] == "The pontoon" for p in story["passages"])
     table = _cli([*base, "--passages", "--max-chars", "300"], {**env, "COLUMNS": "200"})
     assert table.returncode == 0, table.stderr
     assert "14 May 2027" in table.stdout and "no passages: challenge" in table.stdout
