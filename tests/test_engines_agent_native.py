@@ -276,3 +276,33 @@ async def test_tavily_free_asks_in_its_documented_keyless_mode_and_never_carries
         assert "authorization" not in headers and KEY not in seen.body.decode()
     with pytest.raises(RateLimited):
         get_engine("tavily-free").parse(429, {}, b'{"detail": {"error": "rate limit"}}', Q)
+
+
+def test_firecrawl_free_reads_the_v2_search_shapes_and_is_no_index_of_its_own() -> None:
+    engine = get_engine("firecrawl-free")
+    web = {"web": [{"url": "https://tokio.rs/", "title": "Tokio", "description": "An async runtime."}]}
+    for text in (web, {"success": True, "data": web}, web["web"]):
+        rows = engine.parse(200, JSON, tool_reply(json.dumps(text)), Q)
+        assert [(r.rank, r.url, r.snippet) for r in rows] == [(1, "https://tokio.rs/", "An async runtime.")]
+    assert engine.INFO.own_index is False and engine.INFO.tier == "fallback"
+    with pytest.raises(ParseFailure):
+        engine.parse(200, JSON, tool_reply("1. Tokio https://tokio.rs/"), Q)
+
+
+async def test_firecrawl_free_is_one_keyless_mcp_session_per_search(server, transport, tmp_path) -> None:
+    text = json.dumps({"web": [{"url": "https://tokio.rs/", "title": "Tokio", "description": "async"}]})
+    server.route("/v2/mcp", mcp_server(text.encode()))
+    src = source(server, transport, tmp_path, "firecrawl-free", {"FIRECRAWL_API_KEY": KEY})
+    for query in QUERIES:
+        assert (await src.ask("firecrawl-free", query, SearchRequest(query=query))).status == "ok"
+    sent = server.seen("/v2/mcp")
+    assert [json.loads(s.body)["method"] for s in sent] == [
+        "initialize",
+        "notifications/initialized",
+        "tools/call",
+    ] * 2
+    calls = [json.loads(s.body)["params"] for s in sent if json.loads(s.body)["method"] == "tools/call"]
+    assert [c["arguments"]["query"] for c in calls] == list(QUERIES) and calls[0][
+        "name"
+    ] == "firecrawl_search"
+    assert all("authorization" not in lower(s) and KEY not in s.body.decode() for s in sent)

@@ -51,6 +51,7 @@ EXPECTED: dict[str, tuple[str, str, dict]] = {
     "parallel-free": ("POST", "/mcp", {"method": "tools/call"}),
     "you-free": ("POST", "/mcp", {"method": "tools/call"}),
     "tavily-free": ("POST", "/search", {"query": QUERY, "search_depth": "basic"}),
+    "firecrawl-free": ("POST", "/v2/mcp", {"method": "tools/call"}),
     "brave": ("GET", "/res/v1/web/search", {"q": QUERY, "count": "10"}),
     "exa": ("POST", "/search", {"query": QUERY, "type": "auto"}),
     "tavily": ("POST", "/search", {"query": QUERY, "search_depth": "basic"}),
@@ -88,7 +89,7 @@ def answer(seen: Seen) -> Reply:
             {"Content-Type": "text/javascript"},
             (FIXTURES / "google_cse_script_handmade.js").read_bytes(),
         )
-    if seen.path == "/mcp":
+    if seen.path.endswith("/mcp"):
         message = json.loads(seen.body)
         if "id" not in message:
             return Reply(202)
@@ -116,7 +117,7 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 def route_everything(server) -> None:
-    for path in {"/", "/mcp", "/cse/cse.js", *(path for _, path, _ in EXPECTED.values())}:
+    for path in {"/", "/mcp", "/v2/mcp", "/cse/cse.js", *(path for _, path, _ in EXPECTED.values())}:
         server.route(path, answer)
 
 

@@ -372,7 +372,8 @@ def test_anysearch_sends_zone_and_language(text, region, language, zone, sent_la
 
 def test_anysearch_is_a_router_with_no_index_of_its_own() -> None:
     assert get_engine("anysearch").INFO.own_index is False
-    assert [n for n, m in ENGINES.items() if not m.INFO.own_index] == ["anysearch"]
+    # ... and Firecrawl's keyless search, which answers from Google's results
+    assert [n for n, m in ENGINES.items() if not m.INFO.own_index] == ["anysearch", "firecrawl-free"]
 
 
 # --- Brave --------------------------------------------------------------------------------------------------
@@ -635,6 +636,7 @@ EXPECTED_ENGINES = {
     "parallel-free": ("primary", "both"),
     "you-free": ("fallback", "both"),
     "tavily-free": ("fallback", "both"),
+    "firecrawl-free": ("fallback", "global"),
     "brave": ("primary", "both"),
     "exa": ("primary", "both"),
     "tavily": ("primary", "both"),

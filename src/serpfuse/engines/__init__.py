@@ -42,6 +42,7 @@ MODULES = (
     "parallel_free",
     "you_free",
     "tavily_free",
+    "firecrawl_free",
     "brave",
     "exa",
     "tavily",
@@ -76,7 +77,7 @@ def __getattr__(name: str) -> Any:
 
 # Engines that hold no general web index of their own: Wikipedia searches one site, AnySearch and SearXNG pass
 # on other engines' results. A count of independent indexes leaves them out.
-NOT_OWN_WEB_INDEX = frozenset({"wikipedia", "anysearch", "searxng"})
+NOT_OWN_WEB_INDEX = frozenset({"wikipedia", "anysearch", "searxng", "firecrawl-free"})
 
 
 class UnknownEngine(InputError):
