@@ -217,7 +217,7 @@ async def test_streamable_http_subprocess_requires_the_token(recording, tmp_path
         assert refused.status_code == 401 and "bearer token" in refused.json()["error"]["message"]
         auth = {"Authorization": f"Bearer {token}"}
         async with (
-            httpx2.AsyncClient(headers=auth) as http_client,
+            httpx2.AsyncClient(headers=auth, timeout=60) as http_client,  # a first search on a loaded machine
             Client(streamable_http_client(server.base + "/mcp", http_client=http_client)) as client,
         ):
             info = client.server_info
