@@ -24,6 +24,7 @@ from typing import Any, Literal, get_args
 
 from serpfuse import rank_worker
 from serpfuse.config import RankingConfig
+from serpfuse.deployment import settings_source
 from serpfuse.engines.base import ErrorStatus
 from serpfuse.errors import InputError
 from serpfuse.models import EngineReport, Model, SearchRequest, SearchResponse
@@ -31,7 +32,6 @@ from serpfuse.pipeline import fell_back
 from serpfuse.pipeline import search as run_pipeline
 from serpfuse.ranking.rankers import get_ranker
 from serpfuse.settings import ConfigError, Settings, check_engines
-from serpfuse.sources import open_source
 from serpfuse.sources.base import EngineSlot, Source
 from serpfuse.sources.fanout import select_slots
 from serpfuse.sources.replay import ReplaySource, normalise_query
@@ -198,17 +198,8 @@ class SearchService:
             live_options: dict[str, Any] = {}
             if stores.intervals is not None:
                 live_options["rate_limiter"] = stores.intervals
-            source = open_source(
-                settings.replay,
-                proxy=settings.proxy,
-                impersonate=settings.impersonate,
-                timeout_s=settings.timeout_s,
-                connections=settings.engine_connections,
-                idle_connections=settings.engine_idle_connections,
-                keepalive_s=settings.engine_keepalive_s,
-                max_bytes=settings.engine_max_bytes,
-                base_urls=settings.engine_base_urls,
-                contacts=settings.engine_contacts,
+            source = settings_source(
+                settings,
                 cooldowns=stores.cooldowns,
                 **live_options,
                 budget=stores.buckets(per_min, per_min, prefix="engine:") if per_min else None,

@@ -142,9 +142,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Check every engine live on a fixed query set; exit 1 when a default primary is broken."""
         from serpfuse.cli.record import _base_urls, read_queries
+        from serpfuse.deployment import live_source
         from serpfuse.settings import load_settings
         from serpfuse.sources.doctor import DoctorQuery, check_engines, cooldowns, shipped_queries
-        from serpfuse.sources.live import LiveSource
 
         if timeout is not None and timeout <= 0:
             fail("timeout must be positive")
@@ -154,13 +154,10 @@ def register(app: typer.Typer) -> None:
         except SerpfuseError as exc:
             fail_on(exc)
         try:
-            source = LiveSource.from_environment(
+            source = live_source(
+                settings,
                 engines=engine or settings.engines,
-                proxy=settings.proxy,
-                impersonate=settings.impersonate,
-                timeout_s=settings.timeout_s,
                 base_urls={**settings.engine_base_urls, **_base_urls(base_url)},
-                contacts=settings.engine_contacts,
                 cooldowns=cooldowns(),
             )
         except SerpfuseError as exc:

@@ -15,12 +15,11 @@ from rich.table import Table
 
 from serpfuse.cli.errors import fail_on
 from serpfuse.config import RankingConfig
+from serpfuse.deployment import live_source
 from serpfuse.errors import SerpfuseError
 from serpfuse.models import SearchRequest
-from serpfuse.secrets import KeyStore
 from serpfuse.settings import Settings, load_settings, mask_url
 from serpfuse.sources.live import LiveSource
-from serpfuse.sources.transport import Transport
 from serpfuse.state import open_stores
 
 _ANY_REQUEST = SearchRequest(query="serpfuse engines")  # no time range, no dates: only static reasons show
@@ -128,19 +127,13 @@ def render(rows: list[dict[str, Any]], console: Console) -> None:
     )
 
 
-async def _collect(settings: Settings, keys: KeyStore) -> tuple[list[dict[str, Any]], str | None]:
+async def _collect(settings: Settings) -> tuple[list[dict[str, Any]], str | None]:
     """The rows, with the cooldowns searches use: in Redis when configured (shared by every process), else this
     process's own (empty); and, when Redis did not answer, the line that says so (the rows are still listed:
     what each engine is, its key and its tier do not depend on Redis). Raises UnusableStore."""
     stores = open_stores(settings, use_cache=False)
-    # No request is sent: the transport's client is created only on first use.
-    source = LiveSource(
-        keys,
-        stores.cooldowns,
-        Transport(trust_env=False),
-        base_urls=settings.engine_base_urls,
-        timeout_s=settings.timeout_s,
-    )
+    # Every engine, built as searches build it; no request is sent (the transport's client is made on first use).
+    source = live_source(settings, cooldowns=stores.cooldowns)
     try:
         rows = await engine_rows(source, settings.ranking_config)
     finally:
@@ -161,11 +154,10 @@ def register(app: typer.Typer) -> None:
         """List every engine: tier, weight, group, region, transport (browser/api), key status and cooldown."""
         try:
             settings = load_settings(config)
-            keys = KeyStore()
         except SerpfuseError as exc:
             fail_on(exc)
         try:
-            rows, note = asyncio.run(_collect(settings, keys))
+            rows, note = asyncio.run(_collect(settings))
         except SerpfuseError as exc:
             fail_on(exc)  # one line, no URL (it may hold a password)
         if note is not None:

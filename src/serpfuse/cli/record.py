@@ -31,6 +31,7 @@ from typing import Annotated, Any
 import typer
 
 from serpfuse.cli.errors import EXIT_NO_RESULTS, fail, fail_on
+from serpfuse.deployment import live_source
 from serpfuse.errors import InputError, SerpfuseError
 from serpfuse.files import private_dir, write_private
 from serpfuse.models import ANSWERED, EngineAnswer, SearchRequest
@@ -248,13 +249,10 @@ def register(app: typer.Typer) -> None:
         if timeout is not None and timeout <= 0:
             fail("timeout must be positive")
         try:
-            source = LiveSource.from_environment(
+            source = live_source(
+                settings,
                 engines=engine or settings.engines,
-                proxy=settings.proxy,
-                impersonate=settings.impersonate,
-                timeout_s=settings.timeout_s,
                 base_urls={**settings.engine_base_urls, **_base_urls(base_url)},
-                contacts=settings.engine_contacts,
             )
         except SerpfuseError as exc:
             fail_on(exc)
