@@ -124,6 +124,8 @@ RULES: tuple[Rule, ...] = (
          knob("selection", diversity_penalty=0.0), _CONSENSUS),
     Rule("sparse-row domain cap", "text", "rows too short to compare should not all come from one site",
          knob("selection", sparse_domain_cap=1000), _CONSENSUS),
+    Rule("short-list scale", "fusion", "a list under a quarter of the longest vouches for its rows as that quarter would",
+         knob("combmnz", short_list_scale=0.0), frozenset({"combmnz"}), on=knob("combmnz", short_list_scale=0.25)),
     Rule("authority boost", "text", "official domains answer their own questions",
          knob("rrf", authority_boost=0.0), _RRF),
     Rule("interleave tie-break", "fusion", "ties go to the engine not yet looked at",

@@ -165,14 +165,21 @@ def test_trecdl_the_default_loses_nothing_to_its_rules_and_empties_no_query() ->
 # --- CombMNZ's scale (issue 43, item 5) -----------------------------------------------------------------------
 
 
-def test_combmnz_common_scale_weighs_a_short_list_less() -> None:
+def test_combmnz_short_list_scale_weighs_a_short_list_less() -> None:
     from serpfuse.ranking.fusion import fuse_lists
 
     lists = {"long": [f"d{i}" for i in range(1, 11)], "short": ["s1", "d9"]}
     plain = dict(fuse_lists(lists, "combmnz"))
     common = dict(
-        fuse_lists(lists, "combmnz", RankingConfig.model_validate({"combmnz": {"common_scale": True}}))
+        fuse_lists(lists, "combmnz", RankingConfig.model_validate({"combmnz": {"short_list_scale": 1.0}}))
     )
     assert plain["s1"] == plain["d1"] == 1.0  # the textbook scale: each list's first row scores 1
     assert common["s1"] == pytest.approx(2 / 10) and common["d1"] == 1.0
     assert common["d9"] == pytest.approx(2 * (2 / 10 + 1 / 10))  # (n - r + 1) / longest, times two lists
+    quarter = RankingConfig.model_validate({"combmnz": {"short_list_scale": 0.25}})
+    floored = dict(
+        fuse_lists(lists, "combmnz", quarter)
+    )  # the list of 2 scored over 2.5 rows, the long over 10
+    assert floored["s1"] == pytest.approx(2 / 2.5) and floored["d1"] == 1.0
+    lists["short"] = [f"s{i}" for i in range(1, 4)]  # 3 rows: above a quarter of 10, its own scale
+    assert dict(fuse_lists(lists, "combmnz", quarter))["s1"] == 1.0

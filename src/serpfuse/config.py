@@ -174,12 +174,13 @@ class LexicalConfig(Model):
 class CombConfig(Model):
     """CombMNZ or Borda over each engine's list, cut at ``depth`` rows (None: the whole list it showed).
 
-    ``common_scale`` (CombMNZ, opt-in): a row scores the rows its engine ranks below it and itself over the longest
-    list's length, so a list of two vouches for its first row less than a list of twenty does (Borda's points);
-    False is the textbook normalisation, each list over its own length. Borda's points are on one scale already."""
+    ``short_list_scale`` (CombMNZ, opt-in): a list shorter than this share of the longest shown list is scored
+    over that share of the longest's length, not its own, so a list of two vouches for its first row less than a
+    list of twenty does; 1 puts every list on the longest's scale (Borda's points, times the lists holding the
+    row), 0 is the textbook normalisation, each list over its own length. Borda's points are on one scale."""
 
     depth: int | None = Field(None, ge=1)
-    common_scale: bool = False
+    short_list_scale: float = Field(0.0, ge=0, le=1)
 
 
 class AgreementConfig(Model):

@@ -123,7 +123,7 @@ def combmnz_parts(candidates: Sequence[Candidate], ctx: RankContext) -> list[tup
 
     config = ctx.config
     sizes = list_sizes(list(candidates), ctx, config.combmnz.depth)
-    scales = score_scales(sizes, config.combmnz.common_scale)
+    scales = score_scales(sizes, config.combmnz.short_list_scale)
     out = []
     for cand in candidates:
         parts: dict[str, float] = {}
