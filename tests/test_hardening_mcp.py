@@ -108,11 +108,14 @@ UNREADABLE = [
     (f'{{"jsonrpc":"1.0","id":12,"method":"{MARK}"}}'.encode(), [12]),
     (f'{{"jsonrpc":"2.0","id":13,"params":{{"x":"{MARK}"}}}}'.encode(), [13]),
     (f'{{"jsonrpc":"2.0","id":14,"method":"tools/list","params":["{MARK}"]}}'.encode(), [14]),
+    # nested past json's own limit (it killed the server): the id up front is answered
+    (f'{{"jsonrpc":"2.0","id":16,"method":"tools/list","params":{{"{MARK}":{"[" * 100_000}{"]" * 100_000}}}}}'.encode(), [16]),
     # No id to answer: logged (by length) and skipped.
     (f'{{"jsonrpc":"2.0","method":"tools/list","params":"{MARK}"}}'.encode(), []),
     (f'{{"jsonrpc":"2.0","meth\x00od":"{MARK}","id":15}}'.encode(), []),  # the NUL comes before the id
     (f"\xff\xfe{MARK} not json".encode("latin-1"), []),
     (f'{{"jsonrpc":"2.0","id":{{"{MARK}":1}},"method":"tools/list"'.encode(), []),
+    (f'["{MARK}",{"[" * 100_000}{"]" * 100_000}]'.encode(), []),
 ]  # fmt: skip
 
 

@@ -740,19 +740,34 @@ def screen_line(line: str) -> tuple[bool, list[JSONRPCError]]:
             return False, [_error(None, INVALID_REQUEST, "id must be a string or an integer")]
         return True, []
     try:
+        return False, _answers_to_unreadable(line)
+    except (
+        RecursionError
+    ):  # nested past what json (or the checks below) can walk: its id is up front, or none
+        try:
+            request_id = _leading_id(line)
+        except RecursionError:
+            request_id = None
+        return False, [] if request_id is None else [
+            _error(request_id, PARSE_ERROR, "nests too deeply to read")
+        ]
+
+
+def _answers_to_unreadable(line: str) -> list[JSONRPCError]:
+    try:
         data = json.loads(line)
     except ValueError:
         request_id = _leading_id(line)
-        return False, [] if request_id is None else [_error(request_id, PARSE_ERROR, "not valid JSON")]
+        return [] if request_id is None else [_error(request_id, PARSE_ERROR, "not valid JSON")]
     if isinstance(data, list):
         ids = [i for i in map(_request_id, data) if i is not None]
-        return False, [_error(i, INVALID_REQUEST, "batches are not taken: one message a line") for i in ids]
+        return [_error(i, INVALID_REQUEST, "batches are not taken: one message a line") for i in ids]
     request_id = _request_id(data)
     if request_id is None:
         if _asks_with_unreadable_id(data):  # JSON-RPC's answer when the id cannot be read: a null id
-            return False, [_error(None, INVALID_REQUEST, "id must be a string or an integer")]
-        return False, []
-    return False, [_error(request_id, *_what_is_wrong(data))]
+            return [_error(None, INVALID_REQUEST, "id must be a string or an integer")]
+        return []
+    return [_error(request_id, *_what_is_wrong(data))]
 
 
 def _asks_with_unreadable_id(message: Any) -> bool:
