@@ -40,7 +40,7 @@ from starlette.types import ASGIApp
 
 from serpfuse.errors import SerpfuseError
 from serpfuse.models import SearchRequest, SearchResponse
-from serpfuse.serve import read_shapes, search_shapes
+from serpfuse.serve import read_shapes, reply_shapes, search_shapes
 from serpfuse.serve.errors import ApiError, error_response
 from serpfuse.serve.guard import Guard
 from serpfuse.serve.openapi import openapi_document
@@ -179,7 +179,7 @@ class Endpoints:
         page = search_shapes.searxng_page(params)
         fields = search_shapes.searxng_fields(params)
         fields["engines"] = self._known_engines(fields, search_shapes.many([params.get("engines") or ""]))
-        shaped = search_shapes.searxng_shape(await self._search(fields, interface="searxng"))
+        shaped = reply_shapes.searxng_shape(await self._search(fields, interface="searxng"))
         if page > 1:  # one fused page: later pages are empty, which ends a client's paging
             shaped["results"], shaped["number_of_results"] = [], 0
         return JSONResponse(shaped)
@@ -188,7 +188,7 @@ class Endpoints:
         started = time.perf_counter()
         body = await self.body(request)
         resp = await self._search(search_shapes.tavily_request_fields(body), interface="tavily")
-        shaped = search_shapes.tavily_shape(resp, time.perf_counter() - started, body)
+        shaped = reply_shapes.tavily_shape(resp, time.perf_counter() - started, body)
         raw = read_shapes.raw_content_format(body.get("include_raw_content"))
         if raw:  # the pages are read within what is left of the search deadline
             left = max(1.0, self.settings.deadline_s - (time.perf_counter() - started))
@@ -236,7 +236,7 @@ class Endpoints:
                 for s in asked
             )
         )
-        shaped = search_shapes.firecrawl_search_shape(
+        shaped = reply_shapes.firecrawl_search_shape(
             dict(zip(asked, answers, strict=True)), sources, warnings
         )
         if formats and options is not None:  # the pages are read within what is left of the deadline
