@@ -166,3 +166,96 @@ def test_selection_on_real_articles_stays_under_budget(data_dir, budget):
         got = passages(text, row["query"], budget)
         assert got and sum(p.end - p.start for p in got) <= budget
         assert all(text[p.start : p.end] == p.text for p in got)
+
+
+# --- properties and the reader's side --------------------------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_TEXTS = st.lists(
+    st.one_of(
+        st.sampled_from(
+            ["Dr. Smith came.", "- an item here", "| a | b |", "|---|", "Heading", "U.S. Army won."]
+        ),
+        st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=80),
+    ),
+    max_size=12,
+).map("\n".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_TEXTS, budget=st.integers(min_value=0, max_value=400))
+def test_passages_are_pieces_of_the_text_in_order_within_the_budget(text, budget):
+    units = split(text)
+    assert all(0 <= u.start < u.end <= len(text) for u in units)
+    assert all(
+        a.end <= b.start for a, b in zip(units, units[1:], strict=False)
+    )  # in order, never overlapping
+    got = passages(text, "army item smith", budget)
+    assert sum(p.end - p.start for p in got) <= max(budget, 0)
+    assert all(text[p.start : p.end] == p.text for p in got)
+    assert all(a.end <= b.start for a, b in zip(got, got[1:], strict=False))
+
+
+def test_each_failure_has_its_status():
+    from serpfuse.reader.evidence import NotReadInTime, status_of
+    from serpfuse.reader.extract import ExtractionError
+    from serpfuse.reader.fetch import FetchTooLarge, HttpStatusError
+    from serpfuse.reader.guard import Refused
+    from serpfuse.reader.models import (
+        Challenge,
+        JsShell,
+        PageOverBudget,
+        ReadError,
+        RobotsDisallowed,
+        Unsupported,
+    )
+
+    cases = {
+        NotReadInTime(): "timeout",
+        ReadError("example.org timed out"): "timeout",
+        HttpStatusError("example.org", 403): "blocked",
+        HttpStatusError("example.org", 429): "blocked",
+        HttpStatusError("example.org", 500): "error",
+        Refused("refused: a private address"): "blocked",
+        RobotsDisallowed("robots.txt disallows it"): "robots",
+        FetchTooLarge("the page is larger than 5 bytes"): "too_large",
+        PageOverBudget("huge"): "too_large",
+        Unsupported("image/png"): "not_text",
+        ExtractionError("no readable text"): "not_text",
+        Challenge(): "challenge",
+        JsShell(): "js_shell",
+        ReadError("cannot reach example.org"): "error",
+    }
+    assert {type(e).__name__ + str(i): status_of(e) for i, e in enumerate(cases)} == {
+        type(e).__name__ + str(i): want for i, (e, want) in enumerate(cases.items())
+    }
+
+
+def test_the_pages_own_date_its_source_and_a_conflict():
+    import datetime as dt
+
+    from serpfuse.models import FusedResult, SearchRequest
+    from serpfuse.reader.evidence import _dated, _outside
+    from serpfuse.reader.models import Page
+
+    def row(published):
+        return FusedResult(
+            url="https://a.example/", title="t", snippet="s", domain="a.example", published=published,
+            score=1, evidence_score=1, selection_score=1, engines=["e"], engine_ranks={"e": 1},
+            contributions={"e": 1.0}, provenance=[],
+        )  # fmt: skip
+
+    page = Page(url="https://a.example/", date="2020-01-02", content_type="text/html", kind="html",
+                extractor="x", markdown="m", text="t", html="h")  # fmt: skip
+    undated = page.model_copy(update={"date": None})
+    engine_day = dt.datetime(2020, 1, 3, tzinfo=dt.UTC)
+    assert _dated(row(None), page)["date_source"] == "page"
+    assert _dated(row(engine_day), page)["date_conflict"] is False  # a day apart: the same date
+    far = _dated(row(dt.datetime(2024, 5, 1, tzinfo=dt.UTC)), page)
+    assert far["date_conflict"] is True and far["published"] == dt.datetime(2020, 1, 2, tzinfo=dt.UTC)
+    assert _dated(row(engine_day), undated) == {"date_source": "engine"}
+    assert _dated(row(None), None) == {"date_source": None}
+    assert "before the last year" in _outside(SearchRequest(query="q", time_range="year"), far["published"])
+    assert _outside(SearchRequest(query="q"), far["published"]) is None
