@@ -192,23 +192,24 @@ def cookie(seen: Seen) -> dict[str, str]:
     return dict(pairs)
 
 
+@pytest.mark.parametrize(("engine", "setlang"), [("bing", "en"), ("bing-cn", "zh-hans")])
 async def test_consecutive_bing_searches_send_the_home_pages_cookies_form_qbre_and_no_count(
-    server, transport, tmp_path
+    server, transport, tmp_path, engine, setlang
 ) -> None:
     # Pinned to free-search-mcp 0.16.0 engines/bing.py (2026-10): the home page once (its jar kept 30 min),
     # then each search with the jar, form=QBRE and no count.
     n = [0]
     server.route("/", home(n))
     server.route("/search", Reply(200, HTML, bing_page(ON_TOPIC * 2)))
-    source = source_for(server, transport, tmp_path, ["bing"], {"bing": server.url})
+    source = source_for(server, transport, tmp_path, [engine], {engine: server.url})
     request = SearchRequest(query=QUERY)
-    first = await source.ask("bing", QUERY, request)
-    second = await source.ask("bing", "tokio runtime", request)
+    first = await source.ask(engine, QUERY, request)
+    second = await source.ask(engine, "tokio runtime", request)
     assert first.status == second.status == "ok"
     sent = [(s.method, s.path) for s in server.requests]
     assert sent == [("GET", "/"), ("GET", "/search"), ("GET", "/search")]
     for seen, text in zip(server.requests[1:], (QUERY, "tokio runtime"), strict=True):
-        assert seen.query == {"q": [text], "form": ["QBRE"], "setlang": ["en"]}
+        assert seen.query == {"q": [text], "form": ["QBRE"], "setlang": [setlang]}
         assert cookie(seen).get("MUID") == "jar1"
     assert "cookie" not in server.requests[0].headers  # a first visit carries no jar
     assert "referer" not in server.requests[0].headers  # typed, as a person opens a home page
