@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import need
 from serpfuse.passages import PageText, across, markdown_headings, passages, score_page
 from serpfuse.passages.score import query_terms, question_kind, same_family
 from serpfuse.passages.split import MAX_UNIT, sentence_spans, split
-from tests.conftest import need
 
 PAGE = (
     "How pumps work\n"
