@@ -259,3 +259,10 @@ def test_the_pages_own_date_its_source_and_a_conflict():
     assert _dated(row(None), None) == {"date_source": None}
     assert "before the last year" in _outside(SearchRequest(query="q", time_range="year"), far["published"])
     assert _outside(SearchRequest(query="q"), far["published"]) is None
+
+
+def test_cjk_sentences_and_words():
+    text = "大阪也很大。京都有很多寺庙。" * 5 + "东京是日本的首都。" + "大阪也很大。" * 5
+    assert "东京是日本的首都。" in [text[u.start : u.end] for u in split(text)]  # 。 ends a sentence
+    got = passages(text, "日本的首都是哪里", 60)
+    assert any("东京是日本的首都。" in p.text for p in got) and sum(p.end - p.start for p in got) <= 60

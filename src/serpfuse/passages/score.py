@@ -39,6 +39,7 @@ from serpfuse.ranking.words import (
     word_stems,
     word_tables,
 )
+from serpfuse.text import cjk_bigrams, has_cjk
 
 LEAD = 0.35  # the prior of a page's first unit, in shares of the query's meaning
 DECAY = 0.5
@@ -72,7 +73,11 @@ def fold(text: str) -> str:
 
 
 def tokens(text: str) -> list[str]:
-    return _WORD.findall(fold(text))
+    """The words of a text: its Latin-script words folded, and for CJK text its character bigrams."""
+    found = _WORD.findall(fold(text))
+    if has_cjk(text):
+        found.extend(cjk_bigrams(text))
+    return found
 
 
 @lru_cache(maxsize=1 << 16)
@@ -125,6 +130,8 @@ def query_terms(query: str) -> list[QueryTerm]:
             continue
         weight = max(specificity(word), MIN_SPECIFICITY) * (WEAK if role == "weak" else 1.0)
         terms.append(QueryTerm(word, _keys_of(word), weight, role == "weak"))
+    for bigram in dict.fromkeys(cjk_bigrams(query)):  # a CJK query's words are its character bigrams
+        terms.append(QueryTerm(bigram, frozenset({bigram}), MIN_SPECIFICITY, False))
     if not terms:  # a query of function words only ("who is it"): its words are all it has
         for word in dict.fromkeys(plain):
             terms.append(QueryTerm(word, _keys_of(word), MIN_SPECIFICITY, False))

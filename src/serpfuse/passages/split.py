@@ -27,7 +27,10 @@ HEADING_MAX = 90
 
 # A sentence ends at . ! ? (and what closes after them: quotes, brackets) before spaces and a capital, a digit,
 # or an opening quote or bracket.
-_END = re.compile(r"""[.!?…]+["'”’)\]]*\s+(?=["'“‘(\[]?[A-Z0-9À-ÖØ-Þ])""")
+_END = re.compile(
+    r"""[.!?…]+["'”’)\]]*\s+(?=["'“‘(\[]?[A-Z0-9À-ÖØ-Þ])"""
+    r"""|[。！？]+[」』”’）)]*\s*"""  # Chinese and Japanese full stops need no space after them
+)
 # Words after which a full stop is not a sentence's end.
 _ABBREVIATIONS = frozenset(
     [
@@ -139,7 +142,7 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
     at = start
     for m in _END.finditer(text, start, end):
         dot = m.start()
-        if text[dot] == "." and m.group().startswith(".") and _is_abbreviation(text, dot):
+        if text[dot] == "." and _is_abbreviation(text, dot):
             continue
         stop = m.end()
         while stop > at and text[stop - 1].isspace():
