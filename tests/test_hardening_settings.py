@@ -72,7 +72,7 @@ def test_the_variables_serpfuse_reads_besides_its_settings_are_taken(recording, 
 @pytest.mark.parametrize(
     ("engines", "expected"),
     [
-        ('["nope"]', "settings: engines: unknown engine 'nope'; choose from: anysearch, bing"),
+        ('["nope"]', "settings: engines: unknown engine 'nope'; choose from: anysearch, baidu, bing"),
         ('["brave", "bravee"]', "settings: engines: unknown engine 'bravee'; did you mean 'brave'?"),
     ],
 )
