@@ -218,7 +218,9 @@ def run_lexical(query: Query, limit: int = 8) -> Run:
         "cjk_gate": True,
         "fallback_when_empty": True,
     }
-    config = RankingConfig(strategy="lexical", lexical={"searxng_weights": CRW56_WEIGHTS}, filters=seed)
+    config = RankingConfig(
+        strategy="lexical", lexical={"searxng_weights": CRW56_WEIGHTS}, filters=seed, experimental=True
+    )
     request = SearchRequest(query=query.text, limit=limit)
     analysis = analyze_query(clean_query(query.text))
     outcome = apply_filters(candidates_of(query), FilterContext(request, analysis, config.filters, NOW))

@@ -171,12 +171,16 @@ def test_combmnz_short_list_scale_weighs_a_short_list_less() -> None:
     lists = {"long": [f"d{i}" for i in range(1, 11)], "short": ["s1", "d9"]}
     plain = dict(fuse_lists(lists, "combmnz"))
     common = dict(
-        fuse_lists(lists, "combmnz", RankingConfig.model_validate({"combmnz": {"short_list_scale": 1.0}}))
+        fuse_lists(
+            lists,
+            "combmnz",
+            RankingConfig.model_validate({"combmnz": {"short_list_scale": 1.0}, "experimental": True}),
+        )
     )
     assert plain["s1"] == plain["d1"] == 1.0  # the textbook scale: each list's first row scores 1
     assert common["s1"] == pytest.approx(2 / 10) and common["d1"] == 1.0
     assert common["d9"] == pytest.approx(2 * (2 / 10 + 1 / 10))  # (n - r + 1) / longest, times two lists
-    quarter = RankingConfig.model_validate({"combmnz": {"short_list_scale": 0.25}})
+    quarter = RankingConfig.model_validate({"combmnz": {"short_list_scale": 0.25}, "experimental": True})
     floored = dict(
         fuse_lists(lists, "combmnz", quarter)
     )  # the list of 2 scored over 2.5 rows, the long over 10

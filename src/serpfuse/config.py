@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Callable
 from functools import cache
 from typing import Annotated, Any, Literal, Self
 
@@ -273,6 +274,10 @@ class RankingConfig(Model):
     borda: CombConfig = Field(default_factory=CombConfig)
     agree: AgreementConfig = Field(default_factory=AgreementConfig)
     selection: SelectionConfig = Field(default_factory=SelectionConfig)
+    # The rules that measured nothing (BENCHMARKS.md, the ablation: no corpus they help on) run only with this
+    # switch on, so a configuration that turns one on says it is an experiment. Not a ranking knob itself: it
+    # is left out of the fingerprint.
+    experimental: bool = False
 
     # The fingerprint and the per-strategy copies, computed once: every response and cache key needs them and
     # hashing the whole config costs 50-150 us. A copy or a field assignment starts afresh; a section is not
@@ -282,12 +287,28 @@ class RankingConfig(Model):
     def fingerprint(self) -> str:
         if "fingerprint" not in self._memo:
             blob = json.dumps(
-                {"scoreVersion": SCORE_VERSION, "config": self.model_dump(mode="json")},
+                {
+                    "scoreVersion": SCORE_VERSION,
+                    "config": self.model_dump(mode="json", exclude={"experimental"}),
+                },
                 sort_keys=True,
                 separators=(",", ":"),
             )
             self._memo["fingerprint"] = hashlib.sha256(blob.encode()).hexdigest()[:16]
         return self._memo["fingerprint"]
+
+    def experiments(self) -> list[str]:
+        """The measured-zero rules this configuration turns on (``EXPERIMENTS``)."""
+        return [name for name, on in EXPERIMENTS.items() if on(self)]
+
+    @model_validator(mode="after")
+    def _experiments_need_the_switch(self) -> RankingConfig:
+        if not self.experimental and (on := self.experiments()):
+            raise ValueError(
+                f"{', '.join(on)} measured nothing on the benchmark corpora (BENCHMARKS.md, the ablation); "
+                "set ranking.experimental = true to run it anyway"
+            )
+        return self
 
     @field_validator("weights")
     @classmethod
@@ -331,3 +352,16 @@ class RankingConfig(Model):
         copied = super().__deepcopy__(memo)
         copied._memo = {}
         return copied
+
+
+# The opt-in rules the ablation found no corpus for (BENCHMARKS.md, "The default, and the ablation that chose it"):
+# each runs only under ``ranking.experimental = true``.
+EXPERIMENTS: dict[str, Callable[[RankingConfig], bool]] = {
+    "filters.junk": lambda c: c.filters.junk,
+    "filters.geo": lambda c: c.filters.geo,
+    "filters.cjk_gate": lambda c: c.filters.cjk_gate,
+    "filters.fallback_when_empty": lambda c: c.filters.fallback_when_empty,
+    "filters.weak_term_weight": lambda c: c.filters.weak_term_weight != 1.0,
+    "filters.word_families": lambda c: c.filters.word_families,
+    "combmnz.short_list_scale": lambda c: c.combmnz.short_list_scale != 0.0,
+}
