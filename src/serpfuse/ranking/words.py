@@ -231,6 +231,7 @@ def _word_forms(word: str) -> frozenset[tuple[str, ...]]:
     return frozenset((s,) for s in stems)
 
 
+@lru_cache(maxsize=1024)  # one Term per query word, so its worked-out forms are kept across searches
 def without_families(term: Term) -> Term:
     """The term found only as typed, its lemmas and variants: no word of its family counts."""
     return Term(term.text, frozenset(f for f in term.forms if not f[0].startswith(FAMILY)), term.weak)
