@@ -408,7 +408,7 @@ class Outcome(Model):
                 status="failed", summary=NONE_TO_ASK, message=NONE_TO_ASK[0].upper() + NONE_TO_ASK[1:] + "."
             )
         failed, answered, not_set_up = [], [], []
-        for e in engines:
+        for e in sorted(engines, key=lambda e: e.engine):  # by name: the order they answered in says nothing
             reason = e.reason or ""
             if e.status in ANSWERED:
                 answered.append(e.engine)
