@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
+
 from benchmarks.suite import FOLDS, PLAIN, SetupScores, cross_validated
 
 
@@ -32,3 +34,16 @@ def test_the_choice_is_made_without_the_held_out_subset() -> None:
     assert (
         rows["S2"]["chosen on the other four"] == "y"
     )  # with S1 among the training subsets, x loses overall
+
+
+def test_a_text_corpus_is_compared_fold_by_fold_on_its_own_folds() -> None:
+    """trec-dl's folds come from its queries' positions (``fold_of``), not from crw56's even qids."""
+    from benchmarks.suite import crw56_rows
+
+    qids = ["dl19-1", "dl19-2", "dl20-3", "dl21-4"]
+    per_query = {m: dict.fromkeys(qids, 0.5) for m in PLAIN}
+    per_query["rrf (plain)"]["dl20-3"] = 0.9  # best overall, and on fold 2 only
+    rows = crw56_rows(per_query, PLAIN, dict(zip(qids, range(4), strict=True)))
+    combmnz = next(r for r in rows if r["method"] == "combmnz")
+    assert combmnz["best plain"] == "rrf (plain)"
+    assert combmnz["fold Δ"] == pytest.approx([0.0, 0.0, -0.4, 0.0])
