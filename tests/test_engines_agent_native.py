@@ -134,9 +134,9 @@ def test_quotas_show_in_serpfuse_engines(tmp_path, monkeypatch) -> None:
     result = CliRunner().invoke(app, ["engines", "--json"])
     assert result.exit_code == 0, result.output
     rows = {row["engine"]: row for row in json.loads(result.stdout)}
-    assert "1,000 requests an hour" in rows["keenable"]["quota"]
-    assert "100 searches a day" in rows["you-free"]["quota"]
-    assert "429" in rows["parallel-free"]["quota"]
+    assert rows["keenable"]["quota"] == "1,000 an hour per IP"
+    assert rows["you-free"]["quota"] == "100 a day per IP"
+    assert rows["parallel-free"]["quota"] == "free tier, limit unstated"
     assert rows["ddg"]["quota"] is None
 
 

@@ -118,7 +118,7 @@ def render(rows: list[dict[str, Any]], console: Console) -> None:
             row["region"],
             access(row),
             f"[{colour}]{row['status']}[/{colour}]",
-            row["reason"] or (f"[dim]quota: {row['quota']}[/dim]" if row.get("quota") else ""),
+            row["reason"] or (f"[dim]{row['quota']}[/dim]" if row.get("quota") else ""),
         )
     console.print(table)
     console.print(

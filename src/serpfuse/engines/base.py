@@ -108,8 +108,8 @@ class EngineInfo:
     # How long a preflight page may serve later calls (Startpage's sc token); 0: fetched for every call. The
     # live source drops it when a search built from it fails, and sends the search as the browser that got it.
     preflight_reuse_s: float = 0.0
-    # A keyless tier's published allowance, as its provider states it ("1,000 requests an hour per IP"): shown by
-    # ``serpfuse engines``. Its rate limits themselves are cooldowns (RateLimited), whatever this says.
+    # A keyless tier's published allowance, short ("1,000 an hour per IP"; the module says whose words): shown by
+    # ``serpfuse engines`` beside a ready engine. Its rate limits themselves are cooldowns (RateLimited).
     quota: str | None = None
 
 

@@ -34,7 +34,7 @@ INFO = EngineInfo(
     timeout_s=25.0,
     group="firecrawl",
     own_index=False,
-    quota="keyless MCP tier, rate-limited (Firecrawl's; see its Rate limits page)",
+    quota="free tier, limit unstated",
 )
 
 URL = "https://mcp.firecrawl.dev/v2/mcp"

@@ -37,7 +37,7 @@ INFO = EngineInfo(
     key_envs=("SERPFUSE_KEENABLE_API_KEY", "KEENABLE_API_KEY"),
     rows_per_request=10,
     group="keenable",
-    quota="1,000 requests an hour per IP without a key (Keenable's public endpoint)",
+    quota="1,000 an hour per IP",
 )
 
 ROOT = "https://api.keenable.ai"

@@ -38,7 +38,7 @@ INFO = EngineInfo(
     rows_per_request=10,
     timeout_s=25.0,
     group="parallel",
-    quota="free anonymous tier, rate-limited (HTTP 429) without a stated figure (Parallel's Search MCP)",
+    quota="free tier, limit unstated",
 )
 
 URL = "https://search.parallel.ai/mcp"

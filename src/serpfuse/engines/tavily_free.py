@@ -28,7 +28,7 @@ INFO = EngineInfo(
     date_range_support=True,
     rows_per_request=20,
     group="tavily",
-    quota="keyless, rate-limited for light use (Tavily's keyless mode; no figure published)",
+    quota="free tier, limit unstated",
 )
 
 ACCESS_MODE = {"X-Tavily-Access-Mode": "keyless"}

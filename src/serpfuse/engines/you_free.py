@@ -47,7 +47,7 @@ INFO = EngineInfo(
     rows_per_request=20,
     timeout_s=25.0,
     group="you",
-    quota="100 searches a day per IP (You.com's free MCP profile)",
+    quota="100 a day per IP",
 )
 
 URL = "https://api.you.com/mcp?profile=free"
