@@ -62,7 +62,7 @@ def test_keenables_hourly_limit_is_a_cooldown_for_its_retry_after() -> None:
 
 def test_parallel_rows_come_from_the_tools_search_json_first_excerpt_as_snippet() -> None:
     body = tool_reply(fixture("parallel_search_text_handmade.json").decode())
-    rows = get_engine("parallel-free").parse(200, JSON, body, Q)
+    rows = get_engine("parallel").parse(200, JSON, body, Q)
     assert [(r.rank, r.url) for r in rows] == [
         (1, "https://tokio.rs/"),
         (2, "https://rust-lang.github.io/async-book/"),
@@ -80,13 +80,9 @@ def test_parallel_rows_come_from_the_tools_search_json_first_excerpt_as_snippet(
             },
         }
     ).encode()
-    assert [r.url for r in get_engine("parallel-free").parse(200, JSON, structured, Q)] == [
-        r.url for r in rows
-    ]
+    assert [r.url for r in get_engine("parallel").parse(200, JSON, structured, Q)] == [r.url for r in rows]
     with pytest.raises(ParseFailure):
-        get_engine("parallel-free").parse(
-            200, JSON, tool_reply("Title: a text layout\nURL: https://x.org/"), Q
-        )
+        get_engine("parallel").parse(200, JSON, tool_reply("Title: a text layout\nURL: https://x.org/"), Q)
 
 
 def test_you_rows_are_web_then_news_and_only_news_carries_a_date() -> None:
@@ -113,11 +109,9 @@ def test_each_is_its_own_index_and_the_default_keyless_primaries_reach_eight_gro
     from serpfuse.data import json as data_json
 
     groups = data_json("engine_weights.json")["groups"]
-    assert {groups[n] for n in ("keenable", "parallel-free", "you-free")} == {"keenable", "parallel", "you"}
+    assert {groups[n] for n in ("keenable", "parallel", "you-free")} == {"keenable", "parallel", "you"}
     primaries = default_keyless_primaries()
-    assert {"keenable", "parallel-free"} <= set(
-        primaries
-    ) and "you-free" not in primaries  # 100 a day: fallback
+    assert {"keenable", "parallel"} <= set(primaries) and "you-free" not in primaries  # 100 a day: fallback
     reached = web_index_groups(primaries, groups)
     assert len(reached) >= 8, sorted(reached)
     assert {"bing", "google", "brave", "mojeek", "yep", "mwmbl", "exa", "keenable", "parallel"} <= reached
@@ -136,7 +130,7 @@ def test_quotas_show_in_serpfuse_engines(tmp_path, monkeypatch) -> None:
     rows = {row["engine"]: row for row in json.loads(result.stdout)}
     assert rows["keenable"]["quota"] == "1,000 an hour per IP"
     assert rows["you-free"]["quota"] == "100 a day per IP"
-    assert rows["parallel-free"]["quota"] == "free tier, limit unstated"
+    assert rows["parallel"]["quota"] == "free tier, limit unstated"
     assert rows["ddg"]["quota"] is None
 
 
@@ -223,7 +217,7 @@ def mcp_server(text: bytes, *, limited_after: int | None = None):
 @pytest.mark.parametrize(
     ("engine", "text", "tool"),
     [
-        ("parallel-free", "parallel_search_text_handmade.json", "web_search"),
+        ("parallel", "parallel_search_text_handmade.json", "web_search"),
         ("you-free", "you_search_text_handmade.json", "you-search"),
     ],
 )
@@ -276,33 +270,3 @@ async def test_tavily_free_asks_in_its_documented_keyless_mode_and_never_carries
         assert "authorization" not in headers and KEY not in seen.body.decode()
     with pytest.raises(RateLimited):
         get_engine("tavily-free").parse(429, {}, b'{"detail": {"error": "rate limit"}}', Q)
-
-
-def test_firecrawl_free_reads_the_v2_search_shapes_and_is_no_index_of_its_own() -> None:
-    engine = get_engine("firecrawl-free")
-    web = {"web": [{"url": "https://tokio.rs/", "title": "Tokio", "description": "An async runtime."}]}
-    for text in (web, {"success": True, "data": web}, web["web"]):
-        rows = engine.parse(200, JSON, tool_reply(json.dumps(text)), Q)
-        assert [(r.rank, r.url, r.snippet) for r in rows] == [(1, "https://tokio.rs/", "An async runtime.")]
-    assert engine.INFO.own_index is False and engine.INFO.tier == "fallback"
-    with pytest.raises(ParseFailure):
-        engine.parse(200, JSON, tool_reply("1. Tokio https://tokio.rs/"), Q)
-
-
-async def test_firecrawl_free_is_one_keyless_mcp_session_per_search(server, transport, tmp_path) -> None:
-    text = json.dumps({"web": [{"url": "https://tokio.rs/", "title": "Tokio", "description": "async"}]})
-    server.route("/v2/mcp", mcp_server(text.encode()))
-    src = source(server, transport, tmp_path, "firecrawl-free", {"FIRECRAWL_API_KEY": KEY})
-    for query in QUERIES:
-        assert (await src.ask("firecrawl-free", query, SearchRequest(query=query))).status == "ok"
-    sent = server.seen("/v2/mcp")
-    assert [json.loads(s.body)["method"] for s in sent] == [
-        "initialize",
-        "notifications/initialized",
-        "tools/call",
-    ] * 2
-    calls = [json.loads(s.body)["params"] for s in sent if json.loads(s.body)["method"] == "tools/call"]
-    assert [c["arguments"]["query"] for c in calls] == list(QUERIES) and calls[0][
-        "name"
-    ] == "firecrawl_search"
-    assert all("authorization" not in lower(s) and KEY not in s.body.decode() for s in sent)

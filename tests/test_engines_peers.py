@@ -994,7 +994,7 @@ PINS: tuple[Pin, ...] = (
     # parallel-web/search-mcp 18b4f4f skills/parallel-search-setup/SKILL.md: anonymous https://search.parallel.ai/mcp,
     # "Run a web_search call with a simple query (for example, search_queries: [...])"
     Pin(
-        "parallel-free",
+        "parallel",
         "parallel-web/search-mcp 18b4f4f SKILL.md; mcp 2.3.0 session.py initialize()",
         {},
         "POST",
@@ -1013,7 +1013,7 @@ PINS: tuple[Pin, ...] = (
         step=0,
     ),
     Pin(
-        "parallel-free",
+        "parallel",
         "parallel-web/search-mcp 18b4f4f skills/parallel-search-setup/SKILL.md web_search",
         {},
         "POST",
@@ -1051,24 +1051,6 @@ PINS: tuple[Pin, ...] = (
             "json.include_answer": "no generated answer: rows only, as the keyed tavily",
             "json.include_raw_content": "no page text: rows only, as the keyed tavily",
         },
-    ),
-    # --- Firecrawl's keyless MCP tier ----------------------------------------------------------------------------
-    # docs.firecrawl.dev/mcp-server/keyless (2026-12): keyless https://mcp.firecrawl.dev/v2/mcp lists
-    # firecrawl_search; its arguments as the firecrawl-mcp-server README gives them ({query, limit})
-    Pin(
-        "firecrawl-free",
-        "docs.firecrawl.dev/mcp-server/keyless; firecrawl-mcp-server README firecrawl_search",
-        {"limit": 5},
-        "POST",
-        "https://mcp.firecrawl.dev/v2/mcp",
-        json={
-            "jsonrpc": "2.0",
-            "id": ANY,
-            "method": "tools/call",
-            "params": {"name": "firecrawl_search", "arguments": {"query": QUERY, "limit": 5}},
-        },
-        headers={"mcp-session-id": "s-1", "Authorization": None},
-        step=2,
     ),
     # --- You.com's free MCP profile: one session, tool you-search ----------------------------------------------
     # you.com "How to Set Up the You.com MCP Server" (?profile=free); arguments as free-search-mcp 0.16.0

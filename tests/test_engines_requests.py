@@ -372,8 +372,7 @@ def test_anysearch_sends_zone_and_language(text, region, language, zone, sent_la
 
 def test_anysearch_is_a_router_with_no_index_of_its_own() -> None:
     assert get_engine("anysearch").INFO.own_index is False
-    # ... and Firecrawl's keyless search, which answers from Google's results
-    assert [n for n, m in ENGINES.items() if not m.INFO.own_index] == ["anysearch", "firecrawl-free"]
+    assert [n for n, m in ENGINES.items() if not m.INFO.own_index] == ["anysearch"]
 
 
 # --- Brave --------------------------------------------------------------------------------------------------
@@ -633,10 +632,9 @@ EXPECTED_ENGINES = {
     "anysearch": ("primary", "both"),
     "exa-free": ("primary", "both"),
     "keenable": ("primary", "both"),
-    "parallel-free": ("primary", "both"),
+    "parallel": ("primary", "both"),
     "you-free": ("fallback", "both"),
     "tavily-free": ("fallback", "both"),
-    "firecrawl-free": ("fallback", "global"),
     "brave": ("primary", "both"),
     "exa": ("primary", "both"),
     "tavily": ("primary", "both"),

@@ -39,10 +39,9 @@ MODULES = (
     "anysearch",
     "exa_free",
     "keenable",
-    "parallel_free",
+    "parallel",
     "you_free",
     "tavily_free",
-    "firecrawl_free",
     "brave",
     "exa",
     "tavily",
@@ -77,7 +76,7 @@ def __getattr__(name: str) -> Any:
 
 # Engines that hold no general web index of their own: Wikipedia searches one site, AnySearch and SearXNG pass
 # on other engines' results. A count of independent indexes leaves them out.
-NOT_OWN_WEB_INDEX = frozenset({"wikipedia", "anysearch", "searxng", "firecrawl-free"})
+NOT_OWN_WEB_INDEX = frozenset({"wikipedia", "anysearch", "searxng"})
 
 
 class UnknownEngine(InputError):

@@ -4,7 +4,7 @@ Three JSON-RPC POSTs, as any MCP client makes them (the MCP specification, proto
 (with the client's name, and the ``Mcp-Session-Id`` the server may hand out), the ``notifications/initialized``
 notification, then ``tools/call`` of the provider's search tool. Replies may be plain JSON or a server-sent-events
 stream whose ``data:`` lines carry the JSON-RPC message. Exa's, Parallel's and You.com's keyless servers are asked
-this way (``exa_free``, ``parallel_free``, ``you_free``).
+this way (``exa_free``, ``parallel``, ``you_free``).
 
 A provider's free tier answers a spent limit with HTTP 429 or with a JSON-RPC (or tool) error saying so, on any
 step, on a 2xx or a 4xx: either is ``RateLimited``, which cools the engine down for Retry-After or 180 s instead of

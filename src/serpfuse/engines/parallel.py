@@ -29,7 +29,7 @@ from serpfuse.engines.rows import RowFields, rows_from_json_list
 from serpfuse.models import EngineRow
 
 INFO = EngineInfo(
-    name="parallel-free",
+    name="parallel",
     website="https://parallel.ai",
     tier="primary",
     region="both",
