@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
 from serpfuse.config import DEFAULT_FILTERS, FilterConfig
+from serpfuse.ranking.query import STOPWORDS
 from serpfuse.ranking.tables import junk_rules
 from serpfuse.text import fold, text_memo, words
 
@@ -132,16 +133,38 @@ def _snippet_echo(
     snippet: str, typed: tuple[str, ...], fixed: tuple[str, ...], min_words: int, density: float
 ) -> str | None:
     """The snippet sign of ``echo_verdict``: it says the query (either spelling) twice or more, and the query's
-    words are ``density`` of its words or more: filler around the query, not a page about it ("Looking for X?
-    Read answers about X"). A real page that says the query twice says much else (crw56: a sixth to a quarter)."""
+    words are ``density`` of its words or more, and every other word is filler (a stopword or one of the table's
+    ``echo_filler_words``): words around the query, not a page about it ("Find X answers here"). A real page that
+    says the query twice says much else (crw56: a sixth to a quarter), or at least one word of its own ("The
+    best ramen in Tokyo ... Fuunji is one of the best ramen in Tokyo")."""
     if len(typed) < min_words:
         return None
     tokens = words(snippet)
     for query_words in dict.fromkeys((typed, fixed)):
         said = _occurrences(tokens, list(query_words))
         if said >= 2 and said * len(query_words) >= density * len(tokens) - 1e-9:
-            return f"says the query {said} times in a snippet of {len(tokens)} words, with filler around it"
+            if _only_filler(_without(tokens, list(query_words))):
+                return f"says the query {said} times in a snippet of {len(tokens)} words, with filler around it"
     return None
+
+
+def _without(tokens: list[str], phrase: list[str]) -> list[str]:
+    """``tokens`` with every occurrence of ``phrase`` taken out."""
+    n, out, i = len(phrase), [], 0
+    while i < len(tokens):
+        if tokens[i : i + n] == phrase:
+            i += n
+        else:
+            out.append(tokens[i])
+            i += 1
+    return out
+
+
+def _only_filler(rest: list[str]) -> bool:
+    rules = junk_rules()
+    return all(
+        w in STOPWORDS or w in rules.echo_filler_words or w in rules.echo_title_words or w.isdigit() for w in rest
+    )
 
 
 # Path segments under which a page is a listing made for whatever was asked (a results, tag or Q&A page).

@@ -79,6 +79,7 @@ class JunkRules:
     asset_url_markers: tuple[str, ...]
     asset_url_extensions: tuple[str, ...]
     echo_title_words: frozenset[str]
+    echo_filler_words: frozenset[str]
 
 
 @cache
@@ -96,6 +97,7 @@ def junk_rules() -> JunkRules:
         asset_url_markers=tuple(raw["asset_url_markers"]),
         asset_url_extensions=tuple(raw["asset_url_extensions"]),
         echo_title_words=frozenset(raw["echo_title_words"]),
+        echo_filler_words=frozenset(raw["echo_filler_words"]),
     )
 
 
