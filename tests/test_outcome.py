@@ -209,9 +209,7 @@ def test_with_no_network_every_http_face_says_failed_and_names_the_engines(offli
 
     status, _, raw = offline.get(f"/search?q={quote(QUERY)}")
     page = raw.decode()
-    assert (
-        status == 200 and '<p class="outcome outcome-failed"><b>Failed:</b> No engine answered' in page
-    )
+    assert status == 200 and '<p class="outcome outcome-failed"><b>Failed:</b> No engine answered' in page
     _no_secret(page)
 
     status, _, raw = offline.get("/metrics")  # what an operator alerts on

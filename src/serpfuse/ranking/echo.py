@@ -142,9 +142,9 @@ def _snippet_echo(
     tokens = words(snippet)
     for query_words in dict.fromkeys((typed, fixed)):
         said = _occurrences(tokens, list(query_words))
-        if said >= 2 and said * len(query_words) >= density * len(tokens) - 1e-9:
-            if _only_filler(_without(tokens, list(query_words))):
-                return f"says the query {said} times in a snippet of {len(tokens)} words, with filler around it"
+        dense = said >= 2 and said * len(query_words) >= density * len(tokens) - 1e-9
+        if dense and _only_filler(_without(tokens, list(query_words))):
+            return f"says the query {said} times in a snippet of {len(tokens)} words, with filler around it"
     return None
 
 
@@ -163,7 +163,8 @@ def _without(tokens: list[str], phrase: list[str]) -> list[str]:
 def _only_filler(rest: list[str]) -> bool:
     rules = junk_rules()
     return all(
-        w in STOPWORDS or w in rules.echo_filler_words or w in rules.echo_title_words or w.isdigit() for w in rest
+        w in STOPWORDS or w in rules.echo_filler_words or w in rules.echo_title_words or w.isdigit()
+        for w in rest
     )
 
 
