@@ -22,7 +22,7 @@ from redis_server import start_serpfuse, stop
 from serpfuse.reader import workers
 from serpfuse.reader.extract import ExtractionError
 from serpfuse.reader.fetch import Fetched
-from serpfuse.reader.models import PageOverBudget, Unsupported
+from serpfuse.reader.models import JsShell, PageOverBudget, Unsupported
 from serpfuse.reader.workers import Budget
 from test_reader_fetch import ARTICLE
 
@@ -88,9 +88,12 @@ async def one_worker():
 async def test_an_ordinary_page_and_the_readers_own_errors_come_back_from_the_worker(one_worker):
     page = await workers.extract(html(ARTICLE), "http://site.test/p", Budget(), in_workers=True)
     assert page.title == "Harbour news" and "berths, tides" in page.text and page.url == "http://site.test/p"
-    empty = html(b"<html><body><script>x()</script></body></html>")
+    empty = html(b"<html><body></body></html>")
     with pytest.raises(ExtractionError, match="^no readable text in the page$"):
         await workers.extract(empty, "http://site.test/p", Budget(), in_workers=True)
+    shell = html(b"<html><body><script>x()</script></body></html>")  # scripts and no text: a shell (blockers)
+    with pytest.raises(JsShell, match="^no readable text: the page is an empty JavaScript shell"):
+        await workers.extract(shell, "http://site.test/p", Budget(), in_workers=True)
     photo = Fetched("http://site.test/i", 200, "image/png", None, b"\x89PNG")
     with pytest.raises(Unsupported, match="^unsupported content type image/png$"):
         await workers.extract(photo, "http://site.test/i", Budget(), in_workers=True)
