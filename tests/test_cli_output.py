@@ -63,7 +63,7 @@ def test_a_failed_search_is_one_line_naming_each_engine_once(tmp_path):
     named = re.findall(r"(?:: |; )([\w-]+) (?:error|timeout|skipped) \(", failed)
     unset = [name for name in WEB if ENGINES[name].INFO.needs_key or ENGINES[name].INFO.needs_base_url]
     assert sorted(named) == sorted(set(WEB) - set(unset)), line  # each engine asked, once, with its reason
-    assert not_set_up.removesuffix(" " + FAILED_TAIL) == ", ".join(unset) + "."  # the unset ones last
+    assert not_set_up.removesuffix(" " + FAILED_TAIL) == ", ".join(sorted(unset)) + "."  # last, by name
     assert "Network: check the network connection" in failed
     assert sum("--replay" in ln for ln in proc.stderr.splitlines()) == 1  # one hint
     for jargon in ("tier", "fallback", "primary"):
