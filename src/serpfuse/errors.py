@@ -43,9 +43,12 @@ from ``SerpfuseError`` and has a name no other class has)::
     │   ├── PageOverBudget                 too large or too slow to read
     │   ├── FetchTooLarge                  reader.fetch
     │   ├── HttpStatusError                reader.fetch
+    │   ├── Challenge                      a bot check answered instead of the page
+    │   ├── NotReadInTime                  reader.evidence: the page was not read before the deadline
     │   └── CallerError                    422 / exit 2: the caller asked for what cannot be read
     │       ├── Unsupported
     │       ├── RobotsDisallowed
+    │       ├── JsShell                    an empty page its scripts would fill
     │       ├── Refused                    reader.guard
     │       │   └── InvalidURL
     │       ├── ExtractionError            reader.extract
