@@ -99,7 +99,7 @@ async def main() -> None:
     for label, engine, headers, body in answers(data):
         fn, args = get_engine(engine).parse, (200, headers, body, Q)
         in_thread = functools.partial(parsing.parse_in_thread, functools.partial(fn, *args), 10.0)
-        in_process = functools.partial(parsing.WORKERS.parse, fn, args, 10.0)
+        in_process = functools.partial(parsing.WORKERS.run, fn, args, 10.0)
         thread = [await stall(in_thread) for _ in range(ROUNDS)]
         process = [await stall(in_process) for _ in range(ROUNDS)]
         cells = [statistics.median(x[i] for x in runs) for runs in (thread, process) for i in (0, 1)]

@@ -16,7 +16,7 @@ from serpfuse.engines import searxng
 from serpfuse.engines.base import EngineQuery, ParseOverrun, RateLimited
 from serpfuse.models import EngineRow
 from serpfuse.sources import parsing
-from serpfuse.sources.parsing import ParsePool, parse_in_thread
+from serpfuse.sources.parsing import WorkerPool, parse_in_thread
 
 Q = EngineQuery(text="rust async runtime")
 JSON = {"content-type": "application/json"}
@@ -25,7 +25,7 @@ FLOOD = fault_matrix.flood(30_000)  # 5 MB: json.loads alone takes ~150 ms
 
 @pytest.fixture
 async def pool():
-    pool = ParsePool(size=1)
+    pool = WorkerPool(size=1)
     pool.start()
     deadline = time.monotonic() + 60
     while not pool.ready:
@@ -64,7 +64,7 @@ async def test_a_large_answer_parsed_in_a_worker_leaves_the_loop_free(pool):
     thread, process = [], []
     for _ in range(3):
         thread.append(await longest_stall(lambda: parse_in_thread(lambda: searxng.parse(*args), 10.0)))
-        process.append(await longest_stall(lambda: pool.parse(searxng.parse, args, 10.0)))
+        process.append(await longest_stall(lambda: pool.run(searxng.parse, args, 10.0)))
     assert sorted(process)[1] * 3 < sorted(thread)[1], (process, thread)
 
 
@@ -72,20 +72,20 @@ async def test_an_overrunning_parse_kills_its_worker_and_a_new_one_takes_its_pla
     (before,) = pool.pids()
     started = time.monotonic()
     with pytest.raises(ParseOverrun, match="abandoned"):
-        await pool.parse(time.sleep, (30,), 0.3)
+        await pool.run(time.sleep, (30,), 0.3)
     assert time.monotonic() - started < 2
     deadline = time.monotonic() + 30
     while pool.pids() in ([], [before]):
         assert time.monotonic() < deadline, "the killed worker was not replaced"
         await asyncio.sleep(0.05)
     assert not running(before)
-    rows = await pool.parse(searxng.parse, (200, JSON, FLOOD, Q), 10.0)  # the new worker parses
+    rows = await pool.run(searxng.parse, (200, JSON, FLOOD, Q), 10.0)  # the new worker parses
     assert len(rows) == 100
 
 
 async def test_a_cancelled_parse_kills_its_worker_too(pool):
     (before,) = pool.pids()
-    task = asyncio.create_task(pool.parse(time.sleep, (30,), 10.0))
+    task = asyncio.create_task(pool.run(time.sleep, (30,), 10.0))
     await asyncio.sleep(0.3)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -101,7 +101,7 @@ async def test_the_parsers_error_comes_back_whole(pool):
     with pytest.raises(RateLimited) as in_process:
         searxng.parse(429, headers, b"{}", Q)
     with pytest.raises(RateLimited) as from_worker:
-        await pool.parse(searxng.parse, (429, headers, b"{}", Q), 10.0)
+        await pool.run(searxng.parse, (429, headers, b"{}", Q), 10.0)
     assert from_worker.value.message == in_process.value.message
     assert from_worker.value.retry_after_s == in_process.value.retry_after_s == 120
     assert from_worker.value.cooldown_s == in_process.value.cooldown_s

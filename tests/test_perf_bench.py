@@ -118,11 +118,11 @@ def test_ranx_gets_the_runs_cut_to_the_queries_every_run_answers(tmp_path):
 def test_the_fake_engines_parse_where_a_real_engines_would(monkeypatch):
     """A server sends a parse to its workers only by reference (a module's own function): the fake engines'
     must be one too, or the perf rows measure a server that parses in its own threads."""
-    from serpfuse.sources.parsing import _by_reference
+    from serpfuse.sources.parsing import by_reference
 
     monkeypatch.syspath_prepend(str(perf.PROBE.with_name("probe_path")))  # as the probe's PYTHONPATH has it
     module = perf_probe.engine_module("fake", 5, "http://127.0.0.1:9")
-    assert _by_reference(module.parse)
+    assert by_reference(module.parse)
     body = json.dumps({"engine": "fake", "results": perf_probe.rows_for("fake", "a b")}).encode()
     rows = module.parse(200, {}, body, None)
     assert [r.engine for r in rows] == ["fake"] * 10 and rows[0].title.startswith("a b")

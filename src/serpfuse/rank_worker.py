@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 from serpfuse.engines.base import EngineError, ParseOverrun
 from serpfuse.sources import parsing
-from serpfuse.sources.parsing import NoWorker, _by_reference, in_daemon_thread
+from serpfuse.sources.parsing import NoWorker, by_reference, in_daemon_thread
 from serpfuse.text import forget_texts
 
 T = TypeVar("T")
@@ -54,11 +54,11 @@ async def off_loop(fn: Callable[..., T], *args: Any, budget_s: float, last: bool
     would otherwise fill with every search's, which later searches seldom meet); a thread's process keeps them
     (a one-shot search, a replay ranked again)."""
     ends = time.monotonic() + budget_s
-    if WORKERS.ready and _by_reference(fn):
+    if WORKERS.ready and by_reference(fn):
         try:
             # a ranking is bounded: one whose search has gone finishes, rather than cost a new worker
             job = (fn, args, kwargs, last)
-            (result,) = await WORKERS.parse(_call, job, budget_s, kill_on_cancel=False)
+            (result,) = await WORKERS.run(_call, job, budget_s, kill_on_cancel=False)
             return result
         except ParseOverrun:
             raise TimeoutError(f"{fn.__name__} took over {budget_s:.2g} s") from None

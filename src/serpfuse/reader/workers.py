@@ -35,7 +35,7 @@ from serpfuse.reader.fetch import PDF_TYPES, Fetched
 from serpfuse.reader.models import Page, PageOverBudget, ReadError
 from serpfuse.reader.pages import media_kind, page_of
 from serpfuse.sources import parsing
-from serpfuse.sources.parsing import WORKER_EXTRA_MEMORY, NoWorker, ParsePool, in_daemon_thread
+from serpfuse.sources.parsing import WORKER_EXTRA_MEMORY, NoWorker, WorkerPool, in_daemon_thread
 
 WORKER_START_S = (
     30.0  # how long a page waits for the first worker (it imports the extractors) before a thread
@@ -62,7 +62,7 @@ def warm() -> None:
     import serpfuse.reader.extract  # noqa: F401
 
 
-WORKERS = ParsePool(size=1, preload=f"{__name__}:warm")
+WORKERS = WorkerPool(size=1, preload=f"{__name__}:warm")
 _closing_registered = False
 _start_lock = threading.Lock()
 # One slot per worker, per event loop: a page's time budget starts when a worker is free for it, so a page
@@ -120,7 +120,7 @@ def _too_slow(budget_s: float) -> PageOverBudget:
 
 async def _in_worker(fetched: Fetched, asked: str, budget: Budget) -> Page:
     try:
-        ((kind, value),) = await WORKERS.parse(_extract_here, (fetched, asked), budget.time_s)
+        ((kind, value),) = await WORKERS.run(_extract_here, (fetched, asked), budget.time_s)
     except ParseOverrun:
         raise _too_slow(budget.time_s) from None
     except ParseFailure:  # the worker died under it: the memory cap, or a crash in C code

@@ -207,8 +207,10 @@ class _Job:
     abandoned: bool = False
 
 
-class ParsePool:
-    """``size`` worker processes (the cores), started by ``start()``, and one thread per worker to talk to it.
+class WorkerPool:
+    """``size`` worker processes (the cores), started by ``start()``, and one thread per worker to talk to it:
+    the one pool class, whose ``run`` parses engine answers (``WORKERS`` here), ranks searches
+    (``rank_worker.off_loop``) and extracts pages (``reader.workers``).
 
     ``preload``: what each worker imports (and with ``module:function``, calls) before it says it is ready."""
 
@@ -301,7 +303,7 @@ class ParsePool:
         if worker is not None:
             worker.kill()  # its pool thread sees the pipe close, reaps it and starts a replacement
 
-    async def parse(
+    async def run(
         self,
         fn: Callable[..., Iterable[T]],
         args: tuple[Any, ...],
@@ -433,7 +435,7 @@ def _settle(future: asyncio.Future[Any], outcome: tuple[bool, Any]) -> None:
         future.set_exception(value)
 
 
-WORKERS = ParsePool()
+WORKERS = WorkerPool()
 # Small answers, and every answer while no worker is up. Two threads: an abandoned parse (its budget spent)
 # finishes by itself within the bounds' worst case while the other thread carries on.
 _THREADS = DaemonThreads(2, "serpfuse-parse")
@@ -443,9 +445,9 @@ async def parse_answer(fn: Parse, args: tuple[Any, ...], budget_s: float) -> lis
     """``fn(*args)``, the parse of an answer, off the event loop within ``budget_s``: in a worker process when
     the workers are up and ``fn`` can be sent by reference; else in a thread. ``ParseOverrun`` when it does not
     finish in time."""
-    if WORKERS.ready and _by_reference(fn):
+    if WORKERS.ready and by_reference(fn):
         with contextlib.suppress(NoWorker):
-            return await WORKERS.parse(fn, args, budget_s)
+            return await WORKERS.run(fn, args, budget_s)
     return await parse_in_thread(lambda: fn(*args), budget_s)
 
 
@@ -484,7 +486,7 @@ def _beginning() -> tuple[asyncio.Future[None], Callable[[], None]]:
     return began, begin
 
 
-def _by_reference(fn: Callable[..., Any]) -> bool:
+def by_reference(fn: Callable[..., Any]) -> bool:
     """Whether ``fn`` pickles as a reference a worker can import (a module's own top-level function)."""
     module = sys.modules.get(getattr(fn, "__module__", None) or "")
     if module is None or getattr(module, "__spec__", None) is None:
