@@ -18,7 +18,10 @@ from typer.core import TyperGroup
 # command, write that module and add its line here.
 COMMANDS = {
     "search": "Search the web (or a recording) and print the fused list.",
-    "read": "Read pages (or files) and print their main content as markdown, text or HTML.",
+    "read": (
+        "Read pages (or files) and print their main content as markdown, text or HTML; with --query, only the "
+        "passages that answer it (in page order; with --json, each with its offsets in the page's text)."
+    ),
     "engines": "List every engine: tier, weight, group, region, transport (browser/api), key status and cooldown.",
     "doctor": "Check every engine live on a fixed query set; exit 1 when a default primary is broken.",
     "record": "Run live searches and save, per query and engine, the raw response and the parsed rows.",
