@@ -101,7 +101,7 @@ async def test_recording_holds_rows_statuses_raw_bodies_and_replays(server, tmp_
     recording = load_recording(out)
     assert set(recording["rust async runtime"].engines) == {"good", "bad", "fb"}
     # the fake rows do not mention the query: the non-junk fallback (opt-in) shows them instead of nothing
-    shown = RankingConfig(filters={"fallback_when_empty": True})
+    shown = RankingConfig(filters={"fallback_when_empty": True}, experimental=True)
     response = await asearch("rust async runtime", source=ReplaySource(out), deadline_s=5, config=shown)
     assert {r.url for r in response.results} >= {"https://a.example/1", "https://b.example/2"}
     assert {e.engine: e.status for e in response.engines}["bad"] == "error"
