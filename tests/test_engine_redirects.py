@@ -10,7 +10,8 @@ from fakeserver import FakeServer, Reply, fake_engine, ok
 from serpfuse.engines.base import EngineError, RequestSpec
 from serpfuse.models import SearchRequest
 from serpfuse.secrets import KeyStore
-from serpfuse.sources.live import MAX_REDIRECTS, LiveSource, _check_redirect
+from serpfuse.sources.live import MAX_REDIRECTS, LiveSource
+from serpfuse.sources.redirects import check_redirect
 from serpfuse.state.cooldown import InMemoryCooldownStore
 
 REQ = SearchRequest(query="rust async runtime")
@@ -121,11 +122,11 @@ async def test_an_api_engine_follows_no_redirect_at_all(server, transport, tmp_p
 
 async def test_a_public_address_passes_the_check_without_anything_sent() -> None:
     # Checked only (a literal address needs no lookup): the suite sends nothing beyond loopback.
-    await _check_redirect("https://93.184.216.34/page", None)
-    await _check_redirect("http://[2606:4700:4700::1111]/", None)
+    await check_redirect("https://93.184.216.34/page", None)
+    await check_redirect("http://[2606:4700:4700::1111]/", None)
     with pytest.raises(EngineError, match="private"):
-        await _check_redirect("https://10.1.2.3/", "https://10.1.2.4")  # the base URL's host alone is allowed
-    await _check_redirect("http://10.1.2.3:8080/x", "http://10.1.2.3:8080/searx")
+        await check_redirect("https://10.1.2.3/", "https://10.1.2.4")  # the base URL's host alone is allowed
+    await check_redirect("http://10.1.2.3:8080/x", "http://10.1.2.3:8080/searx")
 
 
 async def test_the_browser_transport_is_held_to_the_same_guard(server, tmp_path, elsewhere):
@@ -154,7 +155,7 @@ async def test_a_redirect_hop_goes_to_the_address_checked_not_to_a_second_resolu
     address (allowed by the check for this test alone) and 127.0.0.1 for the private one, on the same port."""
     import asyncio
 
-    from serpfuse.sources import live
+    from serpfuse.sources import redirects
     from serpfuse.sources.transport import Transport
 
     with (
@@ -167,9 +168,9 @@ async def test_a_redirect_hop_goes_to_the_address_checked_not_to_a_second_resolu
             checked.route("/next", ok(["https://checked.example/"]))
             rebound.route("/next", ok(["https://rebound.example/"]))
             server.route("/page", Reply(302, {"Location": f"http://rebind.test:{port}/next"}))
-            refusal = live.address_refusal
+            refusal = redirects.address_refusal
             monkeypatch.setattr(
-                live, "address_refusal", lambda a: None if str(a) == "127.0.0.9" else refusal(a)
+                redirects, "address_refusal", lambda a: None if str(a) == "127.0.0.9" else refusal(a)
             )
             loop = asyncio.get_running_loop()
             answers = iter(["127.0.0.9"])

@@ -11,10 +11,11 @@ from urllib.parse import parse_qs
 import pytest
 
 from fakeserver import Reply, Seen
+from serpfuse.cli.config import public_view
 from serpfuse.engines import ENGINES, base_url_env
 from serpfuse.models import SearchRequest
 from serpfuse.secrets import KeyStore
-from serpfuse.settings import ConfigError, Settings, load_settings, public_view
+from serpfuse.settings import ConfigError, Settings, load_settings
 from serpfuse.sources.live import LiveSource
 from serpfuse.state.cooldown import InMemoryCooldownStore
 from serpfuse.urls import rebase_url

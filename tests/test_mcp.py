@@ -17,7 +17,8 @@ from mcp.client.streamable_http import streamable_http_client
 from redis_server import CLI, isolated_env, start_serpfuse, stop
 from serpfuse.engines.base import RateLimited
 from serpfuse.secrets import KeyStore
-from serpfuse.serve.mcp_server import build_server, fit_blocks, one_line_error
+from serpfuse.serve.mcp_render import fit_blocks
+from serpfuse.serve.mcp_server import build_server, one_line_error
 from serpfuse.service import SearchService
 from serpfuse.settings import Settings
 from serpfuse.sources.live import LiveSource

@@ -10,14 +10,14 @@ import pytest
 from typer.testing import CliRunner
 
 from serpfuse.cli import app
+from serpfuse.cli.config import public_view
+from serpfuse.secrets import mask_url
 from serpfuse.settings import (
     CONFIG_FILE_NAME,
     ConfigError,
     Settings,
     find_config_file,
     load_settings,
-    mask_url,
-    public_view,
 )
 
 SECRET_TOKEN = "tok-5f0a9c2e"

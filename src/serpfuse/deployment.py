@@ -9,8 +9,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from serpfuse.engines import UnknownEngine
+from serpfuse.errors import ConfigError
+from serpfuse.models import SearchRequest
 from serpfuse.settings import Settings
 from serpfuse.sources import open_source
+from serpfuse.sources.base import EngineSlot
+from serpfuse.sources.fanout import select_slots
+from serpfuse.sources.replay import ReplaySource
 
 if TYPE_CHECKING:
     from serpfuse.sources.base import Source
@@ -44,3 +50,25 @@ def live_source(settings: Settings, **overrides: Any) -> LiveSource:
     from serpfuse.sources.live import LiveSource
 
     return LiveSource.from_environment(**{**live_options(settings), **overrides})
+
+
+def check_engines(settings: Settings, source: Any) -> None:
+    """``ConfigError`` when the settings' ``engines`` names one ``source`` does not have (the live registry,
+    or a recording's engines; aliases count): caught once at start-up, not as a 400 on every search."""
+    if not settings.engines:
+        return
+    request = SearchRequest(query="engines", engines=settings.engines)
+    if isinstance(source, ReplaySource):  # its engines are each query's: any recorded query's will do
+        names = {e for recorded in source.recording.values() for e in recorded.engines}
+        slots = [EngineSlot(name=e) for e in sorted(names)]
+    else:
+        slots = source.slots(request)
+    try:
+        select_slots(slots, request)
+    except UnknownEngine as exc:
+        import difflib
+
+        name = exc.names[0]
+        near = difflib.get_close_matches(name, exc.valid, n=1, cutoff=0.6)
+        hint = f"did you mean {near[0]!r}?" if near else f"choose from: {', '.join(exc.valid)}"
+        raise ConfigError(f"settings: engines: unknown engine {name!r}; {hint}") from None

@@ -29,7 +29,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Literal
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import platformdirs
 
@@ -438,3 +438,16 @@ class KeyMaskingFilter(logging.Filter):
             record.exc_text = self._mask(logging.Formatter().formatException(record.exc_info))
             record.exc_info = None
         return True
+
+
+def mask_url(url: str) -> str:
+    """``redis://user:pw@host/0`` -> ``redis://user:***@host/0``; a URL without a password is unchanged."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    netloc = f"{user}:{MASK}@{host}"
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))

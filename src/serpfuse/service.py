@@ -24,14 +24,14 @@ from typing import Any, Literal, get_args
 
 from serpfuse import rank_worker
 from serpfuse.config import RankingConfig
-from serpfuse.deployment import settings_source
+from serpfuse.deployment import check_engines, settings_source
 from serpfuse.engines.base import ErrorStatus
 from serpfuse.errors import InputError
 from serpfuse.models import EngineReport, Model, SearchRequest, SearchResponse
 from serpfuse.pipeline import fell_back
 from serpfuse.pipeline import search as run_pipeline
 from serpfuse.ranking.rankers import get_ranker
-from serpfuse.settings import ConfigError, Settings, check_engines
+from serpfuse.settings import ConfigError, Settings
 from serpfuse.sources.base import EngineSlot, Source
 from serpfuse.sources.fanout import select_slots
 from serpfuse.sources.replay import ReplaySource, normalise_query

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Annotated, Any, Literal
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
@@ -42,12 +42,10 @@ from serpfuse.config import RankingConfig
 from serpfuse.data import derived
 from serpfuse.engines import ENGINE_NAMES, engine_registry, env_name, name_from_env
 from serpfuse.errors import ConfigError
-from serpfuse.models import DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_CHARS, SearchRequest
+from serpfuse.models import DEFAULT_LIMIT, MAX_LIMIT, MAX_QUERY_CHARS
 from serpfuse.ranking.rankers import available
-from serpfuse.secrets import KEYS_FILE_ENV, SECRET_SETTINGS, SECRET_URL_SETTINGS, url_secrets
-from serpfuse.sources.base import EngineSlot
-from serpfuse.sources.fanout import DEFAULT_DEADLINE_S, UnknownEngine, select_slots
-from serpfuse.sources.replay import ReplaySource
+from serpfuse.secrets import KEYS_FILE_ENV, SECRET_URL_SETTINGS, url_secrets
+from serpfuse.sources.fanout import DEFAULT_DEADLINE_S
 from serpfuse.sources.transport_limits import (
     DEFAULT_CONNECTIONS,
     DEFAULT_IDLE_CONNECTIONS,
@@ -530,28 +528,6 @@ def _known_env() -> frozenset[str]:
     return OTHER_ENV | {ENV_PREFIX + field.upper() for field in Settings.model_fields}
 
 
-def check_engines(settings: Settings, source: Any) -> None:
-    """``ConfigError`` when the settings' ``engines`` names one ``source`` does not have (the live registry,
-    or a recording's engines; aliases count): caught once at start-up, not as a 400 on every search."""
-    if not settings.engines:
-        return
-    request = SearchRequest(query="engines", engines=settings.engines)
-    if isinstance(source, ReplaySource):  # its engines are each query's: any recorded query's will do
-        names = {e for recorded in source.recording.values() for e in recorded.engines}
-        slots = [EngineSlot(name=e) for e in sorted(names)]
-    else:
-        slots = source.slots(request)
-    try:
-        select_slots(slots, request)
-    except UnknownEngine as exc:
-        import difflib
-
-        name = exc.names[0]
-        near = difflib.get_close_matches(name, exc.valid, n=1, cutoff=0.6)
-        hint = f"did you mean {near[0]!r}?" if near else f"choose from: {', '.join(exc.valid)}"
-        raise ConfigError(f"settings: engines: unknown engine {name!r}; {hint}") from None
-
-
 @contextmanager
 def _toml_scope(data: dict[str, Any]) -> Iterator[None]:
     token = _toml_data.set(data)
@@ -580,37 +556,6 @@ def load_settings(config: str | Path | None = None, **flags: Any) -> Settings:
 
 
 # Secrets never leave the process unmasked: ``config show`` and every log line go through these.
-
-
-def mask_url(url: str) -> str:
-    """``redis://user:pw@host/0`` -> ``redis://user:***@host/0``; a URL without a password is unchanged."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    user = parts.username or ""
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    netloc = f"{user}:{MASK}@{host}"
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
-
-
-def public_view(settings: Settings) -> dict[str, Any]:
-    """The effective settings as JSON, every secret masked (api_token, passwords in URLs)."""
-    data = settings.model_dump(mode="json", exclude={"ranking"})
-    for name in SECRET_SETTINGS:
-        data[name] = MASK if data.get(name) else None
-    for name in SECRET_URL_SETTINGS:
-        if data.get(name):
-            data[name] = mask_url(data[name])
-    for table in data.get(ENGINE_TABLES, {}).values():
-        if table.get("base_url"):
-            table["base_url"] = mask_url(table["base_url"])
-    data["cache"] = settings.cache_backend
-    data["cache_path"] = str(settings.cache_path) if settings.cache_backend == "sqlite" else None
-    data["ranking"] = settings.ranking_config.model_dump(mode="json")
-    data["ranking_fingerprint"] = settings.ranking_config.fingerprint()
-    return data
 
 
 def is_loopback(host: str) -> bool:

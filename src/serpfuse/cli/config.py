@@ -5,14 +5,14 @@ from __future__ import annotations
 import getpass
 import json
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from serpfuse.cli.errors import fail, fail_on
 from serpfuse.errors import SerpfuseError
-from serpfuse.secrets import KeysFileError, KeyStore
-from serpfuse.settings import find_config_file, load_settings, public_view
+from serpfuse.secrets import SECRET_SETTINGS, SECRET_URL_SETTINGS, KeysFileError, KeyStore, mask_url
+from serpfuse.settings import ENGINE_TABLES, MASK, Settings, find_config_file, load_settings
 
 
 def _engine_names() -> list[str]:
@@ -99,3 +99,21 @@ def register(app: typer.Typer) -> None:
                 print(f"{engine:12} {status}{hint}")
 
     app.add_typer(config_app, name="config")
+
+
+def public_view(settings: Settings) -> dict[str, Any]:
+    """The effective settings as JSON, every secret masked (api_token, passwords in URLs)."""
+    data = settings.model_dump(mode="json", exclude={"ranking"})
+    for name in SECRET_SETTINGS:
+        data[name] = MASK if data.get(name) else None
+    for name in SECRET_URL_SETTINGS:
+        if data.get(name):
+            data[name] = mask_url(data[name])
+    for table in data.get(ENGINE_TABLES, {}).values():
+        if table.get("base_url"):
+            table["base_url"] = mask_url(table["base_url"])
+    data["cache"] = settings.cache_backend
+    data["cache_path"] = str(settings.cache_path) if settings.cache_backend == "sqlite" else None
+    data["ranking"] = settings.ranking_config.model_dump(mode="json")
+    data["ranking_fingerprint"] = settings.ranking_config.fingerprint()
+    return data

@@ -18,7 +18,8 @@ from serpfuse.config import RankingConfig
 from serpfuse.deployment import live_source
 from serpfuse.errors import SerpfuseError
 from serpfuse.models import SearchRequest
-from serpfuse.settings import Settings, load_settings, mask_url
+from serpfuse.secrets import mask_url
+from serpfuse.settings import Settings, load_settings
 from serpfuse.sources.live import LiveSource
 from serpfuse.state import open_stores
 

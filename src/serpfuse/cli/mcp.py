@@ -45,7 +45,8 @@ def register(app: typer.Typer) -> None:
             settings_flags(config, host=host, port=None, replay=replay, redis=redis, no_cache=no_cache)
         )
         setup_logging(secrets=settings_secrets(settings))
-        from serpfuse.serve.mcp_server import run_http, run_stdio
+        from serpfuse.serve.mcp_server import run_http
+        from serpfuse.serve.mcp_stdio import run_stdio
 
         if not http:
             # stdout is the protocol channel: nothing else may be printed there.
