@@ -93,3 +93,17 @@ def test_a_repeated_search_is_served_from_the_settings_cache(server, in_folder):
     assert not first.cached and again.cached
     assert len([s for s in server.requests if s.path == "/search"]) == 1
     assert (in_folder / "cache" / "results.sqlite3").exists()
+
+
+def test_settings_are_read_again_when_the_file_or_environment_changes(server, in_folder, monkeypatch):
+    """The settings are kept between searches (a load costs more than a replayed search), but never past a change
+    of what they were read from: the file's weights, then a variable, are in the next search's configuration."""
+    fake_searxng(server)
+    write_toml(in_folder, server.url, {"searxng:bing": 4.0})
+    first = serpfuse.search(QUERY, engines=["searxng"], use_cache=False)
+    assert first.results[0].url == "https://tokio.example/rust-async-runtime"
+    write_toml(in_folder, server.url, {"searxng:google": 4.0, "searxng:bing": 0.5})
+    second = serpfuse.search(QUERY, engines=["searxng"], use_cache=False)
+    assert second.results[0].url == "https://smol.example/rust-async-runtime"
+    monkeypatch.setenv("SERPFUSE_LIMIT", "1")
+    assert len(serpfuse.search(QUERY, engines=["searxng"], use_cache=False).results) == 1
