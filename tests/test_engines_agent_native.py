@@ -19,7 +19,7 @@ from serpfuse.engines.base import EngineQuery, ParseFailure, RateLimited
 from serpfuse.models import SearchRequest
 from serpfuse.secrets import KeyStore
 from serpfuse.sources.live import LiveSource
-from serpfuse.sources.transport import API_USER_AGENT
+from serpfuse.sources.request_headers import API_USER_AGENT
 from serpfuse.state.cooldown import InMemoryCooldownStore
 
 FIXTURES = Path(__file__).parent / "fixtures" / "engines"

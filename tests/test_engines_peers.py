@@ -38,7 +38,7 @@ import pytest
 
 from serpfuse.engines import get_engine, has_preflight, is_multi_step
 from serpfuse.engines.base import EngineQuery, Reply, RequestSpec
-from serpfuse.sources.transport import _headers_for
+from serpfuse.sources.request_headers import headers_for
 
 QUERY = "rust async runtime"
 KEY = "sk-TEST-SECRET-0123456789"
@@ -1242,7 +1242,7 @@ def described(name: str, fields: dict[str, Any], headers: dict[str, Any]) -> Any
 
 def wire_headers(engine: str, spec: RequestSpec) -> dict[str, str]:
     browser = get_engine(engine).INFO.transport == "browser"
-    return {name.lower(): value for name, value in _headers_for(spec, browser).items()}
+    return {name.lower(): value for name, value in headers_for(spec, browser).items()}
 
 
 @pytest.mark.parametrize("pin", PINS, ids=str)

@@ -20,7 +20,9 @@ import pytest
 from bombs import BOMBS
 from fakeserver import Reply
 from serpfuse.engines.base import EngineError, RequestSpec
-from serpfuse.sources.transport import DEFAULT_MAX_BYTES, ResponseTooLarge, Transport
+from serpfuse.sources.transport import Transport
+from serpfuse.sources.transport_errors import ResponseTooLarge
+from serpfuse.sources.transport_limits import DEFAULT_MAX_BYTES
 
 HERE = Path(__file__).resolve().parent
 BOMB_MIB = 256  # unbounded, this is 256 MiB of RSS; bounded, the cap (5 MiB) and a few 64 KiB steps

@@ -10,15 +10,9 @@ import pytest
 
 from fakeserver import FakeServer, Reply
 from serpfuse.engines.base import EngineError, EngineTimeout, RequestSpec
-from serpfuse.sources.transport import (
-    API_USER_AGENT,
-    BROWSER_HEADERS,
-    IMPERSONATE_HINT,
-    ImpersonationUnavailable,
-    ResponseTooLarge,
-    Transport,
-    fetch_site,
-)
+from serpfuse.sources.request_headers import API_USER_AGENT, BROWSER_HEADERS, fetch_site
+from serpfuse.sources.transport import Transport
+from serpfuse.sources.transport_errors import IMPERSONATE_HINT, ImpersonationUnavailable, ResponseTooLarge
 
 SECRET = "sk-live-TOPSECRET-4f9a2c"
 

@@ -19,15 +19,9 @@ import pytest
 from fakeserver import Reply, fake_engine
 from serpfuse.engines.base import EngineError, EngineTimeout, RequestSpec
 from serpfuse.sources import transport as transport_module
-from serpfuse.sources.transport import (
-    API_USER_AGENT,
-    BROWSER_PROFILES,
-    IMPERSONATE_HINT,
-    ImpersonationUnavailable,
-    ResponseTooLarge,
-    Transport,
-    browser_profiles,
-)
+from serpfuse.sources.request_headers import API_USER_AGENT, BROWSER_PROFILES, browser_profiles
+from serpfuse.sources.transport import Transport
+from serpfuse.sources.transport_errors import IMPERSONATE_HINT, ImpersonationUnavailable, ResponseTooLarge
 from test_transport import SECRET, chain, spec
 from test_transport import assert_no_secret as assert_no_secret_in_messages
 
@@ -121,7 +115,7 @@ async def test_curl_itself_ends_a_body_past_the_transports_cap(server, monkeypat
     cap = 64 * 1024
     server.route("/endless", Reply(200, {"Content-Type": "text/html"}, huge_bytes=10 << 20))
     read = []
-    real = transport_module._read_capped
+    real = transport_module.read_capped
 
     async def counting(status, headers, chunks, limit, read_error_body, encoded=False):
         async def counted():
@@ -131,7 +125,7 @@ async def test_curl_itself_ends_a_body_past_the_transports_cap(server, monkeypat
 
         return await real(status, headers, counted, limit, read_error_body, encoded)
 
-    monkeypatch.setattr(transport_module, "_read_capped", counting)
+    monkeypatch.setattr(transport_module, "read_capped", counting)
     async with Transport(trust_env=False, impersonate=True, max_bytes=cap) as t:
         with pytest.raises(ResponseTooLarge):
             await t.send(spec(server, "/endless"), browser=browser, timeout_s=10)

@@ -24,7 +24,7 @@ from ``SerpfuseError`` and has a name no other class has)::
     ├── ConfigError                        500 / exit 2: the settings file, the environment, the keys file
     │   ├── KeysFileError                  secrets
     │   ├── UnusableStore (ValueError)     state: settings no cache or cooldown store can work with
-    │   └── ImpersonationUnavailable       sources.transport (also a RuntimeError)
+    │   └── ImpersonationUnavailable       sources.transport_errors (also a RuntimeError)
     ├── Unavailable                        503 / exit 1: nothing can answer this now
     │   └── SourceError                    sources.base: the source cannot serve the request at all
     │       └── ReplayError                404 / exit 2, sources.replay: the recording has no such query or file
@@ -34,7 +34,7 @@ from ``SerpfuseError`` and has a name no other class has)::
     │   ├── RateLimited
     │   ├── AccessDenied
     │   ├── ParseFailure
-    │   │   └── ResponseTooLarge           sources.transport
+    │   │   └── ResponseTooLarge           sources.transport_errors
     │   ├── EngineTimeout
     │   ├── InvalidRequest
     │   └── ParseOverrun

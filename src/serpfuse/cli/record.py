@@ -36,9 +36,9 @@ from serpfuse.errors import InputError, SerpfuseError
 from serpfuse.files import private_dir, write_private
 from serpfuse.models import ANSWERED, EngineAnswer, SearchRequest
 from serpfuse.ranking.query import analyze_query
+from serpfuse.sources.capped_body import HttpResponse
 from serpfuse.sources.live import LiveSource
 from serpfuse.sources.replay import FORMAT
-from serpfuse.sources.transport import HttpResponse
 from serpfuse.text import fold
 from serpfuse.version import __version__
 

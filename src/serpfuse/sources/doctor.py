@@ -51,8 +51,8 @@ from serpfuse.models import EngineAnswer, EngineRow, SearchRequest
 from serpfuse.ranking.filters.relevance import gate_need
 from serpfuse.ranking.query import analyze_query
 from serpfuse.ranking.words import RowText, found_terms, query_terms
+from serpfuse.sources.capped_body import HttpResponse
 from serpfuse.sources.live import LiveSource
-from serpfuse.sources.transport import HttpResponse
 from serpfuse.state.cooldown import CooldownPolicy, InMemoryCooldownStore
 from serpfuse.urls import dedup_key
 

@@ -53,8 +53,10 @@ from serpfuse.models import EngineAnswer, EngineRow, SearchRequest
 from serpfuse.secrets import KeyStore, url_secrets
 from serpfuse.sources import parsing
 from serpfuse.sources.base import EngineSlot
+from serpfuse.sources.capped_body import HttpResponse
 from serpfuse.sources.redirects import check_redirect, redirected, sent_url
-from serpfuse.sources.transport import DEFAULT_TIMEOUT_S, HttpResponse, ImpersonationUnavailable, Transport
+from serpfuse.sources.transport import DEFAULT_TIMEOUT_S, Transport
+from serpfuse.sources.transport_errors import ImpersonationUnavailable
 from serpfuse.sources.transport_limits import (
     DEFAULT_CONNECTIONS,
     DEFAULT_IDLE_CONNECTIONS,

@@ -16,7 +16,7 @@ from serpfuse.engines.base import (
     EngineError,
     RequestSpec,
 )
-from serpfuse.sources.transport import HttpResponse
+from serpfuse.sources.capped_body import HttpResponse
 from serpfuse.urls import address_refusal, numeric_host, same_origin
 
 log = logging.getLogger(__name__)

@@ -24,340 +24,47 @@ not through curl_cffi's session. httpx2 carries everything only with impersonati
 from __future__ import annotations
 
 import asyncio
-import base64
-import dataclasses
 import functools
 import importlib.util
 import random
 import ssl
 from collections.abc import AsyncIterator, Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from typing import TYPE_CHECKING, Any, NamedTuple
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
-from serpfuse.engines.base import EngineError, EngineTimeout, InvalidRequest, ParseFailure, RequestSpec
-from serpfuse.errors import ConfigError
-from serpfuse.sources.content_coding import Identity, OverBudget, UndecodableBody, decoder_for
+from serpfuse.engines.base import EngineError, EngineTimeout, RequestSpec
+from serpfuse.sources.capped_body import HttpResponse, read_capped
+from serpfuse.sources.content_coding import UndecodableBody
+from serpfuse.sources.request_headers import (
+    ACCEPT_ENCODING,
+    browser_profiles,
+    credentials_in_header,
+    headers_for,
+    impersonated_headers,
+    joined_headers,
+)
+from serpfuse.sources.transport_errors import (
+    ImpersonationUnavailable,
+    ResponseTooLarge,
+    client_failure,
+    host_of,
+)
 from serpfuse.sources.transport_limits import (
     DEFAULT_CONNECTIONS,
     DEFAULT_IDLE_CONNECTIONS,
     DEFAULT_KEEPALIVE_S,
     DEFAULT_MAX_BYTES,
 )
-from serpfuse.urls import registrable_domain
-from serpfuse.version import __version__ as _version
 
 if TYPE_CHECKING:  # imported where httpx2 sends (impersonation off): the default path never loads it
     import httpx2
 
 DEFAULT_TIMEOUT_S = 15.0
 
-API_USER_AGENT = f"serpfuse/{_version} (+https://pypi.org/project/serpfuse/)"
-# The browser releases impersonated, newest first: ones whose curl_cffi profile sends a page navigation's
-# headers (firefox153/155 send a fetch()'s "cors"/"empty", which no typed search looks like). Only those the
-# installed curl_cffi knows are used (``browser_profiles``).
-BROWSER_PROFILES = ("chrome152", "chrome151", "chrome150", "firefox154", "safari270")
-# Without impersonation (``impersonate=False``) HTML engines still send one Chrome release's navigation headers,
-# in Chrome's order; only the TLS fingerprint then gives the client away.
-BROWSER_HEADERS = {
-    "sec-ch-ua": '"Chromium";v="152", "Not?A_Brand";v="24", "Google Chrome";v="152"',
-    "sec-ch-ua-mobile": "?0",
-    "sec-ch-ua-platform": '"Windows"',
-    "Upgrade-Insecure-Requests": "1",
-    "User-Agent": (
-        "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
-        "Chrome/152.0.0.0 Safari/537.36"
-    ),
-    "Accept": (
-        "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8,"
-        "application/signed-exchange;v=b3;q=0.7"
-    ),
-    "Sec-Fetch-Site": "none",
-    "Sec-Fetch-Mode": "navigate",
-    "Sec-Fetch-User": "?1",
-    "Sec-Fetch-Dest": "document",
-    "Accept-Language": "en-US,en;q=0.9",
-}
-# What the plain client offers (httpx2's own default with brotli and zstandard installed): _read_capped decodes all four.
-ACCEPT_ENCODING = "gzip, deflate, br, zstd"
-API_HEADERS = {"User-Agent": API_USER_AGENT, "Accept": "application/json"}
-IMPERSONATE_HINT = (
-    "browser impersonation needs curl_cffi (a serpfuse dependency): pip install 'curl_cffi>=0.17'"
-)
-
-
-def browser_profiles() -> tuple[str, ...]:
-    """The impersonation targets to rotate among: ``BROWSER_PROFILES`` the installed curl_cffi offers, else
-    its own newest Chrome ("chrome")."""
-    from curl_cffi.requests import BrowserType
-
-    offered = {b.value for b in BrowserType}
-    return tuple(p for p in BROWSER_PROFILES if p in offered) or ("chrome",)
-
-
-# Headers a browser sends only when it navigates (a typed address, a link, a form): never on a fetch() or
-# XMLHttpRequest, whose Sec-Fetch-Mode is "cors" (or "no-cors", "same-origin"). A fetch's priority is "u=1, i"
-# (Chrome; Firefox's "u=4" is close enough to be replaced the same), a navigation's "u=0, i".
-NAVIGATION_ONLY = ("Upgrade-Insecure-Requests", "Sec-Fetch-User", "Cache-Control")
-FETCH_PRIORITY = "u=1, i"
-
-
-def is_fetch(spec: RequestSpec) -> bool:
-    """Whether the engine describes its request as a page's script fetching (``Sec-Fetch-Mode`` other than
-    "navigate"): Yep's API and DuckDuckGo News' ``news.js`` are, the pages people open are not."""
-    mode = next((v for k, v in (spec.headers or {}).items() if k.lower() == "sec-fetch-mode"), None)
-    return mode is not None and mode.strip().lower() != "navigate"
-
-
-def fetch_site(spec: RequestSpec) -> str:
-    """Sec-Fetch-Site as a browser sets it for this navigation: "none" when typed (no Referer), else how the
-    Referer's site relates to the target's (a form posted from the engine's own page is "same-origin")."""
-    referer = next((v for k, v in (spec.headers or {}).items() if k.lower() == "referer"), None)
-    if not referer:
-        return "none"
-    try:
-        source, target = urlsplit(referer), urlsplit(spec.url)
-    except ValueError:
-        return "cross-site"
-    if (source.scheme, source.hostname, source.port) == (target.scheme, target.hostname, target.port):
-        return "same-origin"
-    same_site = source.hostname and target.hostname
-    if same_site and registrable_domain(source.hostname) == registrable_domain(target.hostname):
-        return "same-site"
-    return "cross-site"
-
-
-class HttpResponse(NamedTuple):
-    status: int
-    headers: dict[str, str]  # lowercase names; repeated headers joined with ", "
-    body: bytes
-
-
-class ResponseTooLarge(ParseFailure):
-    default_message = "response too large"
-
-
-class ImpersonationUnavailable(ConfigError, RuntimeError):
-    """``impersonate=True`` without curl_cffi installed."""
-
-    def __init__(self) -> None:
-        super().__init__(IMPERSONATE_HINT)
-
 
 def http2_available() -> bool:
     return importlib.util.find_spec("h2") is not None
-
-
-def _host(url: str) -> str:
-    try:
-        return urlsplit(url).hostname or "?"
-    except ValueError:
-        return "?"
-
-
-def _engine_headers(spec: RequestSpec) -> dict[str, str]:
-    headers = dict(spec.headers or {})
-    if spec.cookies:
-        # httpx deprecates per-request cookies; a Cookie header keeps the shared client's jar out of it.
-        headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in spec.cookies.items())
-    return headers
-
-
-def _headers_for(spec: RequestSpec, browser: bool) -> dict[str, str]:
-    """The defaults (browser or API) with the engine's own headers (``_with_own``); a browser's fetch without
-    the headers only a navigation carries."""
-    if not browser:
-        return _with_own(API_HEADERS, _engine_headers(spec))
-    defaults = {**BROWSER_HEADERS, "Sec-Fetch-Site": fetch_site(spec)}
-    if is_fetch(spec):
-        defaults = {k: v for k, v in defaults.items() if k not in NAVIGATION_ONLY}
-    return _with_own(defaults, _engine_headers(spec))
-
-
-def _impersonated_headers(spec: RequestSpec, profile: str) -> dict[str, str | None]:
-    """What goes on top of an impersonated release's own headers: Sec-Fetch-Site, the engine's headers, and for
-    a fetch the navigation-only headers taken off (None: curl drops the release's own) and a fetch's priority
-    where the release sends one (Safari sends none)."""
-    headers: dict[str, str | None] = dict(_with_own({"Sec-Fetch-Site": fetch_site(spec)}, spec.headers or {}))
-    if is_fetch(spec):
-        own = {name.lower() for name in headers}
-        for name in NAVIGATION_ONLY:
-            if name.lower() not in own:
-                headers[name] = None
-        if "priority" not in own and not profile.startswith("safari"):
-            headers["Priority"] = FETCH_PRIORITY
-    return headers
-
-
-def _with_own(defaults: Mapping[str, str], own: Mapping[str, str]) -> dict[str, str]:
-    """``defaults`` with an engine's own header (any case) taking a default's place, then the rest of its own."""
-    own_names = {name.lower(): name for name in own}
-    headers: dict[str, str] = {}
-    for name, value in defaults.items():
-        mine = own_names.pop(name.lower(), None)
-        headers[mine or name] = own[mine] if mine else value
-    headers.update({name: own[name] for name in own_names.values()})
-    return headers
-
-
-def _credentials_in_header(spec: RequestSpec) -> RequestSpec:
-    """A URL's ``user:password@`` moved into the Basic ``Authorization`` header it stands for, so no URL that
-    a client logs, or quotes in an error, carries the password; every client then sends it the same way."""
-    try:
-        parts = urlsplit(spec.url)
-        user, password = parts.username, parts.password
-    except ValueError:
-        return spec  # the client refuses it, with a message naming the host only
-    if user is None and password is None:
-        return spec
-    host = parts.netloc.rpartition("@")[2]
-    url = urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
-    headers = dict(spec.headers or {})
-    if not any(name.lower() == "authorization" for name in headers):
-        pair = f"{unquote(user or '')}:{unquote(password or '')}".encode()
-        headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
-    return dataclasses.replace(spec, url=url, headers=headers)
-
-
-def _joined_headers(items: Any) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for name, value in items:
-        key = name.lower()
-        out[key] = f"{out[key]}, {value}" if key in out else value
-    return out
-
-
-def _map_httpx_error(exc: httpx2.HTTPError, host: str) -> EngineError:
-    """A fixed, key-free message per failure kind. Never ``str(exc)``: it can quote the URL."""
-    import httpx2
-
-    if isinstance(exc, httpx2.ConnectTimeout):
-        return EngineTimeout(f"connect timed out ({host})")
-    if isinstance(exc, httpx2.TimeoutException):
-        return EngineTimeout(f"timed out ({host})")
-    if isinstance(exc, httpx2.ProxyError):
-        return EngineError("proxy error")
-    if isinstance(exc, httpx2.ConnectError):
-        return EngineError(f"connection failed ({host})")
-    if isinstance(exc, httpx2.RemoteProtocolError | httpx2.ReadError | httpx2.WriteError):
-        return EngineError(f"connection reset or closed early ({host})")
-    if isinstance(exc, httpx2.TooManyRedirects):
-        return EngineError(f"too many redirects ({host})")
-    if isinstance(exc, httpx2.DecodingError):
-        return EngineError(f"undecodable response body ({host})")
-    return EngineError(f"HTTP transport error: {type(exc).__name__} ({host})")
-
-
-def _map_curl_error(exc: Exception, host: str, limit: int) -> EngineError:
-    """libcurl's failures, by error code, onto the httpx path's messages, so callers (cooldowns, answers,
-    recordings) see one vocabulary whichever client sent the request. Never ``str(exc)``: it quotes the URL."""
-    from curl_cffi.const import CurlECode as E  # only reached when curl_cffi raised, so it is installed
-
-    code = getattr(exc, "code", None)
-    try:
-        name = E(code).name if isinstance(code, int) else ""
-    except ValueError:
-        name = ""
-    if code == E.OPERATION_TIMEDOUT:
-        return EngineTimeout(f"timed out ({host})")
-    # The request was broken before it left (by the caller's input, say): no cooldown, as on the httpx2 path.
-    if code in (E.URL_MALFORMAT, E.UNSUPPORTED_PROTOCOL):
-        return InvalidRequest(f"invalid request: {name} ({host})")
-    connect_failed = (E.COULDNT_RESOLVE_PROXY, E.COULDNT_RESOLVE_HOST, E.COULDNT_CONNECT)
-    if code in connect_failed or name.startswith("SSL") or code == E.PEER_FAILED_VERIFICATION:
-        return EngineError(f"connection failed ({host})")
-    if code == E.PROXY:  # the proxy was reached but refused the tunnel
-        return EngineError("proxy error")
-    closed_early = (
-        E.GOT_NOTHING,
-        E.RECV_ERROR,
-        E.SEND_ERROR,
-        E.PARTIAL_FILE,
-        E.WEIRD_SERVER_REPLY,
-        E.HTTP2,
-        E.HTTP2_STREAM,
-    )
-    if code in closed_early:
-        return EngineError(f"connection reset or closed early ({host})")
-    if code == E.TOO_MANY_REDIRECTS:
-        return EngineError(f"too many redirects ({host})")
-    if code == E.BAD_CONTENT_ENCODING:
-        return EngineError(f"undecodable response body ({host})")
-    if code == E.FILESIZE_EXCEEDED:  # MAXFILESIZE_LARGE: the transport's own cap, enforced in C
-        return ResponseTooLarge(f"response too large (over {limit} bytes)")
-    return EngineError(f"HTTP transport error: {name or type(exc).__name__} ({host})")
-
-
-def _client_failure(exc: Exception, host: str, limit: int) -> EngineError | None:
-    """What a client's exception means for the engine, by the client that raised it; None for anything else
-    (a bug, raised as it is)."""
-    if type(exc).__module__.startswith("httpx2"):  # only raised where httpx2 sent, so it is imported
-        import httpx2
-
-        if isinstance(exc, httpx2.HTTPError):
-            return _map_httpx_error(exc, host)
-        if isinstance(exc, httpx2.InvalidURL):
-            return InvalidRequest(f"invalid request: {type(exc).__name__} ({host})")
-    if isinstance(exc, ValueError):  # a URL or parameter no client could send (curl_cffi's InvalidURL too)
-        return InvalidRequest(f"invalid request: {type(exc).__name__} ({host})")
-    if type(exc).__module__.startswith("curl_cffi"):
-        return _map_curl_error(exc, host, limit)
-    return None
-
-
-def _too_large(declared: str | None, limit: int) -> bool:
-    return bool(declared and declared.strip().isdigit() and int(declared) > limit)
-
-
-@cache
-def _decoding() -> ThreadPoolExecutor:
-    """The threads that inflate bodies: two, so a burst of bombs queues here rather than contending for the
-    GIL with the event loop in as many threads as there are engines."""
-    return ThreadPoolExecutor(max_workers=2, thread_name_prefix="serpfuse-inflate")
-
-
-async def _read_capped(
-    status: int,
-    headers: dict[str, str],
-    chunks: Callable[[], AsyncIterator[bytes]],
-    limit: int,
-    read_error_body: bool,
-    encoded: bool = False,
-) -> HttpResponse:
-    """The response with its body read chunk by chunk, ``ResponseTooLarge`` past ``limit`` bytes (declared,
-    received, or decoded); a non-2xx body is left unread when ``read_error_body`` is False. ``encoded``: the
-    chunks are the body as sent, to be decoded here by its Content-Encoding. Both clients' paths end here."""
-    if not read_error_body and not 200 <= status < 300:
-        return HttpResponse(status, headers, b"")
-    too_large = ResponseTooLarge(f"response too large (over {limit} bytes)")
-    if _too_large(headers.get("content-length"), limit):
-        raise too_large
-    decoder = decoder_for(headers.get("content-encoding")) if encoded else Identity()
-    # Inflating is CPU work: one 16 KB chunk of a bomb is megabytes of output before the budget stops it, and
-    # eleven engines' at once stalled the event loop (and /healthz) for 300 ms. zlib, brotli and zstd release
-    # the GIL while they inflate, so a thread keeps the loop answering; a plain body needs no thread.
-    threaded = not isinstance(decoder, Identity)
-    body = bytearray()
-    received = 0
-    try:
-        async for chunk in chunks():
-            received += len(chunk)
-            if received > limit:
-                raise too_large
-            room = limit - len(body)
-            if threaded:
-                body += await asyncio.get_running_loop().run_in_executor(
-                    _decoding(), decoder.decode, chunk, room
-                )
-            else:
-                body += decoder.decode(chunk, room)
-        body += decoder.flush(limit - len(body))
-    except OverBudget:
-        raise too_large from None
-    if len(body) > limit:
-        raise too_large
-    return HttpResponse(status, headers, bytes(body))
 
 
 @cache
@@ -500,9 +207,9 @@ class Transport:
         if max_bytes is not None and max_bytes > self.max_bytes:
             raise ValueError(f"max_bytes {max_bytes} is over the transport's cap ({self.max_bytes})")
         limit = self.max_bytes if max_bytes is None else max_bytes
-        spec = _credentials_in_header(spec)
+        spec = credentials_in_header(spec)
         # A dead proxy fails every engine alike; saying so saves a user from blaming the engines.
-        host = f"{_host(spec.url)} via proxy" if self.proxy else _host(spec.url)
+        host = f"{host_of(spec.url)} via proxy" if self.proxy else host_of(spec.url)
         await self._on_running_loop()
         failure: EngineError | None = None
         try:
@@ -534,7 +241,7 @@ class Transport:
         except EngineError:
             raise
         except Exception as exc:
-            mapped = _client_failure(exc, host, self.max_bytes)
+            mapped = client_failure(exc, host, self.max_bytes)
             if mapped is None:
                 raise
             failure = mapped
@@ -590,16 +297,16 @@ class Transport:
             spec.method.upper(),
             spec.url,
             params=spec.params,
-            headers=_headers_for(spec, browser),
+            headers=headers_for(spec, browser),
             data=spec.data,
             json=spec.json,
             timeout=httpx2.Timeout(timeout_s),
             follow_redirects=follow_redirects,
         ) as response:
-            headers = _joined_headers(response.headers.multi_items())
-            # The body as sent, decoded by _read_capped within the size cap: httpx's own decoders give a whole
+            headers = joined_headers(response.headers.multi_items())
+            # The body as sent, decoded by read_capped within the size cap: httpx's own decoders give a whole
             # chunk's output at once, however large (a 64 KB deflate chunk can be 64 MB).
-            return await _read_capped(
+            return await read_capped(
                 response.status_code, headers, response.aiter_raw, limit, read_error_body, encoded=True
             )
 
@@ -644,13 +351,13 @@ class Transport:
         headers: Mapping[str, str | None]
         if profile is None:
             # The plain client: our own headers, cookies in a header as on the httpx2 path.
-            headers, cookies, accept_encoding = _headers_for(spec, browser), None, ACCEPT_ENCODING
+            headers, cookies, accept_encoding = headers_for(spec, browser), None, ACCEPT_ENCODING
         else:
             # The impersonated browser sends its own headers in its own order (User-Agent, client hints, Accept,
             # Sec-Fetch-*); curl replaces a value in place, so only the engine's headers and the navigation's
             # Sec-Fetch-Site go on top. Cookies go through the client's jar, so one a site sets on the way
             # (Yahoo's YBV, on a redirect hop) rides along on the next hop and the next search, as in a browser.
-            headers = _impersonated_headers(spec, profile)
+            headers = impersonated_headers(spec, profile)
             cookies, accept_encoding = spec.cookies, "gzip, deflate, br"  # the browser's own replaces it
         too_large = False
         try:
@@ -679,8 +386,8 @@ class Transport:
             if body:
                 yield body
 
-        return await _read_capped(
-            answer.status, _joined_headers(answer.headers()), chunks, limit, read_error_body, encoded=True
+        return await read_capped(
+            answer.status, joined_headers(answer.headers()), chunks, limit, read_error_body, encoded=True
         )
 
     def bind(
