@@ -11,7 +11,7 @@ CombMNZ); an engine weighted 0 casts nothing and is not counted among the lists 
 
 The total is rounded to 10 decimal places (``rounded``), so rows whose exact totals are equal (1/3 + 1/3 + 1/3 and 1) tie
 however float rounding fell, broken by key as exact arithmetic would be; ``serpfuse calibrate``'s numpy replica
-of this formula (bench/calibrate.py) rounds the same way, so it orders the rows as this does.
+of this formula (bench/calibrate/problem.py) rounds the same way, so it orders the rows as this does.
 """
 
 from __future__ import annotations
