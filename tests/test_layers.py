@@ -66,6 +66,9 @@ def test_no_import_circles() -> None:
         raise AssertionError(f"import circle: {' -> '.join(circle.args[1])}") from None
 
 
-def test_at_most_twelve_modules_at_the_top() -> None:
+def test_at_most_fifteen_modules_at_the_top() -> None:
+    """Twelve until round 3 added three that belong to no wing because every wing uses them: ``errors`` (the
+    one error tree), ``deployment`` (the one way in, above the service) and ``files`` (every file written 0600).
+    """
     top = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__")
-    assert len(top) <= 12, top
+    assert len(top) <= 15, top

@@ -139,7 +139,7 @@ async def test_a_service_starts_the_worker_and_its_close_ends_it(recording, tmp_
 
 async def test_the_worker_has_loaded_the_ranking_tables_when_it_is_ready(worker):
     # Asked in the worker's own process: a search there never waits for the word tables.
-    (loaded,) = await worker.parse(rank_worker._call, (tables_loaded, (None,), {}), 30)
+    (loaded,) = await worker.run(rank_worker._call, (tables_loaded, (None,), {}), 30)
     assert loaded is True
 
 
