@@ -7,30 +7,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import ipaddress
-import logging
 import socket
-from collections.abc import Callable
 from urllib.parse import urlencode, urlsplit
 
 from serpfuse.engines.base import (
     EngineError,
     RequestSpec,
 )
-from serpfuse.sources.capped_body import HttpResponse
 from serpfuse.urls import address_refusal, numeric_host, same_origin
-
-log = logging.getLogger(__name__)
-
-# Called with (engine, variant, response) for every HTTP response an engine receives: `serpfuse record`.
-ResponseHook = Callable[[str, str, HttpResponse], None]
-
-PROXY_ENV = "SERPFUSE_PROXY"
-IMPERSONATE_ENV = "SERPFUSE_IMPERSONATE"
-ROWS_WANTED = 10  # rows asked of each engine: fusion needs more candidates than the ~8 it returns
-LATENCY_WEIGHT = 0.3  # of the newest answer time in an engine's moving average
-REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
-MAX_REDIRECTS = 5
-PARSE_BUDGET_S = 2.0  # CPU time one answer may cost to parse; bounded inputs (engines.bounds) need < 0.3 s
 
 
 def sent_url(spec: RequestSpec) -> str:
