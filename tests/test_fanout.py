@@ -10,11 +10,11 @@ from serpfuse.config import DEFAULT_FILTERS
 from serpfuse.models import EngineAnswer, EngineRow, SearchRequest
 from serpfuse.pipeline import relevance_gate
 from serpfuse.ranking.query import analyze_query
-from serpfuse.sources.base import EngineSlot
+from serpfuse.sources.base import EngineSlot, SourceBase
 from serpfuse.sources.fanout import UnknownEngine, fan_out
 
 
-class ScriptedSource:
+class ScriptedSource(SourceBase):
     """Answers from a script: engine -> (delay seconds, rows factory or status)."""
 
     name = "scripted"

@@ -18,7 +18,7 @@ from serpfuse import pipeline
 from serpfuse.config import RankingConfig
 from serpfuse.models import EngineAnswer, SearchRequest
 from serpfuse.pipeline import fell_back, search
-from serpfuse.sources.base import EngineSlot
+from serpfuse.sources.base import EngineSlot, SourceBase
 from test_engine_names_cap import broker_answer
 from test_fast_paths import NOW
 
@@ -26,7 +26,7 @@ DEADLINE_S = 0.5
 RANKING_S = 12.0  # far past the deadline: a search that waited for it cannot pass for one that did not
 
 
-class BrokerSource:
+class BrokerSource(SourceBase):
     """One engine answering at once, SearXNG-like: 100 results, each seen by 32 engines of its own."""
 
     name = "broker"

@@ -14,12 +14,10 @@ from serpfuse.errors import ConfigError
 from serpfuse.models import SearchRequest
 from serpfuse.settings import Settings
 from serpfuse.sources import open_source
-from serpfuse.sources.base import EngineSlot
+from serpfuse.sources.base import EngineSlot, Source
 from serpfuse.sources.fanout import select_slots
-from serpfuse.sources.replay import ReplaySource
 
 if TYPE_CHECKING:
-    from serpfuse.sources.base import Source
     from serpfuse.sources.live import LiveSource
 
 
@@ -52,17 +50,14 @@ def live_source(settings: Settings, **overrides: Any) -> LiveSource:
     return LiveSource.from_environment(**{**live_options(settings), **overrides})
 
 
-def check_engines(settings: Settings, source: Any) -> None:
+def check_engines(settings: Settings, source: Source) -> None:
     """``ConfigError`` when the settings' ``engines`` names one ``source`` does not have (the live registry,
     or a recording's engines; aliases count): caught once at start-up, not as a 400 on every search."""
     if not settings.engines:
         return
     request = SearchRequest(query="engines", engines=settings.engines)
-    if isinstance(source, ReplaySource):  # its engines are each query's: any recorded query's will do
-        names = {e for recorded in source.recording.values() for e in recorded.engines}
-        slots = [EngineSlot(name=e) for e in sorted(names)]
-    else:
-        slots = source.slots(request)
+    names = source.engine_names()  # a recording's: every recorded query's
+    slots = [EngineSlot(name=e) for e in names] if names is not None else source.slots(request)
     try:
         select_slots(slots, request)
     except UnknownEngine as exc:

@@ -17,7 +17,6 @@ import gc
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -32,9 +31,8 @@ from serpfuse.pipeline import fell_back
 from serpfuse.pipeline import search as run_pipeline
 from serpfuse.ranking.rankers import get_ranker
 from serpfuse.settings import ConfigError, Settings
-from serpfuse.sources.base import EngineSlot, Source
+from serpfuse.sources.base import EngineSlot, Source, SourceBase
 from serpfuse.sources.fanout import select_slots
-from serpfuse.sources.replay import ReplaySource, normalise_query
 from serpfuse.state import Stores, UnusableStore, open_stores
 from serpfuse.state.cache import ResultCache, cache_key, cached_body, decode
 from serpfuse.state.cooldown import CooldownStore, InMemoryCooldownStore
@@ -96,7 +94,7 @@ class EngineHealth(Model):
     last_latency_ms: float | None = None
 
 
-class _CooldownGate:
+class _CooldownGate(SourceBase):
     """One search's view of a source: its slots as the service saw them, with the store's cooldowns applied."""
 
     def __init__(self, inner: Source, slots: list[EngineSlot]) -> None:
@@ -111,27 +109,13 @@ class _CooldownGate:
         return await self.inner.ask(engine, variant, request)
 
     def expected_s(self, engine: str) -> float | None:
-        expected = getattr(self.inner, "expected_s", None)
-        return expected(engine) if expected is not None else None
+        return self.inner.expected_s(engine)
+
+    def identity(self) -> str:
+        return self.inner.identity()
 
     async def aclose(self) -> None:
         return None  # the service owns the inner source
-
-
-def source_identity(source: Source) -> str:
-    """What the cache key says about where answers come from: a recording (and its version) or the live engines."""
-    if isinstance(source, ReplaySource):
-        path = source.path.resolve()
-        try:
-            st = path.stat()
-            version = f"{st.st_mtime_ns}:{st.st_size}"
-        except OSError:
-            version = "?"
-        return f"replay:{path}:{version}"
-    modules = getattr(source, "modules", None)
-    if isinstance(modules, Mapping):
-        return f"{source.name}:{','.join(sorted(modules))}"
-    return source.name
 
 
 class SearchService:
@@ -156,7 +140,7 @@ class SearchService:
         self.cooldowns = self.stores.cooldowns
         self.metrics = metrics or Metrics()
         self.config: RankingConfig = settings.ranking_config  # fixed for the service's life (cache keys)
-        self.identity = source_identity(source)
+        self.identity = source.identity()
         self._owns_source = owns_source
         self._started = False  # start() ran: aclose() stops the workers
         self._last_seen: dict[str, EngineReport] = {}
@@ -502,41 +486,24 @@ class SearchService:
     # --- engines -----------------------------------------------------------------------------------------
 
     def engine_names(self, query: str | None = None) -> list[str]:
-        """The engines this deployment has; a recording's for ``query`` when it holds that query."""
-        if isinstance(self.source, ReplaySource):
-            recorded = self.source.recording
-            if query is not None and (rec := recorded.get(normalise_query(query))) is not None:
-                return rec.engines
-            return sorted({e for rec in recorded.values() for e in rec.engines})
-        modules = getattr(self.source, "modules", None)
-        return list(modules) if isinstance(modules, Mapping) else sorted(self._last_seen)
+        """The engines this deployment has; a recording's for ``query`` when it holds that query; else those
+        the last searches saw."""
+        names = self.source.engine_names(query)
+        return names if names is not None else sorted(self._last_seen)
 
     def recorded_queries(self) -> list[str] | None:
         """The queries a replay source holds, in the recording's spelling (None: live engines)."""
-        if isinstance(self.source, ReplaySource):
-            return sorted((rec.query for rec in self.source.recording.values()), key=str.casefold)
-        return None
-
-    def _static_reasons(self) -> dict[str, str]:
-        """Why an engine cannot serve a plain query (no key, no base URL), as the live source itself says."""
-        if isinstance(self.source, ReplaySource):  # a recording answers only its own queries
-            return {}
-        slots = self.source.slots(SearchRequest(query="engine status"))
-        return {s.name: s.unavailable_reason or "unavailable" for s in slots if not s.available}
+        return self.source.recorded_queries()
 
     async def engine_status(self) -> list[EngineHealth]:
         """Per engine: ready / cooling down / unavailable (and why), key status, what the last search saw."""
         names = self.engine_names()
         states = await asyncio.gather(*(self.cooldowns.get(n) for n in names))
-        modules = getattr(self.source, "modules", None) or {}
-        keys = getattr(self.source, "keys", None)
-        static_reasons = self._static_reasons()
         now = time.time()
         out = []
         for name, state in zip(names, states, strict=True):
-            info = getattr(modules.get(name), "INFO", None)
-            key_status = keys.status(name) if keys is not None else None
-            static = static_reasons.get(name)
+            facts = self.source.facts(name)
+            static = facts.unavailable
             seen = self._last_seen.get(name)
             if state is not None:
                 kind, reason = "cooling down", state.describe(now)
@@ -550,9 +517,9 @@ class SearchService:
                     available=kind == "ready",
                     state=kind,
                     reason=reason,
-                    tier=info.tier if info else None,
-                    region=info.region if info else None,
-                    key=key_status,
+                    tier=facts.tier,
+                    region=facts.region,
+                    key=facts.key,
                     cooldown_remaining_s=round(state.remaining_s(now), 1) if state else None,
                     cooldown_failures=state.failures if state else None,
                     last_status=seen.status if seen else None,
@@ -574,9 +541,7 @@ class SearchService:
         the live source's answers (``sources.parsing``): ``worker_processes`` of them when set."""
         rank_worker.start(self.settings.worker_processes)
         self._started = True
-        start = getattr(self.source, "start", None)
-        if start is not None:
-            start()
+        self.source.start()
         gc.freeze()  # what a server holds once started lives as long as it: no collection rescans it
 
     async def aclose(self) -> None:

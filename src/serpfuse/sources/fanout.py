@@ -126,11 +126,6 @@ def lead_engines(slots: list[EngineSlot], query: QueryAnalysis) -> list[str]:
     return [s.name for s in slots if s.region != "cjk"]
 
 
-def _expected_s(source: Source, engine: str) -> float | None:
-    expected = getattr(source, "expected_s", None)
-    return expected(engine) if expected is not None else None
-
-
 async def _ask_all(
     source: Source,
     names: list[str],
@@ -144,7 +139,7 @@ async def _ask_all(
         return []
     # Each call runs on the loop until its request is sent (~1 ms each): the engine expected to answer last is
     # asked first, so it is not also the last to start. The answers keep the engines' order (the ranking's).
-    expected = {e: _expected_s(source, e) for e in names}
+    expected = {e: source.expected_s(e) for e in names}
     by_expected = sorted(keys, key=lambda k: -(expected[k[0]] or 0.0))
     tasks = {k: asyncio.ensure_future(source.ask(k[0], k[1], request)) for k in by_expected}
     jobs = {k: tasks[k] for k in keys}

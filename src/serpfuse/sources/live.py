@@ -52,7 +52,7 @@ from serpfuse.errors import ConfigError, SerpfuseError
 from serpfuse.models import EngineAnswer, EngineRow, SearchRequest
 from serpfuse.secrets import KeyStore, url_secrets
 from serpfuse.sources import parsing
-from serpfuse.sources.base import EngineSlot
+from serpfuse.sources.base import EngineFacts, EngineSlot, SourceBase
 from serpfuse.sources.capped_body import HttpResponse
 from serpfuse.sources.redirects import check_redirect, redirected, sent_url
 from serpfuse.sources.transport import DEFAULT_TIMEOUT_S, Transport
@@ -100,7 +100,7 @@ def _impersonate_from_env(value: str | None) -> bool:
     return (value or "").strip().lower() not in ("0", "false", "no", "off")
 
 
-class LiveSource:
+class LiveSource(SourceBase):
     """A ``Source`` over the real engines (or any engine modules given in ``engines``)."""
 
     name = "live"
@@ -245,6 +245,22 @@ class LiveSource:
         """How long ``engine`` is expected to take to answer (a moving average of its recent answers), or None
         before it has answered: the fan-out asks the slowest first (``fanout._ask_all``)."""
         return self._latency_s.get(engine)
+
+    def identity(self) -> str:
+        return f"{self.name}:{','.join(sorted(self.modules))}"
+
+    def engine_names(self, query: str | None = None) -> list[str]:
+        return list(self.modules)
+
+    def facts(self, engine: str) -> EngineFacts:
+        module = self.modules.get(engine)
+        if module is None:
+            return EngineFacts()
+        info = module.INFO
+        reason = self._static_reason(module, SearchRequest(query="engine status"))
+        return EngineFacts(
+            tier=info.tier, region=info.region, key=self.keys.status(engine), unavailable=reason
+        )
 
     def _cooling_state(self, engine: str) -> CooldownState | None:
         state = self._cooling.get(engine)

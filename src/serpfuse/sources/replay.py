@@ -23,7 +23,7 @@ from serpfuse.engines.dates import parse_published
 from serpfuse.engines.searxng import assign_positions
 from serpfuse.models import EngineAnswer, EngineRow, SearchRequest
 from serpfuse.ranking.query import analyze_query
-from serpfuse.sources.base import EngineSlot, SourceError
+from serpfuse.sources.base import EngineSlot, SourceBase, SourceError
 
 FORMAT = "serpfuse-replay/1"
 T = TypeVar("T")
@@ -264,7 +264,7 @@ def _main_variant(query: str) -> str:
     return analyze_query(query).cleaned
 
 
-class ReplaySource:
+class ReplaySource(SourceBase):
     """A Source answering from a recording. A query absent from the recording is an error, never an empty answer."""
 
     name = "replay"
@@ -309,5 +309,21 @@ class ReplaySource:
             rows = self._rows[slot] = [r.model_copy(update={"variant": variant}) for r in answer.rows]
         return answer.model_copy(update={"rows": list(rows), "variant": variant})
 
-    async def aclose(self) -> None:
-        return None
+    def identity(self) -> str:
+        """The recording's file and its version: a rewritten recording is another source."""
+        path = self.path.resolve()
+        try:
+            st = path.stat()
+            version = f"{st.st_mtime_ns}:{st.st_size}"
+        except OSError:
+            version = "?"
+        return f"replay:{path}:{version}"
+
+    def engine_names(self, query: str | None = None) -> list[str]:
+        if query is not None and (rec := self.recording.get(normalise_query(query))) is not None:
+            return rec.engines
+        return sorted({e for rec in self.recording.values() for e in rec.engines})
+
+    def recorded_queries(self) -> list[str]:
+        """In the recording's spelling."""
+        return sorted((rec.query for rec in self.recording.values()), key=str.casefold)
