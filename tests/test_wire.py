@@ -9,6 +9,9 @@ and each engine's requests grew search after search. Checked here on the request
 - an engine's requests carry the same header names on every search (per page asked, per browser release);
 - each key and the password reach only their own engine's server;
 - none of them shows in the logs (any level), the answers, ``serpfuse engines --json`` or the cache's files.
+
+The page reader, which goes on the wire page after page and from one site to another, is checked the same way
+further down (its own capture servers; the engines' secrets configured and asked in the same process).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from fakeserver import FakeServer, Seen
+from fakeserver import FakeServer, Reply, Seen
 from serpfuse.engines import ENGINES, base_url_env
 from serpfuse.settings import load_settings
 from test_engines_base_url import answer
@@ -190,7 +193,6 @@ def test_a_base_urls_password_is_a_secret_wherever_it_is_set(tmp_path):
 
 def echo_request(seen: Seen):
     """An error page quoting the whole request back (keys included), as some engines' error pages do."""
-    from fakeserver import Reply
 
     return Reply(500, {"Content-Type": "text/html"}, wire_text(seen).encode())
 
@@ -229,3 +231,181 @@ def test_doctor_and_record_send_each_secret_only_to_its_own_host_and_show_none(
     for engine in ENGINES:
         for secret in secrets_of(engine):
             assert not [text for text in outputs if secret in text], f"{engine}'s secret shows"
+
+
+# --- the page reader ---------------------------------------------------------------------------------------
+#
+# The reader (``serpfuse read``, ``search --read``, passages, read_url, Tavily's extract) goes on the wire too,
+# page after page in one process, following redirects from one site to another. Its pages here are three
+# capture servers on loopback addresses of their own (the reader may read loopback on their ports only, as a
+# deployment's settings allow it), each setting a cookie of its own on every answer; SearXNG's rows lead to
+# them while every keyed engine is asked with its fake key in the same process.
+
+PAGE_HOSTS = ("127.0.0.101", "127.0.0.102", "127.0.0.103")
+READ_QUERY = "when does the harbour pontoon open"
+
+
+def cookie_of(host: str) -> str:
+    return f"c00kie-of-{host}-5e1d"
+
+
+def article(path: str) -> bytes:
+    filler = (
+        "<p>The town council met on Tuesday evening to discuss the budget for the coming year, the state of the "
+        "roads and the plans for the library, which has been closed since the storms of last winter.</p>"
+    )
+    return (
+        f"<html><head><title>Harbour news {path}</title></head><body><article><h1>Harbour news</h1>{filler * 3}"
+        "<p>The new harbour pontoon opens to boats on 14 May 2027, the harbour master said.</p>"
+        f"{filler * 2}</article></body></html>"
+    ).encode()
+
+
+def page_site(host: str, onward: FakeServer):
+    """A site: robots.txt allowing all (the first site's on the next site), articles, ``/away/...`` redirecting
+    to the next site, ``/moved/...`` redirecting within this one; every answer sets this site's cookie."""
+
+    def handle(seen: Seen) -> Reply:
+        cookie = {"Set-Cookie": f"sid={cookie_of(host)}; Path=/"}
+        if seen.path == "/robots.txt" and host == PAGE_HOSTS[0]:  # as a site's robots.txt on another host
+            return Reply(301, {"Location": f"{onward.url}/robots.txt", **cookie})
+        if seen.path == "/robots.txt":
+            return Reply(200, {"Content-Type": "text/plain", **cookie}, b"User-agent: *\nAllow: /\n")
+        if seen.path.startswith("/away/"):
+            return Reply(302, {"Location": f"{onward.url}/article{seen.path}", **cookie})
+        if seen.path.startswith("/moved/"):
+            return Reply(301, {"Location": f"/article{seen.path}", **cookie})
+        return Reply(200, {"Content-Type": "text/html; charset=utf-8", **cookie}, article(seen.path))
+
+    return handle
+
+
+@pytest.fixture
+def page_servers(engine_servers, monkeypatch: pytest.MonkeyPatch):
+    """The three sites, the reader allowed loopback on their ports (and no other), SearXNG's answer their
+    pages (one straight, one moved within its site, one sent on to the next site, from each)."""
+    with ExitStack() as stack:
+        servers = {host: stack.enter_context(FakeServer(lifetime_s=120, host=host)) for host in PAGE_HOSTS}
+        sites = list(servers.values())
+        for number, (host, server) in enumerate(servers.items()):
+            server.route_prefix("/", page_site(host, sites[(number + 1) % len(sites)]))
+        monkeypatch.setenv("SERPFUSE_READ_ALLOW_LOOPBACK", "1")
+        monkeypatch.setenv("SERPFUSE_READ_PORTS", ",".join(str(s.port) for s in sites))
+        rows = [
+            {
+                "url": url,
+                "title": f"Harbour pontoon news {number}",
+                "content": "The harbour pontoon opens soon, the harbour master said.",
+                "engines": ["bing"],
+                "positions": [number],
+            }
+            for number, url in enumerate(page_urls(servers), start=1)
+        ]
+        answer = json.dumps({"results": rows}).encode()
+        engine_servers["searxng"].route("/search", Reply(200, {"Content-Type": "application/json"}, answer))
+        yield servers
+
+
+def page_urls(servers: dict[str, FakeServer]) -> list[str]:
+    return [
+        f"{server.url}/{kind}/{host.rsplit('.', 1)[1]}"
+        for host, server in servers.items()
+        for kind in ("article", "moved", "away")
+    ]
+
+
+async def read_in_one_process(urls: list[str]) -> list[str]:
+    """Pages read one after another and all at once through one reader, then a search with passages (every
+    general engine asked, the keyed ones with their keys) reading its rows' pages: the answers, as JSON."""
+    from serpfuse.reader.evidence import read_pages
+    from serpfuse.reader.service import Reader
+    from serpfuse.service import SearchService
+
+    settings = load_settings()
+    reader = Reader.from_settings(settings)
+    answers = [(await reader.read(url, use_cache=False)).model_dump_json() for url in urls]
+    for got in await read_pages(reader, urls, 20.0, use_cache=False):
+        assert not isinstance(got, Exception), got
+        answers.append(got[0].model_dump_json())
+    service = SearchService.from_settings(settings, use_cache=True)
+    try:
+        general = sorted(n for n, m in ENGINES.items() if m.INFO.category == "general")
+        request = service.make_request(query=READ_QUERY, engines=general, passages=True, limit=20)
+        response = await service.search(request, explain=True, use_cache=False)
+        read = [r.url for r in response.results if r.passages]
+        assert sorted(read) == sorted(urls), response.model_dump_json(indent=1)
+        answers.append(response.model_dump_json())
+        answers += await read_through_the_http_api(service, urls, general)
+    finally:
+        await service.aclose()
+    return answers
+
+
+async def read_through_the_http_api(service, urls: list[str], engines: list[str]) -> list[str]:
+    """``serpfuse serve``'s faces that read pages, on the same service: Tavily's extract (with a query), the
+    native read, and a native search with passages; their bodies."""
+    import httpx2
+
+    from serpfuse.serve.http_api import create_app
+
+    search = {"q": READ_QUERY, "engines": ",".join(engines), "passages": "true", "cache": "false"}
+    transport = httpx2.ASGITransport(app=create_app(service))
+    async with httpx2.AsyncClient(transport=transport, base_url="http://serpfuse", timeout=30) as http:
+        replies = [
+            await http.post("/tavily/extract", json={"urls": urls, "query": READ_QUERY}),
+            await http.post("/v1/read", json={"url": urls[-1], "cache": False}),
+            await http.get("/v1/search", params=search),
+        ]
+    for reply in replies:
+        assert reply.status_code == 200, reply.text
+    assert len(replies[0].json()["results"]) == len(urls), replies[0].text
+    return [reply.text for reply in replies]
+
+
+def test_the_page_reader_sends_each_page_its_own_headers_and_no_secret_or_cookie_crosses_hosts(
+    page_servers, caplog, tmp_path
+):
+    """Every header name once in a request; the same header names on every page request and on every robots.txt
+    request, whichever site, hop or interface; no engine's key or password, no Authorization, no site's cookie
+    and no other site's address in any request a site receives (a redirect from one site to another carries
+    nothing of the first); none of the secrets in the answers, the commands' output, the logs or the cache."""
+    import asyncio
+
+    from typer.testing import CliRunner
+
+    from serpfuse.cli import app
+
+    caplog.set_level(logging.DEBUG)
+    urls = page_urls(page_servers)
+    outputs = asyncio.run(read_in_one_process(urls))
+    for args in (
+        ["read", *urls, "--json", "--no-cache"],
+        ["search", READ_QUERY, "-e", "searxng", "-e", "brave", "--passages", "--read", "3", "--json"],
+    ):
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0, result.output
+        outputs.append(result.output)
+
+    headers: dict[bool, set[tuple[str, ...]]] = defaultdict(set)
+    for host, server in page_servers.items():
+        robots = server.seen("/robots.txt")
+        assert robots and len(server.requests) > len(robots), f"{host} was not read"
+        for seen in server.requests:
+            names = [name.lower() for name, _ in seen.lines]
+            twice = sorted({n for n in names if names.count(n) > 1})
+            assert not twice, f"the reader sent {twice} twice to {host}{seen.path}: {names}"
+            headers[seen.path == "/robots.txt"].add(tuple(sorted(names)))
+            assert not {"authorization", "proxy-authorization"} & set(names), f"{host}{seen.path}: {names}"
+            text = wire_text(seen)
+            secrets = [engine for engine in ENGINES for s in secrets_of(engine) if s in text]
+            assert not secrets, f"{host} received the secrets of {secrets}"
+            foreign = [o for o in PAGE_HOSTS if o != host and (cookie_of(o) in text or o in text)]
+            assert not foreign, f"{host}{seen.path} received {foreign}'s cookie or address: {text}"
+    varied = {("robots.txt" if robots else "pages"): v for robots, v in headers.items() if len(v) > 1}
+    assert not varied, f"the reader's header names changed between requests: {varied}"
+
+    files = [p.read_text("latin-1") for p in tmp_path.rglob("*") if p.is_file()]
+    everything = [*outputs, caplog.text, *files]
+    for engine in ENGINES:
+        for secret in secrets_of(engine):
+            assert not [text for text in everything if secret in text], f"{engine}'s secret shows"
