@@ -8,7 +8,8 @@ and each engine's requests grew search after search. Checked here on the request
 - every header name appears once in a request;
 - an engine's requests carry the same header names on every search (per page asked, per browser release);
 - each key and the password reach only their own engine's server;
-- none of them shows in the logs (any level), the answers, ``serpfuse engines --json`` or the cache's files.
+- none of them shows in the logs (any level), the answers, ``serpfuse engines --json``, the cache's files or
+  ``serpfuse serve``'s /metrics page (after the searches and one more through its HTTP API).
 
 The page reader, which goes on the wire page after page and from one site to another, is checked the same way
 further down (its own capture servers; the engines' secrets configured and asked in the same process).
@@ -110,6 +111,28 @@ def search_plan(seed: int) -> list[tuple[str, list[str]]]:
     return plan
 
 
+async def through_the_http_api(service, seed: int) -> list[str]:
+    """One more search through ``serpfuse serve``'s HTTP API on the same service (every engine of a category,
+    each counted by /metrics), then its /metrics page: both bodies, for the channels the secrets must not show
+    in."""
+    import httpx2
+
+    from serpfuse.serve.http_api import create_app
+
+    category, engines = search_plan(seed)[0]
+    params = {"q": QUERIES[seed], "engines": ",".join(engines), "category": category}
+    transport = httpx2.ASGITransport(app=create_app(service))
+    async with httpx2.AsyncClient(transport=transport, base_url="http://serpfuse") as http:
+        answer = await http.get("/v1/search", params=params)
+        assert answer.status_code == 200, answer.text
+        metrics = await http.get("/metrics")
+    assert metrics.status_code == 200, metrics.text
+    counted = {e: f'serpfuse_engine_answers_total{{engine="{e}"' in metrics.text for e in engines}
+    assert all(counted.values()), f"/metrics counts no answer of {[e for e, c in counted.items() if not c]}"
+    assert 'serpfuse_http_requests_total{route="native"' in metrics.text
+    return [answer.text, metrics.text]
+
+
 @pytest.mark.parametrize("impersonate", ["1", "0"], ids=["libcurl", "httpx2"])
 @pytest.mark.parametrize("seed", [1, 2])
 async def test_each_request_carries_its_own_headers_and_each_secret_reaches_only_its_own_host(
@@ -129,6 +152,7 @@ async def test_each_request_carries_its_own_headers_and_each_secret_reaches_only
             answers.append(response.model_dump_json())
             for engine in ENGINES:  # the fakes' pages are no engine's results: no cooldown keeps one quiet
                 await service.cooldowns.record_success(engine)
+        answers += await through_the_http_api(service, seed)
     finally:
         await service.aclose()
 
