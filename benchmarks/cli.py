@@ -38,7 +38,7 @@ from benchmarks.runner import run
 from benchmarks.setups import CORPORA, DATA_ENV, DEPTH, BenchOptions, data_root
 from serpfuse.bench.config_specs import strategy_names
 from serpfuse.bench.modes import BenchError
-from serpfuse.cli.bench import Progress, show
+from serpfuse.cli.bench import BenchProgress, show
 from serpfuse.ranking.rankers import available
 
 Corpus = StrEnum("Corpus", {name: name for name in CORPORA})
@@ -199,7 +199,7 @@ def bench_command(
             signal_cost=signal_cost,
             extractors=[e.strip() for e in (extractors or "").split(",") if e.strip()],
         )
-        outcome = run(options, lambda total: Progress(total, output == "table"))
+        outcome = run(options, lambda total: BenchProgress(total, output == "table"))
     except BenchError as exc:
         fail(str(exc))
     show(outcome, output)

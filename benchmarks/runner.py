@@ -1,6 +1,6 @@
 """What ``python -m benchmarks`` runs: one mode chosen from ``MODES`` over a corpus from ``setups.CORPORA``.
 
-A mode turns ``BenchOptions`` into an ``Outcome`` that can be shown three ways (JSON, Markdown, rich tables);
+A mode turns ``BenchOptions`` into a ``BenchOutcome`` that can be shown three ways (JSON, Markdown, rich tables);
 the CLI only parses options, asks ``run`` and prints. The last four modes (compare, sweep, several
 configurations, one) are the package's own (``serpfuse.bench.modes``); the research ones come first: a new one
 (e.g. ``--perf``) is one ``Mode`` in ``MODES``: when it is wanted, what it refuses, and how it runs. Modes are
@@ -29,7 +29,7 @@ from serpfuse.bench.config_specs import BASELINE
 from serpfuse.bench.modes import (
     Bench,
     BenchError,
-    Outcome,
+    BenchOutcome,
     ParsedConfigs,
     ProgressFactory,
     quiet,
@@ -88,7 +88,7 @@ class Mode:
 
     name: str
     wanted: Callable[[BenchOptions], bool]
-    run: Callable[[Job], Outcome]
+    run: Callable[[Job], BenchOutcome]
     check: Callable[[BenchOptions, ParsedConfigs], None] = lambda options, parsed: None
 
 
@@ -234,7 +234,7 @@ def _check_garbage(options: BenchOptions, parsed: ParsedConfigs) -> None:
         raise BenchError("--garbage-engine runs on --corpus crw56 or --corpus mq2008 (metasearch protocol)")
 
 
-def _run_garbage(job: Job) -> Outcome:
+def _run_garbage(job: Job) -> BenchOutcome:
     from benchmarks import label_free, robustness
 
     options = job.options
@@ -261,7 +261,7 @@ def _check_generic(options: BenchOptions, parsed: ParsedConfigs) -> None:
         raise BenchError("--generic-rows runs on --corpus crw56 (--split dev judged; test or all label-free)")
 
 
-def _run_generic(job: Job) -> Outcome:
+def _run_generic(job: Job) -> BenchOutcome:
     from benchmarks import label_free, robustness
 
     runs, default = _every_ranker(job)
@@ -285,7 +285,7 @@ def _check_signal_cost(options: BenchOptions, parsed: ParsedConfigs) -> None:
         raise BenchError("--signal-cost runs on the crw56 replay (--corpus crw56)")
 
 
-def _run_signal_cost(job: Job) -> Outcome:
+def _run_signal_cost(job: Job) -> BenchOutcome:
     from benchmarks import signal_cost
 
     path = job.options.root / signal_cost.RECORDING
@@ -298,7 +298,7 @@ def _run_signal_cost(job: Job) -> Outcome:
     return signal_cost.table(result)
 
 
-def _run_misspelled(job: Job) -> Outcome:
+def _run_misspelled(job: Job) -> BenchOutcome:
     from benchmarks import label_free, robustness
 
     runs, default = _every_ranker(job)
@@ -361,7 +361,7 @@ def _check_perf(options: BenchOptions) -> None:
         )
 
 
-def run_perf(options: BenchOptions, progress: ProgressFactory) -> Outcome:
+def run_perf(options: BenchOptions, progress: ProgressFactory) -> BenchOutcome:
     from benchmarks.perf import PerfOutcome, measure
 
     trees = 2 if options.perf_baseline else 1
@@ -392,17 +392,17 @@ def _check_common(options: BenchOptions, parsed: ParsedConfigs) -> None:
         raise BenchError("--seed goes with --random-subsets")
 
 
-def _extraction(options: BenchOptions) -> Outcome:
+def _extraction(options: BenchOptions) -> BenchOutcome:
     from benchmarks.extraction import run_bench
 
     return run_bench(options)
 
 
 # Corpora that score something other than a ranking configuration run on their own, before configs are parsed.
-OWN_RUNNERS: dict[str, Callable[[BenchOptions], Outcome]] = {"article-extraction": _extraction}
+OWN_RUNNERS: dict[str, Callable[[BenchOptions], BenchOutcome]] = {"article-extraction": _extraction}
 
 
-def run(options: BenchOptions, progress: ProgressFactory = quiet) -> Outcome:
+def run(options: BenchOptions, progress: ProgressFactory = quiet) -> BenchOutcome:
     """Validate the options, pick the mode, run it. Bad input or missing data raises ``BenchError``."""
     if options.corpus not in CORPORA:
         raise BenchError(f"unknown corpus {options.corpus!r}; choose one of: {', '.join(CORPORA)}")

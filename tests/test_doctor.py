@@ -19,7 +19,7 @@ from serpfuse.engines import ENGINES
 from serpfuse.models import EngineAnswer, EngineRow
 from serpfuse.sources.doctor import (
     DoctorQuery,
-    EngineReport,
+    EngineCheck,
     QueryCheck,
     add_overlap,
     judge,
@@ -104,8 +104,8 @@ def test_overlap_is_the_share_of_rows_another_engine_also_returned() -> None:
 
 
 def test_engine_status_aggregation() -> None:
-    def report(*verdicts: str, primary: bool = True) -> EngineReport:
-        r = EngineReport("e", "primary", "e", primary)
+    def report(*verdicts: str, primary: bool = True) -> EngineCheck:
+        r = EngineCheck("e", "primary", "e", primary)
         r.checks = [QueryCheck(f"q{i}", v, v) for i, v in enumerate(verdicts)]
         return r
 
@@ -123,9 +123,9 @@ def test_independent_indexes_count_groups_not_engines() -> None:
 
     groups = engine_table()["groups"]
 
-    def report(name: str, *verdicts: str) -> EngineReport:
+    def report(name: str, *verdicts: str) -> EngineCheck:
         info = ENGINES[name].INFO
-        r = EngineReport(name, info.tier, groups.get(name, name), info.tier == "primary", info.region)
+        r = EngineCheck(name, info.tier, groups.get(name, name), info.tier == "primary", info.region)
         r.checks = [QueryCheck(q, v, v) for q, v in zip(("q1", "q2"), verdicts, strict=True)]
         return r
 

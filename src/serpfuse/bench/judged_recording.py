@@ -32,7 +32,7 @@ from serpfuse.bench import metrics as m
 from serpfuse.bench.modes import (
     Bench,
     BenchError,
-    Outcome,
+    BenchOutcome,
     ProgressFactory,
     check_runs,
     parse_configs,
@@ -567,7 +567,7 @@ class RecordingBenchOptions:
     now: dt.datetime | None = None  # the clock freshness is judged against (default: now)
 
 
-def run(options: RecordingBenchOptions, progress: ProgressFactory = quiet) -> Outcome:
+def run(options: RecordingBenchOptions, progress: ProgressFactory = quiet) -> BenchOutcome:
     """Validate the options, load the recording and judgments, run. Bad input raises ``BenchError``."""
     parsed = parse_configs(options.strategies, options.settings, options.compare)
     check_runs(parsed, options.compare is not None, options.sweep)

@@ -2,7 +2,7 @@
 which metric leads) and the four ways to run one: one configuration beside the references, several in one
 table, two compared per query with a paired bootstrap, or a grid sweep.
 
-A run gives an ``Outcome`` that can be shown three ways (JSON, Markdown, rich tables); ``serpfuse bench`` only
+A run gives a ``BenchOutcome`` that can be shown three ways (JSON, Markdown, rich tables); ``serpfuse bench`` only
 parses options, asks ``run`` and prints.
 """
 
@@ -68,7 +68,7 @@ def quiet(total: int) -> AbstractContextManager[Tracker]:
     return nullcontext(_Quiet())
 
 
-class Outcome(Protocol):
+class BenchOutcome(Protocol):
     """A finished bench run, shown as JSON (``to_json``), Markdown (``markdown``) or rich tables (``render``)."""
 
     def to_json(self) -> Any: ...
@@ -323,7 +323,7 @@ def run_bench(
     settings: Sequence[str] = (),
     metric: str | None = None,
     progress: ProgressFactory = quiet,
-) -> Outcome:
+) -> BenchOutcome:
     """--compare when a pair was given, else --sweep, else several configurations or one."""
     if parsed.pairs:
         return run_compare(bench, parsed.pairs, bench.lead_metric(metric).name, progress)

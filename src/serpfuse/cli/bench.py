@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from rich.progress import TaskID
 
 
-class Progress:
+class BenchProgress:
     """A rich progress bar on stderr for runs longer than a blink; silent when stderr is not a terminal."""
 
     def __init__(self, total: int, enabled: bool):
@@ -44,7 +44,7 @@ class Progress:
         self._progress: Bar | None = None
         self._task: TaskID | None = None
 
-    def __enter__(self) -> Progress:
+    def __enter__(self) -> BenchProgress:
         if self.enabled:
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
@@ -164,7 +164,7 @@ def register(app: typer.Typer) -> None:
             now=_clock(now),
         )
         try:
-            outcome = run(options, lambda total: Progress(total, output == "table"))
+            outcome = run(options, lambda total: BenchProgress(total, output == "table"))
         except SerpfuseError as exc:
             fail_on(exc)
         show(outcome, output)

@@ -98,7 +98,7 @@ class BadGrade(InputError):
 
 
 @dataclass
-class Progress:
+class JudgingProgress:
     graded: int
     total: int
     query_graded: int
@@ -124,9 +124,9 @@ class Judging:
         query = self.pool[n]
         return [self.store.grade(query.query, row.key) for row in query.rows]
 
-    def progress(self, n: int) -> Progress:
+    def progress(self, n: int) -> JudgingProgress:
         counts = [(sum(g is not None for g in self.grades(i)), len(q.rows)) for i, q in enumerate(self.pool)]
-        return Progress(sum(c[0] for c in counts), sum(c[1] for c in counts), *counts[n])
+        return JudgingProgress(sum(c[0] for c in counts), sum(c[1] for c in counts), *counts[n])
 
     def first_ungraded(self) -> tuple[int, int] | None:
         """(query, row) of the first row without a grade, in page order."""
@@ -136,7 +136,7 @@ class Judging:
                     return n, i
         return None
 
-    def put(self, n: int, row: int, rel: int) -> Progress:
+    def put(self, n: int, row: int, rel: int) -> JudgingProgress:
         if not 0 <= n < len(self.pool):
             raise BadGrade(f"no query {n + 1}: the recording has {len(self.pool)}")
         rows = self.pool[n].rows

@@ -44,7 +44,7 @@ from serpfuse.serve import read_shapes, reply_shapes, search_shapes
 from serpfuse.serve.errors import ApiError, error_response
 from serpfuse.serve.guard import Guard
 from serpfuse.serve.openapi import openapi_document
-from serpfuse.serve.page import Page
+from serpfuse.serve.page import PageHandlers
 from serpfuse.service import SearchService
 from serpfuse.settings import validation_message
 from serpfuse.state.metrics import CONTENT_TYPE
@@ -113,7 +113,7 @@ class Endpoints:
         self.service = service
         self.settings = service.settings
         self.max_body = service.settings.max_body_bytes
-        self.page = Page(service)
+        self.page = PageHandlers(service)
         self._reader = reader
         # A GET's query string -> the request it makes: a repeated query (a cache hit, mostly) is not parsed
         # and validated again. Only requests that passed validation are kept; nothing changes a request once made.

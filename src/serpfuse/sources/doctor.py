@@ -193,7 +193,7 @@ def add_overlap(checks: dict[str, QueryCheck], answers: dict[str, EngineAnswer])
 
 
 @dataclass
-class EngineReport:
+class EngineCheck:
     engine: str
     tier: str
     group: str | None
@@ -266,7 +266,7 @@ class EngineReport:
 
 @dataclass
 class DoctorReport:
-    engines: list[EngineReport]
+    engines: list[EngineCheck]
     queries: list[DoctorQuery]
     checked_at: str
     # No engine could be reached on the first query, so the others were not asked.
@@ -280,7 +280,7 @@ class DoctorReport:
     def ok(self) -> bool:
         return not self.broken
 
-    def _indexes(self, engines: list[EngineReport]) -> list[str]:
+    def _indexes(self, engines: list[EngineCheck]) -> list[str]:
         return sorted(
             web_index_groups([e.engine for e in engines], {e.engine: e.group or e.engine for e in engines})
         )
@@ -304,7 +304,7 @@ class DoctorReport:
         return {kind: self._indexes([e for e in ok if getattr(e, attr) == kind]) for kind in kinds}
 
     @property
-    def decoys(self) -> list[EngineReport]:
+    def decoys(self) -> list[EngineCheck]:
         """The engines that answered any query with a decoy list: named, whatever their overall status."""
         return [e for e in self.engines if e.decoys]
 
@@ -378,7 +378,7 @@ async def check_engines(
 
     probe = SearchRequest(query="serpfuse doctor")
     reports = {
-        slot.name: EngineReport(
+        slot.name: EngineCheck(
             engine=slot.name,
             tier=slot.tier,
             region=slot.region,

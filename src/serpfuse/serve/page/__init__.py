@@ -175,7 +175,7 @@ def parts_legend(resp: SearchResponse) -> list[tuple[str, str]]:
     return legend(part for c in resp.candidates or [] for part, value in c.score_parts.items() if value)
 
 
-class Page:
+class PageHandlers:
     """The page's handlers, bound to the service every interface shares."""
 
     def __init__(self, service: SearchService) -> None:
