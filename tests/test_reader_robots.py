@@ -3,6 +3,8 @@ the group for serpfuse over the ``*`` group; then the same through a real fetch 
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from fakeserver import Reply
@@ -93,6 +95,32 @@ async def test_failures_read_as_the_rfc_says(status, allowed):
     else:
         with pytest.raises(RobotsDisallowed):
             await cache.check(target, get)
+    assert cache.fetches == 1
+
+
+async def test_pages_of_one_origin_read_at_once_wait_for_one_robots_download():
+    """A search's passages read several pages of one site at once: one robots.txt request, not one each; a
+    reader that stops waiting (cancelled) leaves the download to the others."""
+    started, release = asyncio.Event(), asyncio.Event()
+
+    async def get(url: str) -> Fetched:
+        started.set()
+        await release.wait()
+        return Fetched(url, 200, "text/plain", "utf-8", RULES.encode())
+
+    cache = RobotsCache()
+    checks = [
+        asyncio.ensure_future(cache.check(parse_target(f"http://site.test{path}", ANY_PORT), get))
+        for path in ("/a.html", "/b.html", "/private/x", "/c.html")
+    ]
+    await started.wait()
+    checks[0].cancel()
+    release.set()
+    outcomes = await asyncio.gather(*checks, return_exceptions=True)
+    assert isinstance(outcomes[0], asyncio.CancelledError)
+    assert outcomes[1] is None and isinstance(outcomes[2], RobotsDisallowed) and outcomes[3] is None
+    assert cache.fetches == 1
+    await cache.check(parse_target("http://site.test/d.html", ANY_PORT), get)  # now from the cache
     assert cache.fetches == 1
 
 

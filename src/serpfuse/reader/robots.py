@@ -5,10 +5,12 @@ characters and ``$`` ends a pattern, and of the rules in the matching group the 
 wins a tie), whatever their order in the file. RFC 9309's reading of failures: a robots.txt that is missing or
 forbidden (4xx) allows everything; a server error (5xx) disallows everything for that origin until the entry
 expires. When robots.txt cannot be fetched at all (refused, unresolvable, unreachable) the read fails with
-that cause, as the page itself would."""
+that cause, as the page itself would. Pages of one origin read at once (a search's passages) wait for one
+download of its robots.txt, not one each."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -37,6 +39,7 @@ class RobotsCache:
         self.ttl_s = ttl_s
         self._clock = clock
         self._rules: OrderedDict[str, tuple[float, Rules]] = OrderedDict()
+        self._loading: dict[str, asyncio.Task[Rules]] = {}  # origin -> its robots.txt on its way
         self.fetches = 0  # robots.txt downloads (tests check the cache is used)
 
     async def check(self, target: Target, get: RobotsGet) -> None:
@@ -44,13 +47,28 @@ class RobotsCache:
         origin = f"{target.scheme}://{target.host}:{target.port}"
         entry = self._rules.get(origin)
         if entry is None or entry[0] <= self._clock():
-            entry = (self._clock() + self.ttl_s, await self._load(target, get))
+            entry = (self._clock() + self.ttl_s, await self._shared_load(origin, target, get))
             self._rules[origin] = entry
             self._rules.move_to_end(origin)
             while len(self._rules) > MAX_ORIGINS:
                 self._rules.popitem(last=False)
         if not allows(entry[1], target.url):
             raise RobotsDisallowed(f"robots.txt of {target.host} disallows this page for {ROBOTS_AGENT}")
+
+    async def _shared_load(self, origin: str, target: Target, get: RobotsGet) -> Rules:
+        """The origin's rules, from the download already on its way when there is one. The download is a task of
+        its own: a reader that gives up waiting (its deadline) does not cancel it for the others."""
+        task = self._loading.get(origin)
+        if task is None:
+            task = self._loading[origin] = asyncio.ensure_future(self._load(target, get))
+            task.add_done_callback(lambda done: self._landed(origin, done))
+        return await asyncio.shield(task)
+
+    def _landed(self, origin: str, task: asyncio.Task[Rules]) -> None:
+        if self._loading.get(origin) is task:
+            del self._loading[origin]
+        if not task.cancelled():
+            task.exception()  # retrieved: every waiter may have gone; theirs to raise, not the loop's to log
 
     async def _load(self, target: Target, get: RobotsGet) -> Rules:
         self.fetches += 1
