@@ -65,6 +65,17 @@ def test_markdown_headings_are_found():
     assert markdown_headings("# A [title][1]\n\ntext\n\n## Types\n- x") == ["A title", "Types"]
 
 
+def test_dotted_abbreviations_end_no_sentence():
+    text = (
+        "Wayne is replaced by Jean-Paul Valley (a.k.a. Azrael), who rises. He holds a Ph.D. In time he falls."
+    )
+    got = [text[s:e] for s, e in sentence_spans(text)]
+    assert got == [
+        "Wayne is replaced by Jean-Paul Valley (a.k.a. Azrael), who rises.",
+        "He holds a Ph.D. In time he falls.",
+    ]
+
+
 def test_a_run_on_is_cut_at_clauses_then_words_never_past_the_limit():
     text = ", ".join(f"item number {i}" for i in range(200))
     spans = sentence_spans(text)

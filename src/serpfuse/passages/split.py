@@ -107,6 +107,7 @@ _LIST_ITEM = re.compile(r"^\s*(?:[-*•·]|\d{1,3}[.)])\s+")
 _MD_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+")
 _TABLE_RULE = re.compile(r"^[\s|:-]+$")
 _CLAUSE = re.compile(r"[;:,]\s+|\s+[-–—]\s+")
+_DOTTED = re.compile(r"^(?:[a-z]{1,2}\.)+[a-z]{1,2}$")
 _CLOSING = tuple(".!?:;,…\"'”’)]")
 
 
@@ -132,7 +133,9 @@ def _is_abbreviation(text: str, dot: int) -> bool:
         return False
     if word in _ABBREVIATIONS:
         return True
-    return len(word) == 1 and word.isalpha()  # an initial: "J. R. R. Tolkien"
+    if len(word) == 1 and word.isalpha():  # an initial: "J. R. R. Tolkien"
+        return True
+    return bool(_DOTTED.match(word))  # letters with stops between: "a.k.a.", "ph.d."
 
 
 def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
