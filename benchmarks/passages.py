@@ -77,14 +77,14 @@ class Bm25:
         self.bm25s = bm25s
 
     def __call__(self, text: str, query: str, budget: int) -> list[str]:
-        from serpfuse.passages.score import Scored
+        from serpfuse.passages.score import ScoredUnit
 
         units = [u for u in split(text) if u.kind != "heading"]
         if not units:
             return []
         corpus = [text[u.start : u.end] for u in units]
         scores = self._scores(corpus, query)
-        scored = [Scored(u, float(s), i) for i, (u, s) in enumerate(zip(units, scores, strict=True))]
+        scored = [ScoredUnit(u, float(s), i) for i, (u, s) in enumerate(zip(units, scores, strict=True))]
         from serpfuse.passages.select import choose
 
         return [p.text for p in passages_of(text, choose(scored, budget))]

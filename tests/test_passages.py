@@ -112,12 +112,12 @@ def test_an_answer_late_in_the_page_beats_the_lead_when_it_has_the_query():
 
 
 def test_a_unit_that_adds_a_term_beats_one_that_repeats_them():
-    from serpfuse.passages.score import Scored
+    from serpfuse.passages.score import ScoredUnit
     from serpfuse.passages.select import choose
     from serpfuse.passages.split import Unit
 
-    def unit(i: int, score: float, shares: dict[str, float]) -> Scored:
-        return Scored(Unit(20 * i, 20 * i + 15, i, "paragraph"), score, i, list(shares), shares=shares)
+    def unit(i: int, score: float, shares: dict[str, float]) -> ScoredUnit:
+        return ScoredUnit(Unit(20 * i, 20 * i + 15, i, "paragraph"), score, i, list(shares), shares=shares)
 
     first = unit(0, 0.9, {"pump": 0.4, "bearing": 0.4})
     again = unit(1, 0.8, {"pump": 0.35, "bearing": 0.35})  # the same two terms, said again

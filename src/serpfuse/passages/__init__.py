@@ -10,22 +10,22 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from serpfuse.passages.score import Scored, score_units
-from serpfuse.passages.select import Passage, choose, passages_of, select_units
+from serpfuse.passages.score import ScoredUnit, score_units
+from serpfuse.passages.select import ChosenPassage, choose, passages_of, select_units
 from serpfuse.passages.split import markdown_headings, split
 
-__all__ = ["Passage", "PageText", "across", "markdown_headings", "passages", "score_page"]
+__all__ = ["ChosenPassage", "PageText", "across", "markdown_headings", "passages", "score_page"]
 
 DEFAULT_MAX_CHARS = 1500  # per page
 
 
-def score_page(text: str, query: str, headings: Collection[str] = ()) -> list[Scored]:
+def score_page(text: str, query: str, headings: Collection[str] = ()) -> list[ScoredUnit]:
     return score_units(text, split(text, headings), query)
 
 
 def passages(
     text: str, query: str, max_chars: int = DEFAULT_MAX_CHARS, *, headings: Collection[str] = ()
-) -> list[Passage]:
+) -> list[ChosenPassage]:
     """The passages of ``text`` that best answer ``query`` within ``max_chars`` characters, in page order."""
     if max_chars <= 0 or not text.strip():
         return []
@@ -44,16 +44,16 @@ RANK_DECAY = 0.05  # a page's units lose this much score per place the page stan
 
 def across(
     pages: Sequence[PageText], query: str, max_chars: int, *, per_page: int | None = None
-) -> list[tuple[str, Passage]]:
+) -> list[tuple[str, ChosenPassage]]:
     """The query's best passages across ``pages`` (in their list's order of trust) under one budget of
     ``max_chars``, at most ``per_page`` from any one page; grouped by page in list order, each in page order."""
-    pooled: list[tuple[int, Scored]] = []
+    pooled: list[tuple[int, ScoredUnit]] = []
     for rank, page in enumerate(pages):
         for s in score_page(page.text, query, page.headings):
             s.score -= RANK_DECAY * rank
             pooled.append((rank, s))
     used = 0
-    picked: dict[int, list[Scored]] = {}
+    picked: dict[int, list[ScoredUnit]] = {}
     for rank, s in sorted(pooled, key=lambda p: (-p[1].score, p[0], p[1].unit.start)):
         if max_chars - used < 20:
             break
@@ -65,7 +65,7 @@ def across(
             after = sum(p.end - p.start for p in passages_of(pages[rank].text, trial))
             picked[rank] = trial
             used += after - before
-    out: list[tuple[str, Passage]] = []
+    out: list[tuple[str, ChosenPassage]] = []
     for rank in sorted(picked):
         out.extend((pages[rank].key, p) for p in passages_of(pages[rank].text, picked[rank]))
     return out

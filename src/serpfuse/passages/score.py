@@ -187,7 +187,7 @@ def _typed(kind: str | None, raw: str, folded: str, query_words: set[str]) -> bo
 
 
 @dataclass
-class Scored:
+class ScoredUnit:
     """A unit's score and its parts, for the explanation."""
 
     unit: Unit
@@ -273,7 +273,7 @@ def _has(matching: Matching, words: set[str]) -> bool:
     return all(not m.isdisjoint(words) for m in matching)
 
 
-def score_units(text: str, units: Sequence[Unit], query: str) -> list[Scored]:
+def score_units(text: str, units: Sequence[Unit], query: str) -> list[ScoredUnit]:
     """Every unit of ``text`` scored against ``query``, in page order."""
     if not units:
         return []
@@ -299,7 +299,7 @@ def score_units(text: str, units: Sequence[Unit], query: str) -> list[Scored]:
     kind = question_kind(query)
     query_words = set(tokens(query))
     contexts: dict[str, set[str]] = {}
-    out: list[Scored] = []
+    out: list[ScoredUnit] = []
     for index, (unit, hits) in enumerate(zip(units, found, strict=True)):
         context_text = " ".join(x for x in (unit.heading, unit.header) if x)
         context = contexts.get(context_text)
@@ -326,5 +326,5 @@ def score_units(text: str, units: Sequence[Unit], query: str) -> list[Scored]:
             typed = _typed(kind, raw, fold(raw), query_words)
         score = prose[index] * (value / total + (TYPED if typed else 0.0)) + lead
         shares = {t: prose[index] * v / total for t, v in counted.items()}
-        out.append(Scored(unit, score, index, matched, around, lead, typed, prose[index], shares))
+        out.append(ScoredUnit(unit, score, index, matched, around, lead, typed, prose[index], shares))
     return out

@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from serpfuse.passages.score import Scored
+from serpfuse.passages.score import ScoredUnit
 
 
 @dataclass(frozen=True)
-class Passage:
+class ChosenPassage:
     text: str
     start: int
     end: int
@@ -27,9 +27,9 @@ class Passage:
     heading: str | None = None
 
 
-def _spans(chosen: Sequence[Scored]) -> list[list[Scored]]:
+def _spans(chosen: Sequence[ScoredUnit]) -> list[list[ScoredUnit]]:
     """Chosen units in page order, those of one block that follow each other grouped."""
-    groups: list[list[Scored]] = []
+    groups: list[list[ScoredUnit]] = []
     ordered = sorted(chosen, key=lambda s: s.unit.start)
     for s in ordered:
         last = groups[-1][-1] if groups else None
@@ -40,28 +40,28 @@ def _spans(chosen: Sequence[Scored]) -> list[list[Scored]]:
     return groups
 
 
-def _size(groups: list[list[Scored]]) -> int:
+def _size(groups: list[list[ScoredUnit]]) -> int:
     return sum(g[-1].unit.end - g[0].unit.start for g in groups)
 
 
 REPEAT = 0.6  # a term already shown counts at this share of its part (chosen on WikiQA's dev half)
 
 
-def _gain(s: Scored, shown: dict[str, float]) -> float:
+def _gain(s: ScoredUnit, shown: dict[str, float]) -> float:
     """A unit's score less what the chosen units already show of its terms."""
     if not shown:
         return s.score
     return s.score - (1.0 - REPEAT) * sum(min(v, shown.get(t, 0.0)) for t, v in s.shares.items())
 
 
-def choose(scored: Sequence[Scored], max_chars: int, *, min_score: float = 0.0) -> list[Scored]:
+def choose(scored: Sequence[ScoredUnit], max_chars: int, *, min_score: float = 0.0) -> list[ScoredUnit]:
     """The units to show: the one that adds most first while they fit in ``max_chars`` (adjacent units joined
     count the space between them). A chosen unit whose terms an earlier one showed is a copy naming them."""
     left = sorted(
         (s for s in scored if s.unit.kind != "heading" and s.score >= min_score),
         key=lambda s: (-s.score, s.unit.start),
     )
-    chosen: list[Scored] = []
+    chosen: list[ScoredUnit] = []
     shown: dict[str, float] = {}
     used = 0
     while left and max_chars - used >= 20:
@@ -88,17 +88,19 @@ def choose(scored: Sequence[Scored], max_chars: int, *, min_score: float = 0.0) 
     return chosen
 
 
-def passages_of(text: str, chosen: Sequence[Scored]) -> list[Passage]:
+def passages_of(text: str, chosen: Sequence[ScoredUnit]) -> list[ChosenPassage]:
     out = []
     for group in _spans(chosen):
         start, end = group[0].unit.start, group[-1].unit.end
         best = max(group, key=lambda s: s.score)
-        out.append(Passage(text[start:end], start, end, round(best.score, 4), best.why(), best.unit.heading))
+        out.append(
+            ChosenPassage(text[start:end], start, end, round(best.score, 4), best.why(), best.unit.heading)
+        )
     return out
 
 
 def select_units(
-    text: str, scored: Sequence[Scored], max_chars: int, *, min_score: float = 0.0
-) -> list[Passage]:
+    text: str, scored: Sequence[ScoredUnit], max_chars: int, *, min_score: float = 0.0
+) -> list[ChosenPassage]:
     """The best passages of a page within ``max_chars``, in page order."""
     return passages_of(text, choose(scored, max_chars, min_score=min_score))
