@@ -1,10 +1,8 @@
 """The fan-out's use of what it knows about each engine's speed: the engine expected to answer last is asked
-first (the answers keep the engines' order), and while only it is awaited the answers so far are handed to the
-pipeline, which ranks them meanwhile; the search's response is the one ranking all answers gives."""
+first (the answers keep the engines' order)."""
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import os
 import subprocess
@@ -13,12 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from serpfuse import pipeline
-from serpfuse.config import RankingConfig
 from serpfuse.models import SearchRequest
 from serpfuse.ranking.query import analyze_query
 from serpfuse.sources.base import EngineSlot
-from serpfuse.sources.fanout import SPECULATE_MIN_S, fan_out
+from serpfuse.sources.fanout import fan_out
 from test_fanout import ScriptedSource, row
 
 Q = "rust async runtime"
@@ -63,56 +59,6 @@ async def test_the_engine_expected_slowest_is_asked_first_and_the_answers_keep_t
     unknown = source({})
     await fan_out(unknown, SearchRequest(query=Q), analyze_query(Q))
     assert [e for e, _ in unknown.calls] == ["a", "b", "c"]  # nothing known: the slots' order
-
-
-async def test_the_answers_so_far_are_handed_over_while_only_the_slow_engine_is_awaited():
-    src = source({"a": 0.0, "b": 0.15, "c": 0.01})
-    handed: list[tuple[list[str], list[str]]] = []
-    res = await fan_out(
-        src,
-        SearchRequest(query=Q),
-        analyze_query(Q),
-        on_partial=lambda answers: handed.append(([a.engine for a in answers], list(src.answered))),
-    )
-    assert handed == [(["a", "c"], ["a", "c"])]  # once, before b answered
-    assert [a.engine for a in res.answers] == ["a", "b", "c"] and all(a.status == "ok" for a in res.answers)
-
-
-async def test_nothing_is_handed_over_when_the_wait_is_short_unknown_or_another_fan_out_runs():
-    async def handed_for(src: TimedSource, runs: int = 1) -> int:
-        handed: list[object] = []
-        await asyncio.gather(
-            *(
-                fan_out(src, SearchRequest(query=Q), analyze_query(Q), on_partial=handed.append)
-                for _ in range(runs)
-            )
-        )
-        return len(handed)
-
-    assert await handed_for(source({})) == 0  # the last engine's time is not known
-    short = SPECULATE_MIN_S / 3
-    assert await handed_for(source({"b": short}, {"a": 0.0, "b": short, "c": 0.0})) == 0
-    assert await handed_for(source({"a": 0.0, "b": 0.15, "c": 0.01}), runs=2) == 0  # two in flight
-
-
-async def test_a_search_that_ranks_early_answers_as_ranking_once_does(monkeypatch):
-    calls: list[list[str]] = []
-    plain = pipeline.rank_answers
-
-    def counted(answers, *args, **kwargs):
-        calls.append(sorted(a.engine for a in answers))
-        return plain(answers, *args, **kwargs)
-
-    monkeypatch.setattr(pipeline, "rank_answers", counted)
-    src = source({"a": 0.0, "b": 0.15, "c": 0.01})
-    request, config = SearchRequest(query=Q), RankingConfig()
-    got = await pipeline.search(request, source=src, config=config, explain=True, now=NOW)
-    assert calls == [["a", "c"], ["a", "b", "c"]]  # the answers so far, then all of them
-    answers = (await fan_out(src, request, analyze_query(Q))).answers
-    want = plain(answers, request, config=config, query=analyze_query(Q), explain=True, now=NOW)
-    got, want = got.to_json_dict(), want.to_json_dict()
-    got.pop("tookMs"), want.pop("tookMs")
-    assert got == want
 
 
 # A new process (so no earlier test has loaded the tables): one engine that answers only once the ranking's word

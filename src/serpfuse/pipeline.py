@@ -382,21 +382,11 @@ async def search(
     if ranks_here() and not tables_loaded(request.language):
         loading = in_thread(load_tables_for, request.language, budget_s=TABLES_BUDGET_S)
         tables = asyncio.ensure_future(loading)
-    early: list[asyncio.Future] = []  # the answers so far ranked while the last engine is awaited (fanout)
     kwargs: dict[str, Any] = {"config": config, "query": query, "now": now, "explain": explain}
-
-    def rank_early(answers: list[EngineAnswer]) -> None:
-        task = asyncio.ensure_future(off_loop(rank_answers, answers, request, budget_s=left(), **kwargs))
-        task.add_done_callback(_retrieved)  # only its side effect counts; a failure is the real ranking's
-        early.append(task)
-
-    fanout = await fan_out(source, request, query, deadline_s=deadline_s, gate=gate, on_partial=rank_early)
+    fanout = await fan_out(source, request, query, deadline_s=deadline_s, gate=gate)
     try:
         if tables is not None:  # once per process, whatever the rows: not held to the deadline
             await tables
-        # The early rankings read every row's text once; not raced with the real one: both would run slower.
-        if early:
-            await asyncio.wait(early, timeout=left())
         # Ranking is pure CPU work: off the loop (a server's ranking process, else a thread), so the loop keeps
         # serving other searches' I/O meanwhile. It may always take the grace: the tables may have been loading.
         response = await off_loop(
@@ -404,7 +394,6 @@ async def search(
             fanout.answers,
             request,
             budget_s=max(left(), RANK_GRACE_S),
-            last=True,
             fanout=fanout,
             **kwargs,
         )
@@ -419,11 +408,6 @@ async def search(
         )
     response.took_ms = round((time.perf_counter() - t0) * 1000, 1)
     return response
-
-
-def _retrieved(task: asyncio.Future) -> None:
-    if not task.cancelled():
-        task.exception()
 
 
 def search_sync(request: SearchRequest, **kwargs) -> SearchResponse:

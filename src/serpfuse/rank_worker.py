@@ -36,28 +36,25 @@ WORKERS = parsing.WORKERS  # the server's workers: they parse and rank
 PRELOAD = "serpfuse.pipeline:load_tables_for"
 
 
-def _call(
-    fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any], forget: bool = False
-) -> list[T]:
-    """In the worker: ``fn(*args, **kwargs)``, as the one-item list the pool's reply carries; then, with
-    ``forget``, the text memos emptied (``text.forget_texts``)."""
+def _call(fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[T]:
+    """In the worker: ``fn(*args, **kwargs)``, as the one-item list the pool's reply carries; then the text
+    memos emptied (``text.forget_texts``): they would otherwise fill with every search's rows, which later
+    searches seldom meet."""
     result = [fn(*args, **kwargs)]
-    if forget:
-        forget_texts()
+    forget_texts()
     return result
 
 
-async def off_loop(fn: Callable[..., T], *args: Any, budget_s: float, last: bool = False, **kwargs: Any) -> T:
+async def off_loop(fn: Callable[..., T], *args: Any, budget_s: float, **kwargs: Any) -> T:
     """``fn(*args, **kwargs)`` off the event loop: in a worker when one is up, else in a thread;
     ``TimeoutError`` when it is not done within ``budget_s`` (the worker is then killed and replaced, a thread
-    abandoned). ``last``: the search's last ranking, after which a worker forgets its rows' texts (their memos
-    would otherwise fill with every search's, which later searches seldom meet); a thread's process keeps them
-    (a one-shot search, a replay ranked again)."""
+    abandoned). A worker forgets the rows' texts afterwards; a thread's process keeps them (a one-shot search,
+    a replay ranked again)."""
     ends = time.monotonic() + budget_s
     if WORKERS.ready and by_reference(fn):
         try:
             # a ranking is bounded: one whose search has gone finishes, rather than cost a new worker
-            job = (fn, args, kwargs, last)
+            job = (fn, args, kwargs)
             (result,) = await WORKERS.run(_call, job, budget_s, kill_on_cancel=False)
             return result
         except ParseOverrun:

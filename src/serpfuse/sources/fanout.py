@@ -27,13 +27,6 @@ from serpfuse.ranking.query import QueryAnalysis
 from serpfuse.sources.base import EngineSlot, Source
 
 RowGate = Callable[[EngineRow], bool]
-# Called with the answers so far when one engine is left and it is expected to take a while yet: the pipeline
-# ranks them meanwhile, which reads every row's text once (the ranking's per-text memos), so the ranking after
-# the last answer only reads that engine's new rows. Only when this is the one fan-out in flight: under load
-# the cores have better things to do than rank twice.
-PartialHook = Callable[[list[EngineAnswer]], None]
-SPECULATE_MIN_S = 0.03  # the last engine's expected time left, under which ranking early would only compete
-_RUNNING = [0]  # fan-outs in flight in this process
 DEFAULT_DEADLINE_S = 20.0
 UNWIND_GRACE_S = 0.05  # how long cancelled engine calls may take to unwind before the search goes on
 _UNWINDING: set[asyncio.Task] = set()  # cancelled calls still unwinding after their search went on
@@ -132,7 +125,6 @@ async def _ask_all(
     variants: list[str],
     request: SearchRequest,
     deadline: float,
-    on_partial: PartialHook | None = None,
 ) -> list[EngineAnswer]:
     keys = [(e, v) for e in names for v in variants]
     if not keys:
@@ -144,17 +136,7 @@ async def _ask_all(
     tasks = {k: asyncio.ensure_future(source.ask(k[0], k[1], request)) for k in by_expected}
     jobs = {k: tasks[k] for k in keys}
     started = time.monotonic()
-    pending = set(jobs.values())
-    if on_partial is not None and len(names) > 1:
-        engine_of = {t: k[0] for k, t in jobs.items()}
-        pending = await _until_one_engine_left(pending, engine_of, deadline)
-        left = {engine_of[t] for t in pending}
-        if len(left) == 1 and _RUNNING[0] == 1:
-            left_s = (expected[left.pop()] or 0.0) - (time.monotonic() - started)
-            if left_s >= SPECULATE_MIN_S:
-                on_partial([t.result() for t in jobs.values() if t.done() and t.exception() is None])
-    if pending:
-        _, pending = await asyncio.wait(pending, timeout=max(0.0, deadline - time.monotonic()))
+    _, pending = await asyncio.wait(jobs.values(), timeout=max(0.0, deadline - time.monotonic()))
     for task in pending:
         task.cancel()
     if pending:
@@ -190,20 +172,6 @@ async def _ask_all(
     return out
 
 
-async def _until_one_engine_left(
-    pending: set[asyncio.Task[EngineAnswer]],
-    engine_of: dict[asyncio.Task[EngineAnswer], str],
-    deadline: float,
-) -> set[asyncio.Task[EngineAnswer]]:
-    while len({engine_of[t] for t in pending}) > 1:
-        done, pending = await asyncio.wait(
-            pending, timeout=max(0.0, deadline - time.monotonic()), return_when=asyncio.FIRST_COMPLETED
-        )
-        if not done:  # the deadline
-            break
-    return pending
-
-
 def _unwound(task: asyncio.Task) -> None:
     _UNWINDING.discard(task)
     if not task.cancelled():
@@ -221,22 +189,6 @@ async def fan_out(
     *,
     deadline_s: float = DEFAULT_DEADLINE_S,
     gate: RowGate | None = None,
-    on_partial: PartialHook | None = None,
-) -> FanoutResult:
-    _RUNNING[0] += 1
-    try:
-        return await _fan_out(source, request, query, deadline_s, gate, on_partial)
-    finally:
-        _RUNNING[0] -= 1
-
-
-async def _fan_out(
-    source: Source,
-    request: SearchRequest,
-    query: QueryAnalysis,
-    deadline_s: float,
-    gate: RowGate | None,
-    on_partial: PartialHook | None,
 ) -> FanoutResult:
     deadline = time.monotonic() + deadline_s
     slots = select_slots(source.slots(request), request)
@@ -261,7 +213,7 @@ async def _fan_out(
     if not primaries:  # nothing leads: the fallback tier is all there is
         primaries, fallbacks = fallbacks, []
 
-    first = await _ask_all(source, primaries, query.variants, request, deadline, on_partial)
+    first = await _ask_all(source, primaries, query.variants, request, deadline)
     result.answers.extend(first)
     if primaries and not _usable(first, gate) and query.core_variant and time.monotonic() < deadline:
         result.retried = True
