@@ -1,8 +1,7 @@
 """Issue 12's fast paths give exactly what the plain paths they replace give, on every text of the crw56 recording:
 the one-regex CJK scan, the remembered fold and words, the bigram-free match share of a query without CJK, the
 single fold of consensus' lexical match, each row's text read once (text.RowForm) for every stage, ranking in a
-worker thread, and a cache hit decoded once per process. And the whole recording's responses, every strategy with
-its explanations, are the stored ones (tests/ranking_snapshot.py): a speed-up changes no ranking."""
+worker thread. And the whole recording's responses, every strategy with its explanations, are the stored ones (tests/ranking_snapshot.py): a speed-up changes no ranking."""
 
 from __future__ import annotations
 
@@ -234,8 +233,8 @@ def test_every_crw56_response_is_the_stored_one(recording):
 
 
 async def test_a_repeated_cache_hit_answers_as_decoding_the_stored_bytes_does(recording, tmp_path):
-    """The hot set (decoded hits kept in the process) against the plain path: the stored row decoded afresh.
-    A row rewritten behind the service's back (another worker) is decoded again, never served from memory."""
+    """A cache hit is the stored row decoded afresh: a caller's change to its copy is not the next caller's,
+    and a row rewritten behind the service's back (another worker) is what the next hit answers."""
     from serpfuse.service import SearchService
     from serpfuse.settings import Settings
     from serpfuse.state.cache import decode
@@ -251,7 +250,7 @@ async def test_a_repeated_cache_hit_answers_as_decoding_the_stored_bytes_does(re
                 continue  # nothing stored
             key = service._cache_slot(request, explain=False, use_cache=True)[1]
             plain = decode(await store.get_body(key))
-            for _ in range(2):  # the first hit decodes and keeps it, the second comes from memory
+            for _ in range(2):
                 hit = await service.search(request)
                 assert hit.cached and hit.model_dump() == plain.model_dump(), entry["query"]
             hot += 1

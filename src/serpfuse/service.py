@@ -16,7 +16,6 @@ import functools
 import gc
 import logging
 import time
-from collections import OrderedDict
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -45,8 +44,6 @@ log = logging.getLogger(__name__)
 PASSAGES_GRACE_S = 2.0
 # A response some engine failed on is kept briefly: the engine may be back in a minute.
 DEGRADED_TTL_S = 120.0
-# Decoded cache hits kept in this process (about 50 KB each), so a repeated hit skips decoding and validation.
-HOT_HITS = 128
 # A fleet's search in flight (Redis): claimed for the deadline and this margin (the ranking's grace, a slow
 # store), so a claimant that died holds its waiters no longer; they ask whether it landed this often.
 FLIGHT_MARGIN_S = 5.0
@@ -144,8 +141,6 @@ class SearchService:
         self._owns_source = owns_source
         self._started = False  # start() ran: aclose() stops the workers
         self._last_seen: dict[str, EngineReport] = {}
-        # cache key -> (the stored bytes, their decoded response); see _decoded_hit
-        self._hot: OrderedDict[str, tuple[bytes, SearchResponse]] = OrderedDict()
         self._keys: dict[tuple[str, bool], str] = {}  # (request as JSON, explain) -> cache key, oldest first
         # cache key -> the search in flight: its response, and whether it was another process's
         self._flights: dict[str, asyncio.Future[tuple[SearchResponse, bool]]] = {}
@@ -237,7 +232,7 @@ class SearchService:
         """
         cache, key = self._cache_slot(request, explain=explain, use_cache=use_cache)
         body = await self._cache_get(cache, key)
-        hit = self._decoded_hit(key, body) if body is not None else None
+        hit = decode(body) if body is not None else None
         if hit is not None:
             self._observe_hit(interface)
             return hit
@@ -355,25 +350,6 @@ class SearchService:
             if len(self._keys) > RECENT_KEYS:
                 del self._keys[next(iter(self._keys))]
         return cache, key
-
-    def _decoded_hit(self, key: str, body: bytes) -> SearchResponse | None:
-        """``body`` decoded, from the hot set when these exact bytes were decoded before.
-
-        The store stays the authority: a row another process rewrote or that expired is not these bytes, so only
-        decoding is saved, never a lookup. The caller gets its own top-level copy; the results and reports in it
-        are shared with later hits (nothing in serpfuse changes a response after it is made: treat it as read-only).
-        """
-        known = self._hot.get(key)
-        if known is not None and known[0] == body:
-            self._hot.move_to_end(key)
-            return known[1].model_copy()
-        response = decode(body)
-        if response is not None:
-            self._hot[key] = (body, response)
-            if len(self._hot) > HOT_HITS:
-                self._hot.popitem(last=False)
-            return response.model_copy()
-        return None
 
     def _observe_hit(self, interface: str) -> None:
         self.metrics.observe_cache("hit")
