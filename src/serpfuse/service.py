@@ -48,7 +48,6 @@ DEGRADED_TTL_S = 120.0
 # store), so a claimant that died holds its waiters no longer; they ask whether it landed this often.
 FLIGHT_MARGIN_S = 5.0
 FLEET_POLL_S = 0.02
-RECENT_KEYS = 4096  # cache keys of recent requests remembered (about 1 MB at most)
 _FAILED = frozenset(get_args(ErrorStatus)) | {"decoy"}  # a decoy list is an engine not heard
 
 # What to try when no engine answered, as every face says it (the CLI prefixes "serpfuse: ").
@@ -141,7 +140,6 @@ class SearchService:
         self._owns_source = owns_source
         self._started = False  # start() ran: aclose() stops the workers
         self._last_seen: dict[str, EngineReport] = {}
-        self._keys: dict[tuple[str, bool], str] = {}  # (request as JSON, explain) -> cache key, oldest first
         # cache key -> the search in flight: its response, and whether it was another process's
         self._flights: dict[str, asyncio.Future[tuple[SearchResponse, bool]]] = {}
         self._reader: Any = None  # the page reader passages use, built on first use (``reader``)
@@ -340,15 +338,8 @@ class SearchService:
         self, request: SearchRequest, *, explain: bool, use_cache: bool
     ) -> tuple[ResultCache | None, str]:
         cache = self.cache if use_cache else None
-        # The key depends on the request's fields and on this service's fixed configuration and source only, so a
-        # request seen before reuses its key (hashing the configuration costs more than a hit's lookup).
-        seen = (request.model_dump_json(), explain)
-        key = self._keys.get(seen)
-        if key is None:
-            get_ranker(request.strategy or self.config.strategy)  # a bad strategy fails before any lookup
-            key = self._keys[seen] = cache_key(request, self.config, self.identity, explain=explain)
-            if len(self._keys) > RECENT_KEYS:
-                del self._keys[next(iter(self._keys))]
+        get_ranker(request.strategy or self.config.strategy)  # a bad strategy fails before any lookup
+        key = cache_key(request, self.config, self.identity, explain=explain)
         return cache, key
 
     def _observe_hit(self, interface: str) -> None:
