@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import sqlite3
 import time
 from collections.abc import Callable
@@ -28,7 +27,7 @@ from serpfuse.models import SearchRequest, SearchResponse
 from serpfuse.state.sqlite_store import SqliteFile, transaction
 from serpfuse.version import __version__
 
-KEY_VERSION = 3  # bump when the key's layout changes, so old rows are never read under a new meaning
+KEY_VERSION = 4  # bump when the key's layout changes, so old rows are never read under a new meaning
 REDIS_PREFIX = "serpfuse:result:"
 Clock = Callable[[], float]
 
@@ -54,21 +53,16 @@ class ResultCache(Protocol):
 def cache_key(
     request: SearchRequest, config: RankingConfig, source_identity: str, *, explain: bool = False
 ) -> str:
-    blob = json.dumps(
-        {
-            "v": KEY_VERSION,
-            # The strategy is the fingerprint's, so an absent one and the default one share a key.
-            "request": request.model_dump(mode="json", exclude={"strategy"}),
-            "config": config.with_strategy(request.strategy).fingerprint(),
-            "source": source_identity,
-            "explain": explain,
-            "serpfuse": __version__,  # a hit may be sent as stored: never one another version wrote
-        },
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
+    """The key of a response: every field of the request, the configuration's fingerprint (the strategy is the
+    fingerprint's, so an absent one and the default one share a key), the source, ``explain`` and the version
+    (a hit may be sent as stored: never one another version wrote). The request's JSON is pydantic's, in its
+    fields' fixed order: hashed as it is, with no dict built and sorted on the way (a third of the time)."""
+    head = (
+        f"{KEY_VERSION}|{__version__}|{source_identity}|{int(explain)}|"
+        f"{config.with_strategy(request.strategy).fingerprint()}|"
     )
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    blob = head.encode("utf-8") + request.model_dump_json(exclude={"strategy"}).encode("utf-8")
+    return hashlib.sha256(blob).hexdigest()
 
 
 def cached_body(response: SearchResponse) -> bytes:
