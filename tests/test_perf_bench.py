@@ -126,3 +126,26 @@ def test_the_fake_engines_parse_where_a_real_engines_would(monkeypatch):
     body = json.dumps({"engine": "fake", "results": perf_probe.rows_for("fake", "a b")}).encode()
     rows = module.parse(200, {}, body, None)
     assert [r.engine for r in rows] == ["fake"] * 10 and rows[0].title.startswith("a b")
+
+
+@pytest.mark.parametrize("patch", sorted((perf.THIS_SRC.parent / "bench-notes" / "patches").glob("*.patch")))
+def test_each_machinery_patch_still_applies_to_this_tree(patch, tmp_path):
+    """``benchmarks.machinery`` puts a retired piece back (or takes a kept one out) with these patches: one that no
+    longer applies would leave its BENCHMARKS row without a command that reruns it."""
+    from benchmarks import machinery
+
+    src = machinery.tree("HEAD", patch, tmp_path / "tree")
+    assert (src / "serpfuse" / "service.py").is_file()
+
+
+def test_machinery_refuses_an_unknown_probe():
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-m", "benchmarks.machinery", "--a", "HEAD", "--b", "HEAD", "--probes", "e2e,speed"],
+        cwd=perf.THIS_SRC.parent,
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 2 and "unknown probe 'speed'" in out.stderr
