@@ -220,23 +220,29 @@ async def probe_first(args: dict) -> dict:
 
 def start_as_server(source: Any) -> Any:
     """What ``SearchService.start`` starts in a server, in whichever form this version has it: its ranking
-    worker (``serpfuse.rank_worker``) and the source's parse workers. Returns a function that stops them."""
+    worker (``serpfuse.workers.ranking``; before that ``serpfuse.rank_worker``, and none earlier) and the
+    source's parse workers (``serpfuse.workers.WORKERS``; before that ``serpfuse.sources.parsing.WORKERS``).
+    Returns a function that stops them."""
     import importlib.util
 
+    wing = importlib.util.find_spec("serpfuse.workers") is not None
     stops = []
-    if importlib.util.find_spec("serpfuse.rank_worker") is not None:
-        from serpfuse import rank_worker
+    pools: list[Any] = []
+    if wing:
+        from serpfuse.workers import WORKERS, ranking
 
+        ranking.start()
+        stops.append(ranking.close)
+        pools.append(WORKERS)
+    elif importlib.util.find_spec("serpfuse.rank_worker") is not None:
+        rank_worker = importlib.import_module("serpfuse.rank_worker")
         rank_worker.start()
         stops.append(rank_worker.close)
-        pools = [rank_worker.WORKERS]
-    else:
-        pools = []
+        pools.append(rank_worker.WORKERS)
     if hasattr(source, "start"):
         source.start()
-        from serpfuse.sources import parsing
-
-        pools.append(parsing.WORKERS)
+        shared = importlib.import_module("serpfuse.workers" if wing else "serpfuse.sources.parsing")
+        pools.append(shared.WORKERS)
     deadline = time.monotonic() + 60
     while not all(p.ready for p in pools) and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -212,7 +212,7 @@ def _running(pid: int) -> bool:
 
 
 def workers_below(pid: int) -> list[int]:
-    """The worker processes below ``pid`` (``sources.parsing``'s ``worker_main``): they parse and rank."""
+    """The worker processes below ``pid`` (``workers.pool``'s ``worker_main``): they parse and rank."""
     out = []
     for child in descendants(pid):
         try:

@@ -4,7 +4,7 @@
 recorded API answers) and the fault matrix's 30,000-row answer, each way ``ROUNDS`` times, while a ticker
 task on the loop sleeps 1 ms at a time; it prints, per answer, the parse's wall time and the loop's longest
 stall (the longest gap between two ticks, minus the 1 ms sleep): what a server's parse workers cost an
-ordinary page (``sources.parsing``), and what they spare the loop.
+ordinary page (``sources.parsing``, ``workers.pool``), and what they spare the loop.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from fault_matrix import faults  # noqa: E402
 from serpfuse.engines import get_engine  # noqa: E402
 from serpfuse.engines.base import EngineError, EngineQuery  # noqa: E402
 from serpfuse.sources import parsing  # noqa: E402
+from serpfuse.workers import WORKERS  # noqa: E402
 from test_engines_captures import YEARS, load_capture  # noqa: E402
 
 ROUNDS = 5
@@ -87,8 +88,8 @@ async def stall(parse) -> tuple[float, float]:
 
 async def main() -> None:
     data = Path(os.environ.get("SERPFUSE_DATA", HERE.parent.parent / "shared" / "data"))
-    parsing.WORKERS.start()
-    while not parsing.WORKERS.ready:
+    WORKERS.start()
+    while not WORKERS.ready:
         await asyncio.sleep(0.05)
     await asyncio.sleep(1.0)  # every worker up
     print(f"{ROUNDS} rounds each; median wall ms and median of the loop's longest stall, ms")
@@ -99,12 +100,12 @@ async def main() -> None:
     for label, engine, headers, body in answers(data):
         fn, args = get_engine(engine).parse, (200, headers, body, Q)
         in_thread = functools.partial(parsing.parse_in_thread, functools.partial(fn, *args), 10.0)
-        in_process = functools.partial(parsing.WORKERS.run, fn, args, 10.0)
+        in_process = functools.partial(WORKERS.run, fn, args, 10.0)
         thread = [await stall(in_thread) for _ in range(ROUNDS)]
         process = [await stall(in_process) for _ in range(ROUNDS)]
         cells = [statistics.median(x[i] for x in runs) for runs in (thread, process) for i in (0, 1)]
         print(f"| {label} | {len(body) / 1024:.0f} | " + " | ".join(f"{c:.1f}" for c in cells) + " |")
-    parsing.WORKERS.close()
+    WORKERS.close()
 
 
 if __name__ == "__main__":

@@ -66,11 +66,11 @@ async def test_the_engine_expected_slowest_is_asked_first_and_the_answers_keep_t
 # ranking worker (a server's), the tables are the worker's: this process must not load them too (66 MB).
 FIRST_SEARCH = """
 import asyncio, sys, time
-from serpfuse import rank_worker
 from serpfuse.ranking import specificity
 from serpfuse.models import SearchRequest
 from serpfuse.pipeline import search
 from serpfuse.sources.base import EngineSlot
+from serpfuse.workers import WORKERS, ranking
 from test_fanout import ScriptedSource, row
 
 WITH_WORKER = sys.argv[1] == "worker"
@@ -85,16 +85,16 @@ class WaitsForTables(ScriptedSource):
         return await super().ask(engine, variant, request)
 
 if WITH_WORKER:
-    rank_worker.start()
+    ranking.start()
     deadline = time.monotonic() + 60
-    while not rank_worker.WORKERS.ready and time.monotonic() < deadline:
+    while not WORKERS.ready and time.monotonic() < deadline:
         time.sleep(0.05)
 rows = [row("a", 1, "https://example.org/rust-async", "Rust async runtime")]
 source = WaitsForTables([EngineSlot("a")], {"a": (0.0, rows)})
 assert not specificity.tables_loaded(None)
 response = asyncio.run(search(SearchRequest(query="rust async runtime"), source=source))
 print(source.loaded_before_answer, len(response.results), specificity.tables_loaded(None))
-rank_worker.close()
+ranking.close()
 """
 
 

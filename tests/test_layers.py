@@ -56,7 +56,7 @@ def test_the_scan_sees_function_local_and_type_checking_imports() -> None:
     # read_shapes imports the reader's service only under TYPE_CHECKING; the pipeline's ranking worker is
     # imported at module level: both must be edges
     assert "serpfuse.reader.service" in graph["serpfuse.serve.read_shapes"]
-    assert "serpfuse.rank_worker" in graph["serpfuse.pipeline"]
+    assert "serpfuse.workers.ranking" in graph["serpfuse.pipeline"]
 
 
 def test_no_import_circles() -> None:

@@ -16,7 +16,8 @@ from serpfuse.engines import searxng
 from serpfuse.engines.base import EngineQuery, ParseOverrun, RateLimited
 from serpfuse.models import EngineRow
 from serpfuse.sources import parsing
-from serpfuse.sources.parsing import WorkerPool, parse_in_thread
+from serpfuse.sources.parsing import parse_in_thread
+from serpfuse.workers import WORKERS, WorkerPool
 
 Q = EngineQuery(text="rust async runtime")
 JSON = {"content-type": "application/json"}
@@ -152,9 +153,9 @@ async def test_a_live_server_starts_its_workers_and_browser_client_before_it_ser
         source.start()
         assert "profiles" in transport.__dict__  # curl_cffi imported, its releases looked up
         deadline = time.monotonic() + 60
-        while not parsing.WORKERS.ready:
+        while not WORKERS.ready:
             assert time.monotonic() < deadline, "no parse worker started"
             await asyncio.sleep(0.05)
     finally:
         await source.aclose()
-    assert not parsing.WORKERS.ready and parsing.WORKERS.pids() == []
+    assert not WORKERS.ready and WORKERS.pids() == []

@@ -118,7 +118,7 @@ def test_ranx_gets_the_runs_cut_to_the_queries_every_run_answers(tmp_path):
 def test_the_fake_engines_parse_where_a_real_engines_would(monkeypatch):
     """A server sends a parse to its workers only by reference (a module's own function): the fake engines'
     must be one too, or the perf rows measure a server that parses in its own threads."""
-    from serpfuse.sources.parsing import by_reference
+    from serpfuse.workers import by_reference
 
     monkeypatch.syspath_prepend(str(perf.PROBE.with_name("probe_path")))  # as the probe's PYTHONPATH has it
     module = perf_probe.engine_module("fake", 5, "http://127.0.0.1:9")

@@ -14,14 +14,13 @@ from collections.abc import Hashable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from serpfuse import rank_worker
 from serpfuse.config import RankingConfig
 from serpfuse.models import SearchRequest, SearchResponse
 from serpfuse.service import SearchService
 from serpfuse.settings import Settings, find_config_file, load_settings
-from serpfuse.sources import parsing
 from serpfuse.sources.base import Source
 from serpfuse.state.metrics import Uncounted
+from serpfuse.workers import WORKERS, ranking
 
 if TYPE_CHECKING:
     from serpfuse.reader.service import Reader
@@ -113,11 +112,11 @@ def start_workers() -> None:
     1.02 × a bare httpx gather of the same engine requests, 1.29 without them;
     BENCHMARKS.md, "Performance"). Until they are up (about a second) searches rank and parse in threads, as
     without them. They stop with ``stop_workers()`` or with the program."""
-    rank_worker.start()
-    parsing.WORKERS.start()
+    ranking.start()
+    WORKERS.start()
 
 
 def stop_workers() -> None:
     """Stop what ``start_workers`` started; later searches rank and parse in threads again."""
-    rank_worker.close()
-    parsing.WORKERS.close()
+    ranking.close()
+    WORKERS.close()

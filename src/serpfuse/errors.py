@@ -56,7 +56,7 @@ from ``SerpfuseError`` and has a name no other class has)::
     ├── ApiError                           serve.errors: the HTTP API's own refusals, status given per instance
     └── the signals one module sends another, caught where they are raised; a face never sees them:
         ├── NothingToSend                  sources.live: the engine cannot express this query
-        ├── NoWorker                       sources.parsing: no worker process is up; parse in a thread
+        ├── NoWorker                       workers.pool: no worker process is up; run in a thread
         ├── QueueTooLong                   state.ratelimit: the engine's next slot is past the deadline
         ├── OverBudget                     sources.content_coding: the decoded body would pass its cap
         ├── UndecodableBody                sources.content_coding

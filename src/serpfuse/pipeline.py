@@ -23,7 +23,6 @@ from serpfuse.models import (
     SearchRequest,
     SearchResponse,
 )
-from serpfuse.rank_worker import in_thread, off_loop, ranks_here
 from serpfuse.ranking.candidates import build_candidates, fold_engine_names
 from serpfuse.ranking.context import FilterContext, RankContext
 from serpfuse.ranking.filters import FilterOutcome, constrain, judge, passes_cjk_gate, screen
@@ -38,6 +37,7 @@ from serpfuse.ranking.types import Candidate, Cut, Scored
 from serpfuse.sources.base import Source
 from serpfuse.sources.fanout import DEFAULT_DEADLINE_S, FanoutResult, fan_out
 from serpfuse.urls import suffix_list
+from serpfuse.workers.ranking import in_thread, off_loop, ranks_here
 
 # How an engine's several answers (one per query variant) sum up: the best status wins.
 _STATUS_ORDER = [
@@ -343,7 +343,7 @@ def default_config() -> RankingConfig:
 
 def load_tables_for(language: str | None = None) -> None:
     """The word tables, the Public Suffix List and the edit distance the ranking reads, loaded now (each once per
-    process). A server's ranking process calls it before it says it is ready (``rank_worker``)."""
+    process). A server's ranking process calls it before it says it is ready (``workers.ranking``)."""
     load_tables(language)
     suffix_list()
     spelling_distance()

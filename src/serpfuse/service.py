@@ -20,7 +20,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from serpfuse import rank_worker
 from serpfuse.config import RankingConfig
 from serpfuse.deployment import check_engines, settings_source
 from serpfuse.engines.base import ErrorStatus
@@ -37,6 +36,7 @@ from serpfuse.state.cache import ResultCache, cache_key, cached_body, decode
 from serpfuse.state.cooldown import CooldownStore, InMemoryCooldownStore
 from serpfuse.state.metrics import Metrics
 from serpfuse.urls import suffix_list
+from serpfuse.workers import ranking
 
 log = logging.getLogger(__name__)
 
@@ -504,16 +504,16 @@ class SearchService:
         return self.stores.degraded()
 
     def start(self) -> None:
-        """What a long-running server starts first: the worker processes that rank (``rank_worker``) and parse
+        """What a long-running server starts first: the worker processes that rank (``workers.ranking``) and parse
         the live source's answers (``sources.parsing``): ``worker_processes`` of them when set."""
-        rank_worker.start(self.settings.worker_processes)
+        ranking.start(self.settings.worker_processes)
         self._started = True
         self.source.start()
         gc.freeze()  # what a server holds once started lives as long as it: no collection rescans it
 
     async def aclose(self) -> None:
         if self._started:
-            rank_worker.close()
+            ranking.close()
         if self._owns_source:
             await self.source.aclose()
         await self.stores.aclose()

@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from serpfuse import rank_worker
 from serpfuse.reader import workers
 from serpfuse.reader.fetch import Dial, Fetched, Limits, Resolver, direct, fetch
 from serpfuse.reader.guard import Policy, Target, parse_target
@@ -17,6 +16,7 @@ from serpfuse.reader.pages import sniff
 from serpfuse.reader.robots import ROBOTS_LIMITS, ROBOTS_TYPES, RobotsCache
 from serpfuse.reader.workers import Budget
 from serpfuse.urls import canonical_url, host_of
+from serpfuse.workers import ranking
 
 if TYPE_CHECKING:
     from serpfuse.settings import Settings
@@ -105,7 +105,7 @@ class Reader:
 
     async def extract(self, fetched: Fetched, asked: str) -> Page:
         """A body to a page, off the event loop within the budget (``reader.workers``)."""
-        in_workers = self.workers if self.workers is not None else not rank_worker.ranks_here()
+        in_workers = self.workers if self.workers is not None else not ranking.ranks_here()
         return await workers.extract(fetched, asked, self.budget, in_workers=in_workers)
 
     async def _robots_check(self, target: Target) -> None:

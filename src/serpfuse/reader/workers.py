@@ -1,10 +1,11 @@
 """Where a page is extracted: off the event loop, under a budget of time, memory and input size.
 
-Extraction is CPU work on hostile input, as parsing an engine's answer is (``sources.parsing`` says why a
-thread does not spare the event loop, and why a thread over its budget cannot be stopped): a few megabytes of
+Extraction is CPU work on hostile input, as parsing an engine's answer is (``sources.parsing`` and
+``workers.pool`` say why a thread does not spare the event loop, and why a thread over its budget cannot be
+stopped): a few megabytes of
 table markup cost trafilatura minutes and hundreds of megabytes, and a PDF of a few hundred kilobytes can
 inflate its content streams to tens of megabytes of drawing operators. So a server extracts each page in a
-worker process of ``sources.parsing``'s pool, a pool of its own (``WORKERS``: its workers import the
+worker process of ``workers.WorkerPool``, a pool of its own (``WORKERS``: its workers import the
 extractors, not the engines, and a slow page never waits behind or delays an engine's answer): a page over
 its time is ended by killing its worker (replaced at once), a page that needs more than the worker's memory
 cap (``WORKER_EXTRA_MEMORY`` over its start) fails alone, and a body over ``Budget``'s input size is refused
@@ -30,12 +31,12 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
+from serpfuse import workers
 from serpfuse.engines.base import ParseFailure, ParseOverrun
 from serpfuse.reader.fetch import PDF_TYPES, Fetched
 from serpfuse.reader.models import Page, PageOverBudget, ReadError
 from serpfuse.reader.pages import media_kind, page_of
-from serpfuse.sources import parsing
-from serpfuse.sources.parsing import WORKER_EXTRA_MEMORY, NoWorker, WorkerPool, in_daemon_thread
+from serpfuse.workers import WORKER_EXTRA_MEMORY, NoWorker, WorkerPool, in_daemon_thread
 
 WORKER_START_S = (
     30.0  # how long a page waits for the first worker (it imports the extractors) before a thread
@@ -77,7 +78,7 @@ def start(size: int | None = None) -> None:
     with _start_lock:
         if WORKERS.started:
             return
-        WORKERS.size = size or parsing.WORKERS.size
+        WORKERS.size = size or workers.WORKERS.size
         WORKERS.start()
         if not _closing_registered:
             atexit.register(WORKERS.close)

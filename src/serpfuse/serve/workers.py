@@ -8,7 +8,7 @@ requests and its outbound budget (one queue per machine), and the HTTP API's per
 per client, whichever worker answers), and the metrics: each worker writes its counts to files in a directory
 the supervisor makes (``PROMETHEUS_MULTIPROC_DIR``) and removes when it ends, so ``/metrics``, whichever worker
 answers it, adds up all of them (``serve.metrics``). Each worker parses engine answers and ranks in processes
-of its own (``sources.parsing``, the cores shared out among the workers); they end with it. A worker ends with
+of its own (``serpfuse.workers``, the cores shared out among the workers); they end with it. A worker ends with
 its supervisor too, however that ends (``kill -9``, a crash): otherwise it goes on serving the port, which then
 cannot be served again.
 """
@@ -129,11 +129,11 @@ def worker_app() -> Any:
     from serpfuse.serve.logs import settings_secrets, setup_logging
     from serpfuse.service import SearchService
     from serpfuse.settings import load_settings
-    from serpfuse.sources import parsing
     from serpfuse.state.metrics import Metrics
+    from serpfuse.workers import WORKERS
 
     end_with_supervisor(int(os.environ.get(SUPERVISOR_ENV) or os.getppid()))
-    parsing.WORKERS.size = int(os.environ.get(PARSERS_ENV) or parsing.WORKERS.size)
+    WORKERS.size = int(os.environ.get(PARSERS_ENV) or WORKERS.size)
     flags = json.loads(os.environ[ARGS_ENV])
     settings = load_settings(flags.pop("config"), **flags)
     setup_logging(secrets=settings_secrets(settings))  # a spawned worker starts with no logging set up
@@ -146,7 +146,7 @@ def end_with_supervisor(supervisor: int) -> None:
     """Stop this worker when ``supervisor`` is no longer its parent: SIGTERM (uvicorn's graceful stop, which
     closes the listening socket first), then, ``ORPHAN_GRACE_S`` later, exit outright. Linux sends the SIGTERM
     the moment the supervisor dies (PR_SET_PDEATHSIG); elsewhere, or when it died before that was set, a
-    watching thread sends it within ``WATCH_INTERVAL_S``. Its parse workers die with it (``sources.parsing``)."""
+    watching thread sends it within ``WATCH_INTERVAL_S``. Its parse workers die with it (``workers.pool``)."""
     signalled = False
     if sys.platform.startswith("linux"):
         with contextlib.suppress(Exception):

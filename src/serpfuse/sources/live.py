@@ -66,6 +66,7 @@ from serpfuse.sources.transport_limits import (
 from serpfuse.state.cooldown import CooldownState, CooldownStore, InMemoryCooldownStore, fit_to_engine
 from serpfuse.state.ratelimit import Buckets, QueueTooLong, RateLimiter
 from serpfuse.urls import rebase_url
+from serpfuse.workers import WORKERS
 
 log = logging.getLogger(__name__)
 
@@ -194,14 +195,14 @@ class LiveSource(SourceBase):
         """For a server, before it serves: parse answers in worker processes from now on (``sources.parsing``),
         and import curl_cffi now when a browser engine would (on the first such call, in a thread, it held the
         GIL for most of a second while the loop served others)."""
-        parsing.WORKERS.start()
+        WORKERS.start()
         self._started_parsers = True
         if any(m.INFO.transport == "browser" for m in self.modules.values()):
             self.transport.pick_profile()
 
     async def aclose(self) -> None:
         if self._started_parsers:
-            parsing.WORKERS.close()
+            WORKERS.close()
         if self._owns_transport:
             await self.transport.aclose()
 

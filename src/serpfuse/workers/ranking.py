@@ -4,10 +4,10 @@ Ranking is pure CPU work (about 2-8 ms a search for rows new to the process). In
 server's one GIL, so under load every other search's network work (the engine calls, their parses' hops, the
 HTTP answers) waits behind it, and the server uses one core however many it has. A server (``start()``, from
 ``SearchService.start``: ``serve``, the MCP server) therefore ranks in the worker processes that parse its
-engines' answers (``sources.parsing``; they load the ranking's tables before they say they are ready): the
-loop only pickles the answers out and the response back (about 0.4 ms), and ranking runs on another core. A
-process of its own for the ranking held 23 MB more and put every search's ranking in one queue (100 searches
-at once: 1.85 s against 1.38; BENCHMARKS.md, "Performance").
+engines' answers (the shared pool, ``workers.pool.WORKERS``; they load the ranking's tables before they say
+they are ready): the loop only pickles the answers out and the response back (about 0.4 ms), and ranking runs
+on another core. A process of its own for the ranking held 23 MB more and put every search's ranking in one
+queue (100 searches at once: 1.85 s against 1.38; BENCHMARKS.md, "Performance").
 
 It changes nothing in what is computed: the worker calls the very function the thread would, with the same
 arguments; when no worker is up (starting, replaced after a death) or the worker fails in any way, the call
@@ -25,14 +25,13 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from serpfuse.engines.base import EngineError, ParseOverrun
-from serpfuse.sources import parsing
-from serpfuse.sources.parsing import NoWorker, by_reference, in_daemon_thread
 from serpfuse.text import forget_texts
+from serpfuse.workers.pool import WORKERS, NoWorker, by_reference, in_daemon_thread
 
 T = TypeVar("T")
 
-WORKERS = parsing.WORKERS  # the server's workers: they parse and rank
-# What they load before they are ready (the engines come with the pipeline), so no search waits for the tables.
+# What the server's workers (``WORKERS``: they parse and rank) load before they are ready (the engines come with
+# the pipeline), so no search waits for the tables.
 PRELOAD = "serpfuse.pipeline:load_tables_for"
 
 
