@@ -28,7 +28,8 @@ SOURCE = "replay:/data/x.json:1:2"
 def _key(
     request: SearchRequest, config: RankingConfig | None = None, source: str = SOURCE, explain=False
 ) -> str:
-    return cache_key(request, config or RankingConfig(), source, explain=explain)
+    fingerprint = (config or RankingConfig()).with_strategy(request.strategy).fingerprint()
+    return cache_key(request, fingerprint, source, explain=explain)
 
 
 # --- the key -----------------------------------------------------------------------------------------------------

@@ -293,7 +293,9 @@ def test_weights_move_the_fingerprint_and_the_cache_key_and_bad_ones_are_refused
     plain, weighted = RankingConfig(), RankingConfig(weights={"bing": 2.0})
     assert plain.fingerprint() != weighted.fingerprint()
     request = SearchRequest(query="x")
-    assert cache_key(request, plain, "replay") != cache_key(request, weighted, "replay")
+    assert cache_key(request, plain.fingerprint(), "replay") != cache_key(
+        request, weighted.fingerprint(), "replay"
+    )
     assert weighted.weight_of("bing") == 2.0 and weighted.weight_of("brave") == 1.0
     assert RankingConfig(weights={"ddg": 3.0}).weight_of("duckduckgo") == 3.0  # by its logical name
     for bad in ({"bing": -1}, {"bing": True}, {"bing": float("inf")}, {"": 1.0}, {"bing": "x"}):

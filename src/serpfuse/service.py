@@ -137,6 +137,7 @@ class SearchService:
         self.metrics = metrics or Metrics()
         self.config: RankingConfig = settings.ranking_config  # fixed for the service's life (cache keys)
         self.identity = source.identity()
+        self._fingerprint = self.config.fingerprint()  # the default strategy's, for every request's cache key
         self._owns_source = owns_source
         self._started = False  # start() ran: aclose() stops the workers
         self._last_seen: dict[str, EngineReport] = {}
@@ -339,7 +340,9 @@ class SearchService:
     ) -> tuple[ResultCache | None, str]:
         cache = self.cache if use_cache else None
         get_ranker(request.strategy or self.config.strategy)  # a bad strategy fails before any lookup
-        key = cache_key(request, self.config, self.identity, explain=explain)
+        config = self.config.with_strategy(request.strategy)  # itself for the default strategy
+        fingerprint = self._fingerprint if config is self.config else config.fingerprint()
+        key = cache_key(request, fingerprint, self.identity, explain=explain)
         return cache, key
 
     def _observe_hit(self, interface: str) -> None:

@@ -22,7 +22,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from serpfuse.config import RankingConfig
 from serpfuse.models import SearchRequest, SearchResponse
 from serpfuse.state.sqlite_store import SqliteFile, transaction
 from serpfuse.version import __version__
@@ -51,16 +50,14 @@ class ResultCache(Protocol):
 
 
 def cache_key(
-    request: SearchRequest, config: RankingConfig, source_identity: str, *, explain: bool = False
+    request: SearchRequest, fingerprint: str, source_identity: str, *, explain: bool = False
 ) -> str:
-    """The key of a response: every field of the request, the configuration's fingerprint (the strategy is the
-    fingerprint's, so an absent one and the default one share a key), the source, ``explain`` and the version
-    (a hit may be sent as stored: never one another version wrote). The request's JSON is pydantic's, in its
-    fields' fixed order: hashed as it is, with no dict built and sorted on the way (a third of the time)."""
-    head = (
-        f"{KEY_VERSION}|{__version__}|{source_identity}|{int(explain)}|"
-        f"{config.with_strategy(request.strategy).fingerprint()}|"
-    )
+    """The key of a response: every field of the request but its strategy, the fingerprint of the configuration
+    that ranks it (``config.with_strategy(request.strategy).fingerprint()``: an absent strategy and the default
+    one share a key), the source, ``explain`` and the version (a hit may be sent as stored: never one another
+    version wrote). The request's JSON is pydantic's, in its fields' fixed order, hashed as it is: no dict built
+    and sorted on the way (a third of the time)."""
+    head = f"{KEY_VERSION}|{__version__}|{source_identity}|{int(explain)}|{fingerprint}|"
     blob = head.encode("utf-8") + request.model_dump_json(exclude={"strategy"}).encode("utf-8")
     return hashlib.sha256(blob).hexdigest()
 
