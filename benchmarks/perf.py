@@ -502,7 +502,7 @@ def measure(
         # the parse workers. The row above is the library's (serpfuse.asearch), which starts neither.
         "concurrent_raw": Row("the same batch ÷ a raw asyncio gather of the same requests (the floor)", ""),
         "concurrent_server": Row(
-            "the same, with a server's workers started (ranking process, parse workers: serpfuse.start_workers)",
+            "the same, with a server's workers started (they parse and rank: serpfuse.start_workers)",
             "≤ 1.2",
         ),
         "concurrent_server_failed": Row("engine answers that failed in that batch", "0", "count"),

@@ -1,7 +1,7 @@
 """The ranking runs under the search's deadline: a ranking still running at deadline + ``RANK_GRACE_S`` is
 given up, and the search answers with ``fallback_ranking`` (the caller's constraints and plain RRF, linear in
 the rows), saying so. In a thread it is abandoned (a daemon: a one-shot search still exits at once); in the
-ranking worker the worker is killed and replaced (``test_rank_worker``)."""
+ranking worker the worker is killed and replaced (``test_workers_ranking``)."""
 
 from __future__ import annotations
 

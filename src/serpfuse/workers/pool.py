@@ -240,11 +240,11 @@ class WorkerPool:
     def _add_worker(self, generation: int) -> None:
         try:
             worker = _Worker(self.preload)
-        except Exception as exc:  # parses stay in threads
-            log.warning("parse worker did not start: %s", type(exc).__name__)
+        except Exception as exc:  # its jobs stay in threads
+            log.warning("worker (%s) did not start: %s", self.preload, type(exc).__name__)
             return
         if not worker.wait_ready():
-            log.warning("parse worker did not start")
+            log.warning("worker (%s) did not start", self.preload)
             worker.kill()
             worker.reap()
             return
@@ -281,7 +281,7 @@ class WorkerPool:
                 replace = generation == self._generation
             if replace:  # here, before this thread takes another job: it then finds a worker
                 self._add_worker(generation)
-            return "error", _error_state(ParseFailure("the parse worker died"))
+            return "error", _error_state(ParseFailure("the worker died"))
         with self._lock:
             if generation == self._generation:
                 self._idle.append(worker)
@@ -452,8 +452,3 @@ def by_reference(fn: Callable[..., Any]) -> bool:
     if module is None or getattr(module, "__spec__", None) is None:
         return False
     return getattr(module, getattr(fn, "__qualname__", ""), None) is fn
-
-
-def start() -> None:
-    """For servers: start the parse workers (in the background)."""
-    WORKERS.start()
