@@ -404,22 +404,10 @@ def passages_chunk(page: Page, query: str, max_chars: int) -> tuple[str, dict[st
         found = found[:-1] if len(found) > 1 else []  # the separators count too
     content = PASSAGE_JOIN.join(p.text for p in found)
     text = f"{head}\n\n{intro}\n\n{content or '(no passage of this page fits)'}"
-    structured = ReadUrlOutput(
-        url=page.url,
-        final_url=page.final_url,
-        title=page.title,
-        author=page.author,
-        date=page.date,
-        language=page.language,
-        canonical_url=page.canonical_url,
-        format="text",
-        offset=0,
-        total_chars=text_chars,
-        next_offset=None,
-        content=content,
-        passages=found,
-        query=query,
-    )
+    structured = _read_output(
+        page, format="text", offset=0, total_chars=text_chars, next_offset=None, content=content,
+        passages=found, query=query,
+    )  # fmt: skip
     return text, structured.to_json_dict()
 
 
@@ -438,7 +426,15 @@ def chunk(page: Page, fmt: str, offset: int, max_chars: int) -> tuple[str, dict[
     text = "\n".join(m for m in meta if m) + "\n\n" + piece
     if next_offset is not None:
         text += f"\n\n[truncated: call read_url again with offset={next_offset} for the rest]"
-    structured = ReadUrlOutput(
+    structured = _read_output(
+        page, format=fmt, offset=offset, total_chars=len(content), next_offset=next_offset, content=piece
+    )
+    return text, structured.to_json_dict()
+
+
+def _read_output(page: Page, **piece: Any) -> ReadUrlOutput:
+    """``read_url``'s structured answer: the page's own fields and the piece of it given."""
+    return ReadUrlOutput(
         url=page.url,
         final_url=page.final_url,
         title=page.title,
@@ -446,10 +442,5 @@ def chunk(page: Page, fmt: str, offset: int, max_chars: int) -> tuple[str, dict[
         date=page.date,
         language=page.language,
         canonical_url=page.canonical_url,
-        format=fmt,
-        offset=offset,
-        total_chars=len(content),
-        next_offset=next_offset,
-        content=piece,
+        **piece,
     )
-    return text, structured.to_json_dict()
