@@ -111,24 +111,6 @@ def test_an_answer_late_in_the_page_beats_the_lead_when_it_has_the_query():
     assert "transmitted" in got[-1].why or "has" in got[-1].why
 
 
-def test_a_unit_that_adds_a_term_beats_one_that_repeats_them():
-    from serpfuse.passages.score import ScoredUnit
-    from serpfuse.passages.select import choose
-    from serpfuse.passages.split import Unit
-
-    def unit(i: int, score: float, shares: dict[str, float]) -> ScoredUnit:
-        return ScoredUnit(Unit(20 * i, 20 * i + 15, i, "paragraph"), score, i, list(shares), shares=shares)
-
-    first = unit(0, 0.9, {"pump": 0.4, "bearing": 0.4})
-    again = unit(1, 0.8, {"pump": 0.35, "bearing": 0.35})  # the same two terms, said again
-    other = unit(2, 0.6, {"oil": 0.5})
-    got = choose([first, again, other], 35)
-    assert [s.index for s in got] == [0, 2] and not got[1].repeated
-    alone = choose([first, again], 35)  # with nothing new on offer, the repeat still fills the budget
-    assert [s.index for s in alone] == [0, 1] and alone[1].repeated == ["pump", "bearing"]
-    assert "repeats pump, bearing" in alone[1].why()
-
-
 def test_word_families_spellings_and_lemmas_match():
     assert same_family("immigrated", "immigration") and same_family("transmitted", "transmission")
     assert not same_family("pump", "pumpkin") and not same_family("nation", "natural")

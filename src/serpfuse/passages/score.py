@@ -198,10 +198,6 @@ class ScoredUnit:
     lead: float = 0.0
     typed: bool = False
     prose: float = 1.0  # how much it reads as sentences (1) rather than a menu or a list (towards 0)
-    # each term's part of the score (itself, its context or its neighbour), for a selection that counts a term
-    # shown once less the second time
-    shares: dict[str, float] = field(default_factory=dict)
-    repeated: list[str] = field(default_factory=list)  # terms a better chosen unit already showed (select.py)
 
     def why(self) -> str:
         parts = []
@@ -209,8 +205,6 @@ class ScoredUnit:
             parts.append("has " + ", ".join(self.matched))
         if self.context:
             parts.append("under or after " + ", ".join(self.context))
-        if self.repeated:
-            parts.append("repeats " + ", ".join(self.repeated) + " of a passage chosen before it")
         if self.typed:
             parts.append("holds the kind of answer asked for")
         if self.prose < 0.75:
@@ -307,24 +301,21 @@ def score_units(text: str, units: Sequence[Unit], query: str) -> list[ScoredUnit
             context = contexts[context_text] = set(tokens(context_text))
         before = sets[index - 1] if index and units[index - 1].block == unit.block else None
         matched, around, value = [], [], 0.0
-        counted: dict[str, float] = {}
         for term, m, weight, hit in zip(terms, matching, weights, hits, strict=True):
             if hit:
                 matched.append(term.word)
-                counted[term.word] = weight
+                value += weight
             elif context and _has(m, context):
                 around.append(term.word)
-                counted[term.word] = CONTEXT * weight
+                value += CONTEXT * weight
             elif before and _has(m, before):
                 around.append(term.word)
-                counted[term.word] = NEIGHBOUR * weight
-        value = sum(counted.values())
+                value += NEIGHBOUR * weight
         lead = LEAD / (1.0 + index) ** DECAY
         typed = False
         if kind is not None and unit.kind != "heading":
             raw = text[unit.start : unit.end]
             typed = _typed(kind, raw, fold(raw), query_words)
         score = prose[index] * (value / total + (TYPED if typed else 0.0)) + lead
-        shares = {t: prose[index] * v / total for t, v in counted.items()}
-        out.append(ScoredUnit(unit, score, index, matched, around, lead, typed, prose[index], shares))
+        out.append(ScoredUnit(unit, score, index, matched, around, lead, typed, prose[index]))
     return out
